@@ -1,0 +1,48 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "AttestKit",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "AttestKit", targets: ["AttestKit"]),
+        .executable(name: "attestkit", targets: ["attestkit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+    ],
+    targets: [
+        .target(
+            name: "AttestKit",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings + [.strictMemorySafety()]
+        ),
+        .executableTarget(
+            name: "attestkit",
+            dependencies: [
+                "AttestKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitTests",
+            dependencies: ["AttestKit"],
+            resources: [.copy("Vectors")],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

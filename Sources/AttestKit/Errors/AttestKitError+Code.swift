@@ -1,0 +1,157 @@
+extension AttestKitError {
+    /// A stable failure code. New codes may be added in later releases; existing ones never change.
+    ///
+    /// Each code belongs to exactly one ``AttestKitError/Check``.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        /// The stable snake_case string, e.g. `nonce_mismatch`.
+        public let rawValue: String
+        /// The check this code belongs to.
+        public let check: Check
+
+        private init(_ rawValue: String, _ check: Check) {
+            self.rawValue = rawValue
+            self.check = check
+        }
+
+        public var description: String { rawValue }
+
+        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+        /// Every code, for documentation and exhaustive tests.
+        public static var allCases: [Code] {
+            [
+                .inputTooLarge, .cborMalformed, .cborLimitExceeded, .attestationMalformed, .unsupportedFormat,
+                .authenticatorDataMalformed, .assertionMalformed, .keyIdMalformed, .publicKeyMalformed,
+                .clientDataHashMalformed, .appIdMalformed,
+                .certificateMalformed, .certificateChainLength, .certificateUntrusted, .certificateExpired,
+                .certificateNotYetValid, .trustAnchorPinMismatch,
+                .nonceMissing, .nonceMismatch,
+                .keyIdMismatch, .credentialIdMismatch,
+                .appIdMismatch,
+                .environmentMismatch, .aaguidUnknown,
+                .counterNotZero, .counterNotIncreasing,
+                .signatureMalformed, .signatureInvalid,
+                .receiptMissing, .receiptMalformed, .receiptSignatureInvalid, .receiptDigestMismatch,
+                .receiptCertificateUntrusted, .receiptCertificateExpired, .receiptCertificateNotYetValid,
+                .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected, .receiptTooOld,
+                .receiptFromFuture,
+            ]
+        }
+
+        // MARK: format
+
+        /// The input is larger than the verifier accepts.
+        public static let inputTooLarge = Code("input_too_large", .format)
+        /// The CBOR is not well formed, uses a feature Apple never sends, or has trailing bytes.
+        public static let cborMalformed = Code("cbor_malformed", .format)
+        /// The CBOR exceeds a size, count or nesting bound.
+        public static let cborLimitExceeded = Code("cbor_limit_exceeded", .format)
+        /// The attestation object lacks a field or has one of the wrong type.
+        public static let attestationMalformed = Code("attestation_malformed", .format)
+        /// The attestation `fmt` is not `apple-appattest`.
+        public static let unsupportedFormat = Code("unsupported_format", .format)
+        /// The authenticator data is truncated or inconsistent.
+        public static let authenticatorDataMalformed = Code("authenticator_data_malformed", .format)
+        /// The assertion object lacks a field or has one of the wrong type.
+        public static let assertionMalformed = Code("assertion_malformed", .format)
+        /// The key identifier is not base64 or base64url of 32 bytes.
+        public static let keyIdMalformed = Code("key_id_malformed", .format)
+        /// A public key is not a valid P-256 point.
+        public static let publicKeyMalformed = Code("public_key_malformed", .format)
+        /// The client data hash has the wrong size.
+        public static let clientDataHashMalformed = Code("client_data_hash_malformed", .format)
+        /// An App ID is not `TEAMID.bundle.id`.
+        public static let appIdMalformed = Code("app_id_malformed", .format)
+
+        // MARK: certificate
+
+        /// A certificate in x5c does not parse.
+        public static let certificateMalformed = Code("certificate_malformed", .certificate)
+        /// x5c does not hold exactly the credential certificate and one intermediate.
+        public static let certificateChainLength = Code("certificate_chain_length", .certificate)
+        /// The chain does not lead to the pinned App Attestation root.
+        public static let certificateUntrusted = Code("certificate_untrusted", .certificate)
+        /// A certificate of the chain had expired at the verification time.
+        public static let certificateExpired = Code("certificate_expired", .certificate)
+        /// A certificate of the chain was not yet valid at the verification time.
+        public static let certificateNotYetValid = Code("certificate_not_yet_valid", .certificate)
+        /// An embedded or configured trust anchor does not match its SHA-256 pin.
+        public static let trustAnchorPinMismatch = Code("trust_anchor_pin_mismatch", .certificate)
+
+        // MARK: nonce
+
+        /// The credential certificate lacks a well-formed nonce extension (1.2.840.113635.100.8.2).
+        public static let nonceMissing = Code("nonce_missing", .nonce)
+        /// The certificate nonce is not SHA-256(authData ‖ clientDataHash).
+        public static let nonceMismatch = Code("nonce_mismatch", .nonce)
+
+        // MARK: keyId
+
+        /// SHA-256 of the certificate's public key is not the claimed key identifier.
+        public static let keyIdMismatch = Code("key_id_mismatch", .keyId)
+        /// The authenticator data's credential id is not the key identifier.
+        public static let credentialIdMismatch = Code("credential_id_mismatch", .keyId)
+
+        // MARK: appId
+
+        /// rpIdHash is not SHA-256 of an allowed App ID.
+        public static let appIdMismatch = Code("app_id_mismatch", .appId)
+
+        // MARK: environment
+
+        /// The AAGUID names an environment the policy does not allow.
+        public static let environmentMismatch = Code("environment_mismatch", .environment)
+        /// The AAGUID is neither the production nor the development value.
+        public static let aaguidUnknown = Code("aaguid_unknown", .environment)
+
+        // MARK: counter
+
+        /// An attestation's sign count is not zero.
+        public static let counterNotZero = Code("counter_not_zero", .counter)
+        /// An assertion's counter is not greater than the stored one (a replay).
+        public static let counterNotIncreasing = Code("counter_not_increasing", .counter)
+
+        // MARK: signature
+
+        /// The assertion signature is not a DER ECDSA signature.
+        public static let signatureMalformed = Code("signature_malformed", .signature)
+        /// The assertion signature does not verify under the stored key.
+        public static let signatureInvalid = Code("signature_invalid", .signature)
+
+        // MARK: receipt
+
+        /// The attestation carries no receipt.
+        public static let receiptMissing = Code("receipt_missing", .receipt)
+        /// The receipt container or payload does not parse.
+        public static let receiptMalformed = Code("receipt_malformed", .receipt)
+        /// The receipt's CMS signature does not verify.
+        public static let receiptSignatureInvalid = Code("receipt_signature_invalid", .receipt)
+        /// The receipt's messageDigest attribute is not SHA-256 of its content.
+        public static let receiptDigestMismatch = Code("receipt_digest_mismatch", .receipt)
+        /// The receipt signer does not chain to the pinned Apple Root CA - G3.
+        public static let receiptCertificateUntrusted = Code("receipt_certificate_untrusted", .receipt)
+        /// A receipt signing certificate had expired at the verification time.
+        public static let receiptCertificateExpired = Code("receipt_certificate_expired", .receipt)
+        /// A receipt signing certificate was not yet valid at the verification time.
+        public static let receiptCertificateNotYetValid = Code("receipt_certificate_not_yet_valid", .receipt)
+        /// The receipt's App ID is not the expected one.
+        public static let receiptAppIdMismatch = Code("receipt_app_id_mismatch", .receipt)
+        /// The receipt's attested key is not the registered key.
+        public static let receiptKeyMismatch = Code("receipt_key_mismatch", .receipt)
+        /// The receipt type is not the one expected (`ATTEST` inside an attestation, `RECEIPT` from Apple).
+        public static let receiptTypeUnexpected = Code("receipt_type_unexpected", .receipt)
+        /// The receipt's creation time is older than the allowed maximum age.
+        public static let receiptTooOld = Code("receipt_too_old", .receipt)
+        /// The receipt's creation time is later than the verification time plus leeway.
+        public static let receiptFromFuture = Code("receipt_from_future", .receipt)
+    }
+}
+
+extension AttestKitError {
+    // Static values so that `#expect(throws: AttestKitError.nonceMismatch)` reads naturally.
+    // Equality is by code, so the placeholder reason does not matter.
+
+    /// An error value with the given code, for comparisons.
+    public static func code(_ code: Code) -> AttestKitError { AttestKitError(code, code.rawValue) }
+}
