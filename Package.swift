@@ -30,17 +30,23 @@ let package = Package(
             ],
             swiftSettings: strictSettings + [.strictMemorySafety()]
         ),
+        .target(
+            name: "AttestKitConformance",
+            dependencies: ["AttestKit"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "attestkit",
             dependencies: [
                 "AttestKit",
+                "AttestKitConformance",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "AttestKitTests",
-            dependencies: ["AttestKit"],
+            dependencies: ["AttestKit", "AttestKitConformance"],
             resources: [.copy("Vectors")],
             swiftSettings: strictSettings
         ),

@@ -55,8 +55,9 @@ extension AttestKitError {
         public static let authenticatorDataMalformed = Code("authenticator_data_malformed", .format)
         /// The assertion object lacks a field or has one of the wrong type.
         public static let assertionMalformed = Code("assertion_malformed", .format)
-        /// The key identifier is not base64 or base64url of 32 bytes.
-        public static let keyIdMalformed = Code("key_id_malformed", .format)
+        /// The key identifier is not base64 or base64url of 32 bytes. Part of the `keyId` check: a key
+        /// identifier that cannot be decoded cannot match.
+        public static let keyIdMalformed = Code("key_id_malformed", .keyId)
         /// A public key is not a valid P-256 point.
         public static let publicKeyMalformed = Code("public_key_malformed", .format)
         /// The client data hash has the wrong size.

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// One conformance vector of `Vectors/` (schema in `Vectors/README.md`).
-struct TestVector: Decodable, Sendable, CustomTestStringConvertible {
-    struct Fields: Decodable, Sendable {
+struct TestVector: Codable, Sendable, CustomTestStringConvertible {
+    struct Fields: Codable, Sendable {
         var type: String?
         var appId: String?
         var environment: String?

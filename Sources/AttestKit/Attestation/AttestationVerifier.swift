@@ -1,0 +1,217 @@
+public import Foundation
+import Crypto
+import X509
+
+/// Verifies App Attest attestation objects: Apple's nine steps, the embedded receipt, and an explicit
+/// environment policy.
+///
+/// ```swift
+/// let verifier = try AttestationVerifier(configuration: .init(
+///     appIDs: [AppID("ABCDE12345.com.example.app")], environments: .production))
+/// let result = try await verifier.verify(attestationBytes, keyID: KeyID(string: keyIdFromApp),
+///                                        clientData: .challenge(challengeBytes))
+/// store(result.publicKey, counter: 0, receipt: result.receipt)
+/// ```
+///
+/// Cheap, structural checks run before the certificate chain's signatures, so malformed or mismatched
+/// objects cost no signature verification. The intermediate certificate's own verification is cached per
+/// process; an attestation costs one P-384 signature check (the credential certificate) plus the receipt's
+/// P-256 checks.
+public struct AttestationVerifier: Sendable {
+    /// How the embedded receipt is treated.
+    public enum ReceiptPolicy: Sendable, Hashable {
+        /// Verify the receipt when the object carries one (Apple always sends one); accept objects without.
+        case verifyIfPresent
+        /// Reject objects without a receipt (`receipt_missing`).
+        case require
+        /// Neither parse nor verify the receipt.
+        case ignore
+    }
+
+    /// Verifier settings.
+    public struct Configuration: Sendable {
+        /// The App IDs (`TEAMID.bundle.id`) whose keys are accepted.
+        public var appIDs: [AppID]
+        /// The environments whose keys are accepted.
+        public var environments: EnvironmentPolicy
+        /// Clock-skew leeway, in seconds, applied to both ends of every validity window.
+        public var leeway: TimeInterval
+        /// How the embedded receipt is treated.
+        public var receiptPolicy: ReceiptPolicy
+        /// Maximum age of the embedded receipt at verification time, or `nil` for no creation-time check
+        /// (the one-time challenge already proves freshness).
+        public var receiptMaximumAge: TimeInterval?
+        /// The roots to trust. Apple's pinned roots unless you pass a test CA.
+        public var trustAnchors: TrustAnchors
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - appIDs: Accepted App IDs; at least one.
+        ///   - environments: Accepted environments: `.production`, `.development` or `.both`.
+        ///   - leeway: Clock skew tolerated, in seconds (default 60).
+        ///   - receiptPolicy: How the embedded receipt is treated (default ``ReceiptPolicy/verifyIfPresent``).
+        ///   - receiptMaximumAge: Maximum age of the embedded receipt (default `nil`, unchecked).
+        ///   - trustAnchors: Roots to trust; `nil` means Apple's pinned roots.
+        /// - Throws: ``AttestKitError/Code/trustAnchorPinMismatch`` if an embedded root fails its pin, and
+        ///   ``AttestKitError/Code/appIdMalformed`` for an empty `appIDs`.
+        public init(
+            appIDs: [AppID],
+            environments: EnvironmentPolicy,
+            leeway: TimeInterval = 60,
+            receiptPolicy: ReceiptPolicy = .verifyIfPresent,
+            receiptMaximumAge: TimeInterval? = nil,
+            trustAnchors: TrustAnchors? = nil
+        ) throws(AttestKitError) {
+            guard !appIDs.isEmpty else { throw AttestKitError(.appIdMalformed, "at least one App ID is required") }
+            self.appIDs = appIDs
+            self.environments = environments
+            self.leeway = max(0, leeway)
+            self.receiptPolicy = receiptPolicy
+            self.receiptMaximumAge = receiptMaximumAge
+            self.trustAnchors = try trustAnchors ?? .apple()
+        }
+    }
+
+    /// The settings this verifier applies.
+    public let configuration: Configuration
+    private let chain: ChainValidator
+    private let receipts: ReceiptVerifier
+
+    /// Creates a verifier.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.chain = ChainValidator(anchor: configuration.trustAnchors.attestation, codes: .attestation)
+        self.receipts = ReceiptVerifier(anchor: configuration.trustAnchors.receipt, leeway: configuration.leeway)
+    }
+
+    /// Verifies an attestation object.
+    ///
+    /// - Parameters:
+    ///   - attestation: The bytes `attestKey` returned (decode the app's Base64 first).
+    ///   - keyID: The key identifier the app claims.
+    ///   - clientData: The challenge (hashed with SHA-256) or the exact client data hash the app passed.
+    ///   - time: The moment to verify at; certificates are valid for days, so re-verifying later needs the
+    ///     original time.
+    /// - Returns: The attested key and what Apple says about it.
+    /// - Throws: ``AttestKitError`` with the failed check.
+    public func verify(
+        _ attestation: some Collection<UInt8>,
+        keyID: KeyID,
+        clientData: ClientDataInput,
+        at time: Date = Date()
+    ) async throws(AttestKitError) -> VerifiedAttestation {
+        try await verify(attestation, keyID: keyID, nonceBinding: clientData, at: time)
+    }
+
+    /// Verifies an attestation, skipping the nonce check when `nonceBinding` is `nil`: only for
+    /// conformance vectors whose challenge was never published ("parse-only").
+    package func verify(
+        _ attestation: some Collection<UInt8>,
+        keyID: KeyID,
+        nonceBinding: ClientDataInput?,
+        at time: Date
+    ) async throws(AttestKitError) -> VerifiedAttestation {
+        let object = try AttestationObject(bytes: attestation)
+        let clientDataHash = try nonceBinding?.hash()
+        guard object.certificates.count == 2 else {
+            throw AttestKitError(
+                .certificateChainLength, "x5c holds \(object.certificates.count) certificates, expected 2")
+        }
+        let leaf = try Self.certificate(object.certificates[0], role: "credential")
+        let intermediate = try Self.certificate(object.certificates[1], role: "intermediate")
+        guard let publicKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw AttestKitError(.publicKeyMalformed, "the credential certificate's key is not P-256")
+        }
+        let authenticatorData = object.authenticatorData
+        guard let credential = authenticatorData.attestedCredential else {
+            throw AttestKitError(.authenticatorDataMalformed, "the authenticator data has no attested credential")
+        }
+
+        // Step 5: the certificate's key is the claimed key.
+        let certifiedKeyID = KeyID(publicKey: publicKey)
+        guard certifiedKeyID == keyID else {
+            throw AttestKitError(.keyIdMismatch, "SHA-256 of the certified public key is not the key identifier")
+        }
+        // Steps 2-4: the nonce binds authenticator data and client data.
+        let nonce = try AppAttestNonceExtension(certificate: leaf).nonce
+        if let clientDataHash {
+            var hasher = SHA256()
+            hasher.update(data: authenticatorData.bytes)
+            hasher.update(data: clientDataHash)
+            guard ConstantTime.equal(hasher.finalize(), nonce) else {
+                throw AttestKitError(.nonceMismatch, "the certificate nonce is not SHA-256(authData ‖ clientDataHash)")
+            }
+        }
+        // Step 6: the key belongs to an allowed app.
+        let appID = try matchingAppID(authenticatorData.rpIDHash)
+        // Step 7: a fresh key has never signed.
+        guard authenticatorData.signCount == 0 else {
+            throw AttestKitError(.counterNotZero, "an attestation's sign count is 0, got \(authenticatorData.signCount)")
+        }
+        // Step 8: the environment is allowed.
+        guard let environment = credential.environment else {
+            throw AttestKitError(.aaguidUnknown, "the AAGUID is neither appattest nor appattestdevelop")
+        }
+        guard configuration.environments.allows(environment) else {
+            throw AttestKitError(
+                .environmentMismatch, "the key is from \(environment.rawValue), the policy allows \(configuration.environments)")
+        }
+        // Step 9: the credential is the key.
+        guard ConstantTime.equal(credential.credentialID, keyID.bytes) else {
+            throw AttestKitError(.credentialIdMismatch, "the credential id is not the key identifier")
+        }
+        // Step 1: the chain leads to the pinned root at `time`.
+        try await chain.validate(leaf: leaf, candidates: [intermediate], at: time, leeway: configuration.leeway)
+
+        let receipt = try await verifyReceipt(object, appID: appID, keyID: keyID, environment: environment, at: time)
+        return VerifiedAttestation(
+            keyID: keyID,
+            publicKey: publicKey,
+            appID: appID,
+            environment: environment,
+            receipt: receipt,
+            certificateNotBefore: leaf.notValidBefore,
+            certificateNotAfter: leaf.notValidAfter,
+            osVersion: try AppAttestDeviceExtension(certificate: leaf)?.osVersion,
+            authenticatorData: authenticatorData)
+    }
+
+    private func verifyReceipt(
+        _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment, at time: Date
+    ) async throws(AttestKitError) -> Receipt? {
+        switch configuration.receiptPolicy {
+        case .ignore:
+            return nil
+        case .verifyIfPresent, .require:
+            guard let bytes = object.receipt else {
+                if configuration.receiptPolicy == .require {
+                    throw AttestKitError(.receiptMissing, "the attestation carries no receipt")
+                }
+                return nil
+            }
+            return try await receipts.verify(
+                bytes, appID: appID, keyID: keyID, expectedType: .attest, environment: environment,
+                maximumAge: configuration.receiptMaximumAge, at: time,
+                attestedCertificateDER: object.certificates[0])
+        }
+    }
+
+    private func matchingAppID(_ rpIDHash: some Collection<UInt8>) throws(AttestKitError) -> AppID {
+        var match: AppID?
+        for appID in configuration.appIDs where ConstantTime.equal(appID.rpIDHash, rpIDHash) {
+            match = appID
+        }
+        guard let match else {
+            throw AttestKitError(.appIdMismatch, "rpIdHash is not SHA-256 of an allowed App ID")
+        }
+        return match
+    }
+
+    private static func certificate(_ der: [UInt8], role: String) throws(AttestKitError) -> Certificate {
+        do {
+            return try Certificate(derEncoded: der)
+        } catch {
+            throw AttestKitError(.certificateMalformed, "the \(role) certificate does not parse")
+        }
+    }
+}

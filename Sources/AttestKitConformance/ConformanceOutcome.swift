@@ -1,0 +1,31 @@
+/// What the verifier concluded about one vector, in the shape `attestkit verify --jsonl` prints.
+package struct ConformanceOutcome: Encodable, Sendable, Equatable {
+    /// `valid`, `reject` or `parse-only`.
+    package enum Kind: String, Encodable, Sendable { case valid, reject, parseOnly = "parse-only" }
+
+    /// The vector's name (empty when the input line was not a vector).
+    package var name: String
+    /// The outcome.
+    package var outcome: Kind
+    /// For rejects: the failed check (`certificate`, `nonce`, ..., `format`).
+    package var check: String?
+    /// For rejects: the stable error code.
+    package var code: String?
+    /// For assertions: the verified counter.
+    package var counter: UInt32?
+    /// For receipts: the parsed fields.
+    package var fields: [String: String]?
+    /// A human-readable reason for rejects (not part of the stable contract).
+    package var reason: String?
+
+    /// The outcome in the `expect` notation: `valid`, `parse-only` or `reject:<check>`.
+    package var expectation: String {
+        switch outcome {
+        case .valid: "valid"
+        case .parseOnly: "parse-only"
+        case .reject: "reject:\(check ?? "")"
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, outcome, check, code, counter, fields }
+}

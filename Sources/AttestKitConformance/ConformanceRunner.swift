@@ -1,0 +1,102 @@
+import AttestKit
+import Foundation
+
+/// Runs conformance vectors through the AttestKit verifiers.
+package struct ConformanceRunner: Sendable {
+    private let anchors: TrustAnchors
+
+    /// Creates a runner trusting `anchors` (Apple's pinned roots unless a test CA is given).
+    package init(anchors: TrustAnchors) {
+        self.anchors = anchors
+    }
+
+    /// Evaluates one vector. Never throws: every failure becomes a `reject` outcome.
+    package func evaluate(_ vector: ConformanceVector) async -> ConformanceOutcome {
+        do {
+            switch vector.kind {
+            case "attestation": return try await attestation(vector)
+            case "assertion": return try assertion(vector)
+            case "receipt": return try await receipt(vector)
+            default:
+                throw AttestKitError(.attestationMalformed, "unknown kind \(vector.kind)")
+            }
+        } catch {
+            return ConformanceOutcome(
+                name: vector.name, outcome: .reject, check: error.check.rawValue, code: error.code.rawValue,
+                reason: error.reason)
+        }
+    }
+
+    /// Evaluates one JSON line: a malformed line is a `reject` with check `format`.
+    package func evaluate(line: some StringProtocol) async -> ConformanceOutcome {
+        let vector: ConformanceVector
+        do {
+            vector = try JSONDecoder().decode(ConformanceVector.self, from: Data(line.utf8))
+        } catch {
+            return ConformanceOutcome(
+                name: "", outcome: .reject, check: AttestKitError.Check.format.rawValue,
+                code: "vector_malformed", reason: "the line is not a vector object")
+        }
+        return await evaluate(vector)
+    }
+
+    private func attestation(_ vector: ConformanceVector) async throws(AttestKitError) -> ConformanceOutcome {
+        let parseOnly = vector.expect == "parse-only"
+        let configuration = try AttestationVerifier.Configuration(
+            appIDs: [try appID(vector)], environments: try environments(vector), trustAnchors: anchors)
+        let verifier = AttestationVerifier(configuration: configuration)
+        let keyID = try KeyID(string: vector.keyId ?? "")
+        let clientData: ClientDataInput? =
+            parseOnly ? nil : .clientDataHash(try bytes(vector.clientDataHash, .clientDataHashMalformed))
+        _ = try await verifier.verify(
+            try bytes(vector.data, .attestationMalformed), keyID: keyID, nonceBinding: clientData,
+            at: vector.verificationTime ?? Date())
+        return ConformanceOutcome(name: vector.name, outcome: parseOnly ? .parseOnly : .valid)
+    }
+
+    private func assertion(_ vector: ConformanceVector) throws(AttestKitError) -> ConformanceOutcome {
+        let clientData: ClientDataInput =
+            if let data = vector.clientData {
+                .clientData(try bytes(data, .clientDataHashMalformed))
+            } else {
+                .clientDataHash(try bytes(vector.clientDataHash, .clientDataHashMalformed))
+            }
+        guard let previous = vector.previousCounter.flatMap(UInt32.init(exactly:)) else {
+            throw AttestKitError(.assertionMalformed, "previousCounter is missing or out of range")
+        }
+        let result = try AssertionVerifier().verify(
+            try bytes(vector.data, .assertionMalformed),
+            publicKeyX963: try bytes(vector.publicKey, .publicKeyMalformed),
+            appID: try appID(vector), clientData: clientData, previousCounter: previous)
+        return ConformanceOutcome(name: vector.name, outcome: .valid, counter: result.counter)
+    }
+
+    private func receipt(_ vector: ConformanceVector) async throws(AttestKitError) -> ConformanceOutcome {
+        let environment = try environments(vector).allowed.count == 1 ? environments(vector).allowed.first : nil
+        let receipt = try await ReceiptVerifier(anchor: anchors.receipt).verify(
+            try bytes(vector.data, .receiptMalformed), appID: try appID(vector),
+            keyID: try KeyID(string: vector.keyId ?? ""), environment: environment, maximumAge: nil,
+            at: vector.verificationTime ?? Date())
+        return ConformanceOutcome(name: vector.name, outcome: .valid, fields: receipt.summary)
+    }
+
+    private func appID(_ vector: ConformanceVector) throws(AttestKitError) -> AppID {
+        try AppID(vector.appId ?? "")
+    }
+
+    private func environments(_ vector: ConformanceVector) throws(AttestKitError) -> EnvironmentPolicy {
+        switch vector.environment {
+        case "production": .production
+        case "development": .development
+        case nil, "": .both
+        default: throw AttestKitError(.environmentMismatch, "unknown environment in the vector")
+        }
+    }
+
+    private func bytes(_ text: String?, _ code: AttestKitError.Code) throws(AttestKitError) -> [UInt8] {
+        guard let text, let decoded = Base64.decode(text) else {
+            throw AttestKitError(code, "a field is missing or not Base64")
+        }
+        return decoded
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `attestkit` command line.
+@main
+struct AttestKitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attestkit",
+        abstract: "Verify Apple App Attest attestations, assertions and receipts.",
+        subcommands: [VerifyCommand.self, InspectCommand.self, BenchCommand.self]
+    )
+}
