@@ -17,10 +17,11 @@ import Testing
 
     /// Python's `repr` of a byte string, as the vectors' `decoded` facts print it.
     static func pythonRepr(_ bytes: [UInt8]) -> String {
-        "b'" + bytes.map { byte in
-            (0x20..<0x7F).contains(byte) && byte != UInt8(ascii: "'") && byte != UInt8(ascii: "\\")
-                ? String(UnicodeScalar(byte)) : "\\x" + Hex.encode([byte])
-        }.joined() + "'"
+        "b'"
+            + bytes.map { byte in
+                (0x20..<0x7F).contains(byte) && byte != UInt8(ascii: "'") && byte != UInt8(ascii: "\\")
+                    ? String(UnicodeScalar(byte)) : "\\x" + Hex.encode([byte])
+            }.joined() + "'"
     }
 
     // MARK: real vectors
@@ -131,19 +132,29 @@ import Testing
 
     @Test(arguments: [0, 16, 31, 33, 64, 0xFFFF])
     func credentialIDMustBe32Bytes(length: Int) {
-        let bytes = AuthDataBuilder.attestation(
+        // The declared length is checked itself, both when the id really has that length and when
+        // 32 bytes follow anyway (so the rest would parse if the length were ignored).
+        let matching = AuthDataBuilder.attestation(
             credentialID: .init(repeating: 1, count: min(length, 64)), declaredIDLength: length)
-        #expect(throws: AttestKitError.code(.authenticatorDataMalformed)) { try AuthenticatorData(attestation: bytes) }
+        let lying = AuthDataBuilder.attestation(declaredIDLength: length)
+        for bytes in [matching, lying] {
+            #expect(throws: AttestKitError.code(.authenticatorDataMalformed)) {
+                try AuthenticatorData(attestation: bytes)
+            }
+        }
     }
 
     @Test func sizeCap() throws {
         // Exactly 1024 bytes: header, then a map whose byte string fills the rest.
         let filler = 1024 - 37 - 1 - 2 - 3
-        let atCap = AuthDataBuilder.assertion(extensions: .textMap(["x": .byteString(.init(repeating: 0, count: filler))]))
+        let atCap = AuthDataBuilder.assertion(
+            extensions: .textMap(["x": .byteString(.init(repeating: 0, count: filler))]))
         #expect(atCap.count == 1024)
         #expect(try AuthenticatorData(assertion: atCap).extensions?.otherKeys == ["x"])
         #expect(throws: AttestKitError.code(.inputTooLarge)) { try AuthenticatorData(assertion: atCap + [0]) }
-        #expect(throws: AttestKitError.code(.inputTooLarge)) { try AuthenticatorData(attestation: [UInt8](repeating: 0, count: 1025)) }
+        #expect(throws: AttestKitError.code(.inputTooLarge)) {
+            try AuthenticatorData(attestation: [UInt8](repeating: 0, count: 1025))
+        }
     }
 
     // MARK: COSE key
@@ -170,14 +181,23 @@ import Testing
         ("not a map", .array([.integer(2)])),
         ("empty map", .map([])),
         ("missing y", cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, x)])),
-        ("extra key", cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, x), (-3, y), (4, .integer(0))])),
+        (
+            "extra key",
+            cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, x), (-3, y), (4, .integer(0))])
+        ),
         ("kty OKP", cose([(1, .integer(1)), (3, .integer(-7)), (-1, .integer(1)), (-2, x), (-3, y)])),
         ("alg ES384", cose([(1, .integer(2)), (3, .integer(-35)), (-1, .integer(1)), (-2, x), (-3, y)])),
         ("curve P-384", cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(2)), (-2, x), (-3, y)])),
         ("kty as text", cose([(1, .text("EC2")), (3, .integer(-7)), (-1, .integer(1)), (-2, x), (-3, y)])),
         ("x as text", cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, .text("x")), (-3, y)])),
         ("x empty", cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, .byteString([])), (-3, y)])),
-        ("y 33 bytes", cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, x), (-3, .byteString(.init(repeating: 1, count: 33)))])),
+        (
+            "y 33 bytes",
+            cose([
+                (1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, x),
+                (-3, .byteString(.init(repeating: 1, count: 33))),
+            ])
+        ),
         ("key -4 instead of -3", cose([(1, .integer(2)), (3, .integer(-7)), (-1, .integer(1)), (-2, x), (-4, y)])),
     ]
 
@@ -190,7 +210,8 @@ import Testing
 
     @Test func acceptsKeyEntriesInAnyOrder() throws {
         let reordered = Self.cose([(-3, Self.y), (-2, Self.x), (-1, .integer(1)), (3, .integer(-7)), (1, .integer(2))])
-        let key = try AuthenticatorData(attestation: AuthDataBuilder.attestation(key: reordered)).attestedCredential?.publicKey
+        let key = try AuthenticatorData(attestation: AuthDataBuilder.attestation(key: reordered)).attestedCredential?
+            .publicKey
         #expect(key?.x == .init(repeating: 0x11, count: 32) && key?.y == .init(repeating: 0x22, count: 32))
     }
 
@@ -213,8 +234,14 @@ import Testing
     }
 
     static let badExtensions: [(String, CBORValue)] = [
-        ("category of 3 bytes", .textMap([AppleAuthenticatorExtensions.validationCategoryKey: .byteString([1, 0, 0])])),
-        ("category of 5 bytes", .textMap([AppleAuthenticatorExtensions.validationCategoryKey: .byteString([1, 0, 0, 0, 0])])),
+        (
+            "category of 3 bytes",
+            .textMap([AppleAuthenticatorExtensions.validationCategoryKey: .byteString([1, 0, 0])])
+        ),
+        (
+            "category of 5 bytes",
+            .textMap([AppleAuthenticatorExtensions.validationCategoryKey: .byteString([1, 0, 0, 0, 0])])
+        ),
         ("category above UInt32", .textMap([AppleAuthenticatorExtensions.validationCategoryKey: .unsigned(1 << 32)])),
         ("negative category", .textMap([AppleAuthenticatorExtensions.validationCategoryKey: .integer(-1)])),
         ("category as text", .textMap([AppleAuthenticatorExtensions.validationCategoryKey: .text("1")])),
@@ -243,10 +270,13 @@ import Testing
             AppleAuthenticatorExtensions.validationCategoryKey: .byteString([3, 0, 0, 0]),
             "another": .unsigned(9),
         ])
-        let authData = try AuthenticatorData(assertion: AuthDataBuilder.assertion(flags: flags, counter: 7, extensions: map))
+        let authData = try AuthenticatorData(
+            assertion: AuthDataBuilder.assertion(flags: flags, counter: 7, extensions: map))
         #expect(authData.flags.rawValue == flags && authData.signCount == 7)
         #expect(authData.attestedCredential == nil)
-        #expect(authData.extensions == (try .expected(bundleVersion: "27.1", validationCategory: 3, otherKeys: ["future_key", "another"])))
+        #expect(
+            authData.extensions
+                == (try .expected(bundleVersion: "27.1", validationCategory: 3, otherKeys: ["future_key", "another"])))
     }
 
     @Test func trailingBytesMustBeExactlyOneMap() throws {
@@ -254,8 +284,12 @@ import Testing
         let attestation = AuthDataBuilder.attestation()
         #expect(try AuthenticatorData(attestation: attestation + map).extensions?.otherKeys == ["k"])
         for trailing in [map + map, map + [0x00], [0xFF], [0xBF, 0xFF], Array(map.dropLast())] {
-            #expect(throws: AttestKitError.code(.cborMalformed)) { try AuthenticatorData(attestation: attestation + trailing) }
-            #expect(throws: AttestKitError.code(.cborMalformed)) { try AuthenticatorData(assertion: AuthDataBuilder.assertion() + trailing) }
+            #expect(throws: AttestKitError.code(.cborMalformed)) {
+                try AuthenticatorData(attestation: attestation + trailing)
+            }
+            #expect(throws: AttestKitError.code(.cborMalformed)) {
+                try AuthenticatorData(assertion: AuthDataBuilder.assertion() + trailing)
+            }
         }
     }
 }
@@ -272,7 +306,8 @@ extension AppleAuthenticatorExtensions {
             entries.append(CBORMapEntry(key: .text(bundleVersionKey), value: .text(bundleVersion)))
         }
         if let validationCategory {
-            entries.append(CBORMapEntry(key: .text(validationCategoryKey), value: .unsigned(UInt64(validationCategory))))
+            entries.append(
+                CBORMapEntry(key: .text(validationCategoryKey), value: .unsigned(UInt64(validationCategory))))
         }
         entries += otherKeys.map { CBORMapEntry(key: .text($0), value: .unsigned(0)) }
         return try AppleAuthenticatorExtensions(.map(entries))

@@ -33,9 +33,18 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
         ("62c3bc", .text("ü")),
         ("64f0908591", .text("\u{10151}")),
         ("80", .array([])),
-        ("8301820203820405", .array([.unsigned(1), .array([.unsigned(2), .unsigned(3)]), .array([.unsigned(4), .unsigned(5)])])),
+        (
+            "8301820203820405",
+            .array([.unsigned(1), .array([.unsigned(2), .unsigned(3)]), .array([.unsigned(4), .unsigned(5)])])
+        ),
         ("a0", .map([])),
-        ("a201020304", .map([CBORMapEntry(key: .unsigned(1), value: .unsigned(2)), CBORMapEntry(key: .unsigned(3), value: .unsigned(4))])),
+        (
+            "a201020304",
+            .map([
+                CBORMapEntry(key: .unsigned(1), value: .unsigned(2)),
+                CBORMapEntry(key: .unsigned(3), value: .unsigned(4)),
+            ])
+        ),
         // Input order is kept, even when it is not the canonical sort order.
         ("a2616202616101", .textMap(["b": .unsigned(2), "a": .unsigned(1)])),
     ]
@@ -119,7 +128,10 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
 
     /// Declared lengths far beyond the input fail before anything is allocated: a reader that
     /// allocated first would take seconds (or trap) per call on 2^32 and 2^64-1.
-    @Test(arguments: ["5b000000010000000000", "5bffffffffffffffff00", "7b000000010000000000", "9bffffffffffffffff00", "bb0000000100000000a0"])
+    @Test(arguments: [
+        "5b000000010000000000", "5bffffffffffffffff00", "7b000000010000000000", "9bffffffffffffffff00",
+        "bb0000000100000000a0",
+    ])
     func hugeDeclaredLengthsFailFast(hex: String) {
         let input = hexBytes(hex)[...]
         let clock = ContinuousClock()
@@ -129,6 +141,21 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
             }
         }
         #expect(elapsed < .seconds(2), "10,000 rejections took \(elapsed)")
+    }
+
+    /// The input-length check comes first and does not depend on the limits: with every limit
+    /// lifted, a huge declared length or count still fails at once instead of reserving memory.
+    @Test(arguments: [
+        "5bffffffffffffffff00", "5a7fffffff00", "9b7fffffffffffffff00", "9a7fffffff00", "ba7fffffff0000", "984100",
+        "b841000000",
+    ])
+    func declaredSizesAreCheckedAgainstTheInputBeforeTheLimits(hex: String) {
+        let unlimited = CBORReader.Limits(
+            maxDepth: 8, maxItemsPerContainer: .max, maxTotalItems: .max, maxStringLength: .max)
+        #expect(throws: AttestKitError.code(.cborMalformed)) {
+            try CBORReader.decode(hexBytes(hex)[...], limits: unlimited)
+        }
+        #expect(throws: AttestKitError.code(.cborMalformed)) { try CBORReader.decode(hexBytes(hex)[...]) }
     }
 
     // MARK: limits
@@ -144,8 +171,11 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
 
     @Test(arguments: [9, 10, 64, 4096])
     func nestingBeyondTheLimitIsRejected(depth: Int) {
-        #expect(throws: AttestKitError.code(.cborLimitExceeded)) { try CBORReader.decode(Self.nestedArrays(depth)[...]) }
-        let maps = [UInt8](repeating: 0xA1, count: 1)
+        #expect(throws: AttestKitError.code(.cborLimitExceeded)) {
+            try CBORReader.decode(Self.nestedArrays(depth)[...])
+        }
+        let maps =
+            [UInt8](repeating: 0xA1, count: 1)
             + Array([[UInt8]](repeating: [0x00, 0xA1], count: depth - 1).joined()) + [0x00, 0x00]
         #expect(throws: AttestKitError.code(.cborLimitExceeded)) { try CBORReader.decode(maps[...]) }
     }
@@ -163,7 +193,9 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
         // [[0 × 63] × 8] has 1 + 8 × 64 = 513 items; [[0 × 63] × 7] has 449.
         func nested(_ count: Int) -> [UInt8] {
             CBOREncoder.head(4, UInt64(count))
-                + Array([[UInt8]](repeating: CBOREncoder.head(4, 63) + [UInt8](repeating: 0, count: 63), count: count).joined())
+                + Array(
+                    [[UInt8]](repeating: CBOREncoder.head(4, 63) + [UInt8](repeating: 0, count: 63), count: count)
+                        .joined())
         }
         #expect(try CBORReader.decode(nested(7)[...]).arrayValue?.count == 7)
         #expect(throws: AttestKitError.code(.cborLimitExceeded)) { try CBORReader.decode(nested(8)[...]) }

@@ -52,7 +52,8 @@ public struct AuthenticatorData: Sendable, Hashable {
 
     /// Parses attestation authenticator data.
     ///
-    /// Attestation layout: 37-byte header, aaguid(16), credentialIdLength(u16 BE), credentialId, COSE key, optional trailing extension map.
+    /// Attestation layout: 37-byte header, aaguid(16), credentialIdLength(u16 BE), credentialId,
+    /// COSE key, optional trailing extension map.
     /// - Throws: ``AttestKitError/Code/inputTooLarge`` above ``maximumLength`` bytes;
     ///   ``AttestKitError/Code/authenticatorDataMalformed`` when a fixed part is truncated, the
     ///   credential id is not 32 bytes, the COSE key is not a P-256 key or the trailing bytes are not
@@ -66,7 +67,8 @@ public struct AuthenticatorData: Sendable, Hashable {
 
     /// Parses assertion authenticator data.
     ///
-    /// Assertion layout: 37-byte header then an optional trailing extension map. Flags are NOT trusted (real assertions carry 0x40 with no credential data).
+    /// Assertion layout: 37-byte header then an optional trailing extension map. Flags are NOT
+    /// trusted (real assertions carry 0x40 with no credential data).
     /// - Throws: ``AttestKitError/Code/inputTooLarge`` above ``maximumLength`` bytes;
     ///   ``AttestKitError/Code/authenticatorDataMalformed`` below 37 bytes or when the trailing bytes
     ///   are not an extension map; ``AttestKitError/Code/cborMalformed`` or

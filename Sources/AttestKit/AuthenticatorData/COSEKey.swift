@@ -24,10 +24,12 @@ public struct COSEKey: Sendable, Hashable {
     ///   EC2/ES256/P-256 key map with 1 to 32 byte coordinates.
     package init(_ value: CBORValue) throws(AttestKitError) {
         guard let entries = value.mapValue else {
-            throw AttestKitError(.authenticatorDataMalformed, "the credential public key is a \(value.kindName), not a map")
+            throw AttestKitError(
+                .authenticatorDataMalformed, "the credential public key is a \(value.kindName), not a map")
         }
         guard entries.count == 5 else {
-            throw AttestKitError(.authenticatorDataMalformed, "the credential public key has \(entries.count) entries, not 5")
+            throw AttestKitError(
+                .authenticatorDataMalformed, "the credential public key has \(entries.count) entries, not 5")
         }
         // The reader guarantees unique keys, so five entries with these five keys leave room for nothing else.
         guard value[int: 1] == .integer(2) else {

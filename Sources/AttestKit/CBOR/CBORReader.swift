@@ -62,7 +62,10 @@ package struct CBORReader {
 
     /// Exactly one item spanning all of `bytes` (trailing bytes rejected).
     /// - Throws: ``AttestKitError/Code/cborMalformed`` or ``AttestKitError/Code/cborLimitExceeded``.
-    package static func decode(_ bytes: ArraySlice<UInt8>, limits: Limits = .default) throws(AttestKitError) -> CBORValue {
+    package static func decode(
+        _ bytes: ArraySlice<UInt8>,
+        limits: Limits = .default
+    ) throws(AttestKitError) -> CBORValue {
         let (value, length) = try decodePrefix(bytes, limits: limits)
         guard length == bytes.count else {
             throw AttestKitError(.cborMalformed, "\(bytes.count - length) trailing bytes after the CBOR item")
@@ -194,7 +197,8 @@ package struct CBORReader {
         }
         guard let count = Int(exactly: declaredCount), count <= remaining / bytesPerElement else {
             throw AttestKitError(
-                .cborMalformed, "a CBOR container declares \(declaredCount) elements but only \(remaining) bytes remain")
+                .cborMalformed, "a CBOR container declares \(declaredCount) elements but only \(remaining) bytes remain"
+            )
         }
         guard count <= limits.maxItemsPerContainer else {
             throw AttestKitError(

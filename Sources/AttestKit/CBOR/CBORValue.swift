@@ -97,7 +97,8 @@ extension CBORValue {
     /// Used by the object parsers, which reject any key they do not know.
     /// - Throws: an error with `code` naming `object` when this is not a map, a key is not text or
     ///   a key is not in `allowed`. The message names the unknown key only by kind and position.
-    package func checkTextKeys(_ allowed: Set<String>, code: AttestKitError.Code, object: String) throws(AttestKitError) {
+    package func checkTextKeys(_ allowed: Set<String>, code: AttestKitError.Code, object: String) throws(AttestKitError)
+    {
         guard let entries = mapValue else {
             throw AttestKitError(code, "\(object) is a \(kindName), not a map")
         }
