@@ -126,6 +126,43 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
         }
     }
 
+    /// Maps of every size find a duplicate key wherever it is: small maps compare pairwise, larger
+    /// ones through a hash set, and long keys differing only in their last byte are distinct.
+    @Test(arguments: [2, 6, 7, 64])
+    func duplicateKeysInMapsOfAnySize(count: Int) throws {
+        func key(_ index: Int) -> CBORValue { .byteString([UInt8](repeating: 0x5A, count: 300) + [UInt8(index)]) }
+        let distinct = CBORValue.map((0..<count).map { CBORMapEntry(key: key($0), value: .unsigned(UInt64($0))) })
+        let decoded = try CBORReader.decode(CBOREncoder.encode(distinct)[...])
+        #expect(decoded == distinct)
+        #expect(decoded[key(count - 1)] == .unsigned(UInt64(count - 1)))
+        for duplicateOf in Set([0, (count - 1) / 2, count - 2]) {
+            var entries = distinct.mapValue ?? []
+            entries[count - 1] = CBORMapEntry(key: key(duplicateOf), value: .unsigned(0))
+            #expect(throws: AttestKitError.code(.cborMalformed)) {
+                try CBORReader.decode(CBOREncoder.encode(.map(entries))[...])
+            }
+        }
+    }
+
+    /// Text keys are compared as encoded bytes, not by Unicode canonical equivalence (under which
+    /// U+212A KELVIN SIGN equals "K"): such keys are distinct and looked up exactly.
+    @Test(arguments: [1, 7])
+    func textKeysCompareByteForByte(padding: Int) throws {
+        let filler = (0..<padding).map { CBORMapEntry(key: .unsigned(UInt64($0)), value: .unsigned(0)) }
+        let map = CBORValue.map(
+            filler + [
+                CBORMapEntry(key: .text("K"), value: .unsigned(1)),
+                CBORMapEntry(key: .text("\u{212A}"), value: .unsigned(2)),
+                CBORMapEntry(key: .text("\u{E9}"), value: .unsigned(3)),
+                CBORMapEntry(key: .text("e\u{301}"), value: .unsigned(4)),
+            ])
+        let decoded = try CBORReader.decode(CBOREncoder.encode(map)[...])
+        #expect(decoded[text: "K"] == .unsigned(1) && decoded[text: "\u{212A}"] == .unsigned(2))
+        #expect(decoded[text: "\u{E9}"] == .unsigned(3) && decoded[text: "e\u{301}"] == .unsigned(4))
+        #expect(CBORValue.text("K") != .text("\u{212A}"))
+        #expect(Set([CBORValue.text("K"), .text("\u{212A}"), .text("K")]).count == 2)
+    }
+
     /// Declared lengths far beyond the input fail before anything is allocated: a reader that
     /// allocated first would take seconds (or trap) per call on 2^32 and 2^64-1.
     @Test(arguments: [

@@ -12,7 +12,7 @@ public struct AssertionObject: Sendable {
     /// The largest assertion accepted (4 KiB). Real ones are about 120 bytes.
     public static let maximumLength = 4096
 
-    private static let keys: Set<String> = ["signature", "authenticatorData"]
+    private static let keys = ["signature", "authenticatorData"]
 
     /// Parses an assertion.
     /// - Throws: ``AttestKitError/Code/inputTooLarge`` above ``maximumLength`` bytes;

@@ -20,8 +20,8 @@ public struct AttestationObject: Sendable {
     /// The only supported `fmt`.
     public static let appAttestFormat = "apple-appattest"
 
-    private static let topLevelKeys: Set<String> = ["fmt", "attStmt", "authData"]
-    private static let statementKeys: Set<String> = ["x5c", "receipt"]
+    private static let topLevelKeys = ["fmt", "attStmt", "authData"]
+    private static let statementKeys = ["x5c", "receipt"]
     private static let certificateCount = 1...4
 
     /// Parses an attestation object.

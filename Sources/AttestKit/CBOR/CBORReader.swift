@@ -49,6 +49,9 @@ package struct CBORReader {
         package static let `default` = Limits()
     }
 
+    /// Maps with at most this many entries check for duplicate keys pairwise.
+    private static let pairwiseKeyCheckLimit = 6
+
     private let input: ArraySlice<UInt8>
     private let limits: Limits
     private var position: Int
@@ -131,9 +134,18 @@ package struct CBORReader {
             let count = try containerCount(argument, bytesPerElement: 2, depth: depth)
             var entries = [CBORMapEntry]()
             entries.reserveCapacity(count)
+            // Small maps (all App Attest uses) compare keys pairwise, with no allocation; larger
+            // ones hash each key once, so long equal-length keys cannot make the check quadratic.
+            var seen = count > Self.pairwiseKeyCheckLimit ? Set<CBORValue>(minimumCapacity: count) : nil
             for _ in 0..<count {
                 let key = try readItem(depth: depth + 1)
-                if entries.contains(where: { $0.key == key }) {
+                let duplicate: Bool
+                if seen != nil {
+                    duplicate = seen?.insert(key).inserted == false
+                } else {
+                    duplicate = entries.contains { $0.key == key }
+                }
+                if duplicate {
                     throw AttestKitError(.cborMalformed, "a CBOR map has a duplicate \(key.kindName) key")
                 }
                 entries.append(CBORMapEntry(key: key, value: try readItem(depth: depth + 1)))
