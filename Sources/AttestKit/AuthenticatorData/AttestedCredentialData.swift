@@ -31,8 +31,7 @@ public struct AttestedCredentialData: Sendable, Hashable {
         let lengthOffset = start + aaguidLength
         guard bytes.count >= aaguidLength + 2 else {
             throw AttestKitError(
-                .authenticatorDataMalformed, "the attested credential data is truncated before the credential id length"
-            )
+                .authenticatorDataMalformed, "the attested credential data ends before the credential id length")
         }
         let declaredLength = Int(bytes[lengthOffset]) << 8 | Int(bytes[lengthOffset + 1])
         guard declaredLength == credentialIDLength else {

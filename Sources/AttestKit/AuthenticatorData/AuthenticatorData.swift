@@ -48,6 +48,8 @@ public struct AuthenticatorData: Sendable, Hashable {
     public static let maximumLength = 1024
 
     private static let rpIDHashLength = 32
+    private static let flagsOffset = 32
+    private static let signCountOffset = 33
     private static let headerLength = 37
 
     /// Parses attestation authenticator data.
@@ -60,7 +62,7 @@ public struct AuthenticatorData: Sendable, Hashable {
     ///   an extension map; ``AttestKitError/Code/cborMalformed`` or
     ///   ``AttestKitError/Code/cborLimitExceeded`` when the COSE key or the map is not canonical CBOR.
     public init(attestation bytes: some Collection<UInt8>) throws(AttestKitError) {
-        let bytes = try Self.header(bytes)
+        let bytes = try Self.checkedCopy(bytes)
         let (credential, credentialLength) = try AttestedCredentialData.parse(bytes[Self.headerLength...])
         try self.init(bytes: bytes, credential: credential, extensionsStart: Self.headerLength + credentialLength)
     }
@@ -74,11 +76,11 @@ public struct AuthenticatorData: Sendable, Hashable {
     ///   are not an extension map; ``AttestKitError/Code/cborMalformed`` or
     ///   ``AttestKitError/Code/cborLimitExceeded`` when they are not canonical CBOR.
     public init(assertion bytes: some Collection<UInt8>) throws(AttestKitError) {
-        try self.init(bytes: try Self.header(bytes), credential: nil, extensionsStart: Self.headerLength)
+        try self.init(bytes: try Self.checkedCopy(bytes), credential: nil, extensionsStart: Self.headerLength)
     }
 
     /// Checks the size bounds and copies the bytes.
-    private static func header(_ input: some Collection<UInt8>) throws(AttestKitError) -> [UInt8] {
+    private static func checkedCopy(_ input: some Collection<UInt8>) throws(AttestKitError) -> [UInt8] {
         let count = input.count
         guard count <= maximumLength else {
             throw AttestKitError(.inputTooLarge, "authenticator data of \(count) bytes exceeds \(maximumLength)")
@@ -102,8 +104,8 @@ public struct AuthenticatorData: Sendable, Hashable {
             self.extensions = nil
         }
         self.bytes = bytes
-        self.flags = Flags(rawValue: bytes[Self.rpIDHashLength])
-        self.signCount = bytes[33..<Self.headerLength].reduce(0) { $0 << 8 | UInt32($1) }
+        self.flags = Flags(rawValue: bytes[Self.flagsOffset])
+        self.signCount = bytes[Self.signCountOffset..<Self.headerLength].reduce(0) { $0 << 8 | UInt32($1) }
         self.attestedCredential = credential
     }
 }
