@@ -14,6 +14,23 @@ struct TestVector: Codable, Sendable, CustomTestStringConvertible {
         var token: String?
     }
 
+    /// Attestations: facts an independent decoder read from the authenticator data.
+    struct Decoded: Decodable, Sendable {
+        var authDataLength: Int
+        var counter: Int
+        /// The AAGUID as text (`appattest` plus seven NULs, or `appattestdevelop`).
+        var aaguid: String
+        /// The trailing iOS 27 extension map, as Python's `repr` printed it; `nil` when absent.
+        var authDataTrailing: String?
+
+        enum CodingKeys: String, CodingKey {
+            case authDataLength = "authData_len"
+            case counter
+            case aaguid
+            case authDataTrailing = "authData_trailing_decoded"
+        }
+    }
+
     var name: String
     var kind: String
     var expect: String
@@ -29,6 +46,7 @@ struct TestVector: Codable, Sendable, CustomTestStringConvertible {
     var expectedCounter: Int?
     var attestation: String?
     var fields: Fields?
+    var decoded: Decoded?
 
     var testDescription: String { name }
 
