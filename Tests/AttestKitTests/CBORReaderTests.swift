@@ -164,20 +164,16 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
     }
 
     /// Declared lengths far beyond the input fail before anything is allocated: a reader that
-    /// allocated first would take seconds (or trap) per call on 2^32 and 2^64-1.
+    /// allocated first would trap or exhaust memory on 2^32 and 2^64-1.
     @Test(arguments: [
         "5b000000010000000000", "5bffffffffffffffff00", "7b000000010000000000", "9bffffffffffffffff00",
         "bb0000000100000000a0",
     ])
     func hugeDeclaredLengthsFailFast(hex: String) {
         let input = hexBytes(hex)[...]
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            for _ in 0..<1000 {
-                #expect(throws: AttestKitError.code(.cborMalformed)) { try CBORReader.decode(input) }
-            }
+        for _ in 0..<1000 {
+            #expect(throws: AttestKitError.code(.cborMalformed)) { try CBORReader.decode(input) }
         }
-        #expect(elapsed < .seconds(1), "1000 rejections took \(elapsed)")
     }
 
     /// The input-length check comes first and does not depend on the limits: with every limit
@@ -306,16 +302,5 @@ func hexBytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocation) 
         let bytes = vector.bytes
         let value = try CBORReader.decode(bytes[...])
         #expect(CBOREncoder.encode(value) == bytes)
-    }
-
-    /// A real assertion decodes well under the per-request budget (generous bound for debug builds).
-    @Test func assertionDecodesQuickly() throws {
-        let bytes = TestVectors.named("veehaitch_ios-14.4_assertion").bytes[...]
-        let rounds = 20_000
-        let elapsed = try ContinuousClock().measure {
-            for _ in 0..<rounds { _ = try CBORReader.decode(bytes) }
-        }
-        let perDecode = elapsed / rounds
-        #expect(perDecode < .microseconds(30), "one decode took \(perDecode)")
     }
 }
