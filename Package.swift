@@ -40,7 +40,12 @@ let package = Package(
         ),
         .testTarget(
             name: "AttestKitTests",
-            dependencies: ["AttestKit"],
+            dependencies: [
+                "AttestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             resources: [.copy("Vectors")],
             swiftSettings: strictSettings
         ),
