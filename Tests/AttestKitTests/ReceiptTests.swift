@@ -20,10 +20,6 @@ import Testing
         #expect(Hex.encode(appAttestation.sha256) == TrustAnchor.appAttestationRootSHA256.lowercased())
     }
 
-    @Test func thereAre33ReceiptVectors() {
-        #expect(Self.vectors.count == 33)
-    }
-
     @Test(arguments: vectors)
     func vectorVerifiesWithExpectedFields(_ vector: TestVector) async throws {
         let fields = try #require(vector.fields)

@@ -21,7 +21,8 @@ import X509
 /// 8. when a maximum age is given, its creation time is neither in the future nor too old (both with leeway).
 ///
 /// A verification costs two P-256 signature checks (the signer certificate and the content; three for 2020
-/// receipts with signed attributes): the intermediate's own verification is cached per process.
+/// receipts with signed attributes) plus parsing: the intermediate's own verification against the root is
+/// cached per process, and so are the parsed certificates Apple embeds in every receipt.
 public struct ReceiptVerifier: Sendable {
     /// Seconds of clock skew tolerated on certificate validity windows and on the creation time.
     public let leeway: TimeInterval
