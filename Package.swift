@@ -46,7 +46,13 @@ let package = Package(
         ),
         .testTarget(
             name: "AttestKitTests",
-            dependencies: ["AttestKit", "AttestKitConformance"],
+            dependencies: [
+                "AttestKit",
+                "AttestKitConformance",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             resources: [.copy("Vectors")],
             swiftSettings: strictSettings
         ),

@@ -76,21 +76,19 @@ package struct ChainValidator: Sendable {
             if early > 0 {
                 throw AttestKitError(
                     codes.notYetValid,
-                    "the \(name) certificate is not valid until \(certificate.notValidBefore); \(Self.seconds(early)) s early",
+                    "the \(name) certificate is not valid until \(certificate.notValidBefore); "
+                        + "\(AttestKitError.formatted(seconds: early)) s early",
                     secondsOutside: early)
             }
             let late = time.timeIntervalSince(certificate.notValidAfter) - leeway
             if late > 0 {
                 throw AttestKitError(
                     codes.expired,
-                    "the \(name) certificate expired at \(certificate.notValidAfter); \(Self.seconds(late)) s late",
+                    "the \(name) certificate expired at \(certificate.notValidAfter); "
+                        + "\(AttestKitError.formatted(seconds: late)) s late",
                     secondsOutside: late)
             }
         }
-    }
-
-    private static func seconds(_ value: Double) -> String {
-        value >= 10 ? String(Int(value.rounded(.up))) : String(format: "%.3f", value)
     }
 
     private func verifiedIntermediate(_ intermediate: Certificate) async throws(AttestKitError) -> Certificate {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error raised while parsing or verifying an App Attest object.
 ///
 /// Every failure carries a stable ``Code`` (a short snake_case string that never changes between
@@ -49,6 +51,13 @@ public struct AttestKitError: Error, Sendable, Hashable, CustomStringConvertible
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
+    }
+}
+
+extension AttestKitError {
+    /// Seconds as time-check reasons show them: whole seconds from 10 up, milliseconds below.
+    static func formatted(seconds value: Double) -> String {
+        value >= 10 ? String(Int(value.rounded(.up))) : String(format: "%.3f", value)
     }
 }
 

@@ -1,0 +1,150 @@
+public import Foundation
+import Crypto
+import SwiftASN1
+import X509
+
+/// Verifies App Attest receipts: the CMS signature and its signer chain up to Apple Root CA - G3, then the
+/// payload against the App ID, key and expectations of the caller (SPEC.md §4).
+///
+/// The checks run in this order, and the first failure is thrown:
+/// 1. the signer certificate, picked by the signer identifier, chains through an embedded intermediate to the
+///    pinned anchor at the verification time, with ``leeway`` on every validity window (the embedded copy of
+///    the root is ignored);
+/// 2. the signature verifies under the signer's P-256 key, over the raw content or, when signed attributes are
+///    present, over them or else over the raw content (Apple's 2020 receipts); a messageDigest attribute must
+///    equal SHA-256 of the content;
+/// 3. the payload parses (``Receipt``);
+/// 4. its App ID is the expected one;
+/// 5. its attested certificate holds the key named by the key identifier;
+/// 6. its type is the expected one, if one is given;
+/// 7. its environment field, when present, matches the expected environment, if one is given;
+/// 8. when a maximum age is given, its creation time is neither in the future nor too old (both with leeway).
+///
+/// A verification costs two P-256 signature checks (the signer certificate and the content; three for 2020
+/// receipts with signed attributes) plus parsing: the intermediate's own verification against the root is
+/// cached per process, and so are the parsed certificates Apple embeds in every receipt.
+public struct ReceiptVerifier: Sendable {
+    /// Seconds of clock skew tolerated on certificate validity windows and on the creation time.
+    public let leeway: TimeInterval
+    private let chain: ChainValidator
+
+    /// Creates a verifier for receipts signed under `anchor`.
+    ///
+    /// - Parameters:
+    ///   - anchor: The pinned root: ``TrustAnchor/appleRootCAG3()`` for Apple's receipts, or a test CA.
+    ///   - leeway: Seconds of clock skew tolerated; 60 by default.
+    public init(anchor: TrustAnchor, leeway: TimeInterval = 60) {
+        self.leeway = leeway
+        self.chain = ChainValidator(anchor: anchor, codes: .receipt)
+    }
+
+    /// Creates a verifier for Apple's receipts, anchored at the pinned Apple Root CA - G3.
+    ///
+    /// - Parameter leeway: Seconds of clock skew tolerated; 60 by default.
+    /// - Throws: ``AttestKitError/Code/trustAnchorPinMismatch`` if the embedded root does not match its pin.
+    public init(leeway: TimeInterval = 60) throws(AttestKitError) {
+        self.init(anchor: try TrustAnchor.appleRootCAG3(), leeway: leeway)
+    }
+
+    /// Verifies a receipt and returns its payload.
+    ///
+    /// - Parameters:
+    ///   - bytes: The receipt as received (BER or DER), at most 64 KiB.
+    ///   - appID: The App ID the receipt must name.
+    ///   - keyID: The key identifier the receipt's attested certificate must hold.
+    ///   - expectedType: `.attest` for a receipt taken from an attestation, `.receipt` for one returned by
+    ///     Apple's exchange endpoint; `nil` accepts both.
+    ///   - environment: The environment the receipt must belong to, when it names one; `nil` accepts both.
+    ///   - maximumAge: How old the receipt may be at `time`, e.g. 300 s for a fresh one (Apple's advice).
+    ///     `nil` skips the creation-time check, for receipts re-verified from storage.
+    ///   - time: The moment to verify at.
+    /// - Returns: The verified payload.
+    /// - Throws: ``AttestKitError`` with a `receipt*` code (or ``AttestKitError/Code/inputTooLarge`` or
+    ///   ``AttestKitError/Code/environmentMismatch``); time failures carry ``AttestKitError/secondsOutside``.
+    public func verify(
+        _ bytes: some Collection<UInt8>,
+        appID: AppID,
+        keyID: KeyID,
+        expectedType: Receipt.ReceiptType? = nil,
+        environment: AppAttestEnvironment? = nil,
+        maximumAge: TimeInterval?,
+        at time: Date = Date()
+    ) async throws(AttestKitError) -> Receipt {
+        try await verify(
+            bytes, appID: appID, keyID: keyID, attestedCertificateDER: nil, expectedType: expectedType,
+            environment: environment, maximumAge: maximumAge, at: time)
+    }
+
+    /// Verifies a receipt, taking a shortcut for the key check when the caller already trusts a certificate.
+    ///
+    /// - Parameter attestedCertificateDER: The DER of a credential certificate already verified to hold the key
+    ///   `keyID` names (the leaf of the attestation that carried this receipt). When the receipt's field 3 is
+    ///   exactly these bytes, the key check needs no certificate parsing. Otherwise it runs in full.
+    package func verify(
+        _ bytes: some Collection<UInt8>,
+        appID: AppID,
+        keyID: KeyID,
+        attestedCertificateDER: [UInt8]?,
+        expectedType: Receipt.ReceiptType? = nil,
+        environment: AppAttestEnvironment? = nil,
+        maximumAge: TimeInterval?,
+        at time: Date = Date()
+    ) async throws(AttestKitError) -> Receipt {
+        guard bytes.count <= ReceiptContainer.maximumSize else {
+            throw AttestKitError(.inputTooLarge, "a receipt is at most \(ReceiptContainer.maximumSize) bytes")
+        }
+        let bytes = Array(bytes)
+        let container = try ReceiptContainer(berEncoded: bytes)
+        try await chain.validate(leaf: container.signer, candidates: container.certificates, at: time, leeway: leeway)
+        _ = try container.verifySignature()
+        let receipt = try Receipt(payload: container.content, bytes: bytes)
+
+        guard receipt.appID == appID.description else {
+            throw AttestKitError(.receiptAppIdMismatch, "the receipt is for another App ID")
+        }
+        if attestedCertificateDER != receipt.attestedCertificateDER {
+            try Self.checkKey(of: receipt.attestedCertificateDER, is: keyID)
+        }
+        if let expectedType, receipt.type != expectedType {
+            throw AttestKitError(
+                .receiptTypeUnexpected, "expected a \(expectedType.rawValue) receipt, got \(receipt.type.rawValue)")
+        }
+        if let environment, let named = receipt.environment, named != environment.receiptName {
+            throw AttestKitError(
+                .environmentMismatch, "the receipt is from \(named), expected \(environment.receiptName)")
+        }
+        if let maximumAge {
+            try checkAge(of: receipt.creationTime, maximumAge: maximumAge, at: time)
+        }
+        return receipt
+    }
+
+    /// SHA-256 of the X9.63 public key of the certificate in field 3 must be `keyID`.
+    private static func checkKey(of certificateDER: [UInt8], is keyID: KeyID) throws(AttestKitError) {
+        let certificate: Certificate
+        do {
+            certificate = try Certificate(derEncoded: certificateDER)
+        } catch {
+            throw AttestKitError(.receiptMalformed, "the receipt's attested certificate does not parse")
+        }
+        guard let key = P256.Signing.PublicKey(certificate.publicKey), KeyID(publicKey: key) == keyID else {
+            throw AttestKitError(.receiptKeyMismatch, "the receipt attests another key")
+        }
+    }
+
+    private func checkAge(of creationTime: Date, maximumAge: TimeInterval, at time: Date) throws(AttestKitError) {
+        let ahead = creationTime.timeIntervalSince(time) - leeway
+        if ahead > 0 {
+            let seconds = AttestKitError.formatted(seconds: ahead)
+            throw AttestKitError(
+                .receiptFromFuture, "the receipt was created \(seconds) s after the verification time",
+                secondsOutside: ahead)
+        }
+        let late = time.timeIntervalSince(creationTime) - maximumAge - leeway
+        if late > 0 {
+            let seconds = AttestKitError.formatted(seconds: late)
+            throw AttestKitError(
+                .receiptTooOld, "the receipt is \(seconds) s older than the maximum age", secondsOutside: late)
+        }
+    }
+}

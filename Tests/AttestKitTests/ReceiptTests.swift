@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+
+@testable import AttestKit
+
+/// The 33 real receipts, verified end to end, and the verifier's policy checks on them.
+@Suite struct ReceiptTests {
+    static let vectors = TestVectors.kind("receipt")
+
+    /// A 2024 ATTEST receipt (indefinite length), signer valid 2024-02-27T18:39:52Z → 2025-03-28T18:39:51Z.
+    static let attest2024 = TestVectors.named("oliverbinns_stmt_receipt_ATTEST")
+    /// A 2020 RECEIPT with signedAttrs whose signature covers the raw content.
+    static let quirk2020 = TestVectors.named("veehaitch_hist_2020-09-12_Vki4bB_receipt_RECEIPT")
+
+    /// swift-asn1 only reads PEM with 64-character lines; the G3 root once had 76.
+    @Test func pinnedAnchorsLoad() throws {
+        let g3 = try TrustAnchor.appleRootCAG3()
+        let appAttestation = try TrustAnchor.appAttestationRoot()
+        #expect(Hex.encode(g3.sha256) == TrustAnchor.appleRootCAG3SHA256.lowercased())
+        #expect(Hex.encode(appAttestation.sha256) == TrustAnchor.appAttestationRootSHA256.lowercased())
+    }
+
+    @Test(arguments: vectors)
+    func vectorVerifiesWithExpectedFields(_ vector: TestVector) async throws {
+        let fields = try #require(vector.fields)
+        let receipt = try await Self.verify(vector, expectedType: fields.type.flatMap(Receipt.ReceiptType.init))
+
+        #expect(receipt.type.rawValue == fields.type)
+        #expect(receipt.appID == fields.appId)
+        #expect(receipt.appID == vector.appId)
+        #expect(receipt.environment == fields.environment)
+        #expect(receipt.riskMetric == fields.riskMetric)
+        #expect(Self.milliseconds(receipt.creationTime) == fields.creationTime.flatMap(Self.milliseconds))
+        #expect(receipt.notBefore.map(Self.milliseconds) == fields.notBefore.flatMap(Self.milliseconds))
+        #expect(receipt.expirationTime.map(Self.milliseconds) == fields.expirationTime.flatMap(Self.milliseconds))
+        // The vectors hold the token either as is (88 characters) or Base64 encoded once more (120).
+        let token = try #require(fields.token)
+        #expect(token.count == 120 ? Base64.encode(Array(receipt.token.utf8)) == token : receipt.token == token)
+        #expect(receipt.bytes == vector.bytes)
+        // Field 4 is a 32-byte client data hash in ATTEST receipts, and mangled (54 or 56 bytes) in RECEIPTs.
+        #expect(receipt.type == .attest ? receipt.clientHash.count == 32 : [54, 56].contains(receipt.clientHash.count))
+        #expect(!receipt.description.contains(receipt.token))
+    }
+
+    /// Both encodings and both signature forms of the real data are exercised, in the known numbers.
+    @Test func vectorsCoverBothEncodingsAndSignaturePaths() throws {
+        var encodings: [ReceiptContainer.Encoding: Int] = [:]
+        var paths: [ReceiptContainer.SignedMessage: Int] = [:]
+        for vector in Self.vectors {
+            let container = try ReceiptContainer(berEncoded: vector.bytes)
+            encodings[container.encoding, default: 0] += 1
+            paths[try container.verifySignature(), default: 0] += 1
+            // Apple's receipts carried signedAttrs from August 2020 until some time before 2020-10-22.
+            let created = try #require(vector.fields?.creationTime)
+            #expect((container.signedAttributes != nil) == (created < "2020-10-22"))
+        }
+        #expect(encodings == [.indefiniteLength: 29, .definiteLength: 4])
+        #expect(paths == [.content: 26, .contentDespiteSignedAttributes: 7])
+    }
+
+    @Test func wrongAppIDIsRejected() async throws {
+        await #expect(throws: AttestKitError.code(.receiptAppIdMismatch)) {
+            try await Self.verify(Self.attest2024, appID: AppID("Z86DH46P79.uk.co.oliverbinns.other"))
+        }
+    }
+
+    @Test func wrongKeyIDIsRejected() async throws {
+        await #expect(throws: AttestKitError.code(.receiptKeyMismatch)) {
+            try await Self.verify(Self.attest2024, keyID: KeyID(bytes: [UInt8](repeating: 7, count: 32)))
+        }
+    }
+
+    @Test func wrongTypeIsRejected() async throws {
+        await #expect(throws: AttestKitError.code(.receiptTypeUnexpected)) {
+            try await Self.verify(Self.attest2024, expectedType: .receipt)
+        }
+        await #expect(throws: AttestKitError.code(.receiptTypeUnexpected)) {
+            try await Self.verify(Self.quirk2020, expectedType: .attest)
+        }
+    }
+
+    @Test func wrongEnvironmentIsRejected() async throws {
+        await #expect(throws: AttestKitError.code(.environmentMismatch)) {
+            try await Self.verify(Self.attest2024, environment: .production)
+        }
+        let production = TestVectors.named("uebelack_production_receipt_ATTEST")
+        await #expect(throws: AttestKitError.code(.environmentMismatch)) {
+            try await Self.verify(production, environment: .development)
+        }
+    }
+
+    @Test func signerCertificateExpiryHasOneSecondPrecision() async throws {
+        let notAfter = try #require(TestVectors.parseDate("2025-03-28T18:39:51Z"))
+        _ = try await Self.verify(Self.attest2024, at: notAfter.addingTimeInterval(60 - 1))
+        let error = await #expect(throws: AttestKitError.code(.receiptCertificateExpired)) {
+            try await Self.verify(Self.attest2024, at: notAfter.addingTimeInterval(60 + 1))
+        }
+        #expect(abs((error?.secondsOutside ?? 0) - 1) < 0.001)
+    }
+
+    @Test func signerCertificateNotYetValidHasOneSecondPrecision() async throws {
+        let notBefore = try #require(TestVectors.parseDate("2024-02-27T18:39:52Z"))
+        _ = try await Self.verify(Self.attest2024, at: notBefore.addingTimeInterval(-60 + 1))
+        let error = await #expect(throws: AttestKitError.code(.receiptCertificateNotYetValid)) {
+            try await Self.verify(Self.attest2024, at: notBefore.addingTimeInterval(-60 - 1))
+        }
+        #expect(abs((error?.secondsOutside ?? 0) - 1) < 0.001)
+    }
+
+    @Test func maximumAgeBoundaries() async throws {
+        // Created 2024-10-26T09:35:00.542Z; maximum age 300 s, leeway 60 s.
+        let created = Date(timeIntervalSince1970: 1_729_935_300.542)
+        _ = try await Self.verify(Self.attest2024, maximumAge: 300, at: created.addingTimeInterval(360 - 1))
+        let old = await #expect(throws: AttestKitError.code(.receiptTooOld)) {
+            try await Self.verify(Self.attest2024, maximumAge: 300, at: created.addingTimeInterval(360 + 1))
+        }
+        #expect(abs((old?.secondsOutside ?? 0) - 1) < 0.001)
+
+        _ = try await Self.verify(Self.attest2024, maximumAge: 300, at: created.addingTimeInterval(-60 + 1))
+        let early = await #expect(throws: AttestKitError.code(.receiptFromFuture)) {
+            try await Self.verify(Self.attest2024, maximumAge: 300, at: created.addingTimeInterval(-60 - 1))
+        }
+        #expect(abs((early?.secondsOutside ?? 0) - 1) < 0.001)
+        // Without a maximum age, a stored receipt verifies long after its creation.
+        _ = try await Self.verify(Self.attest2024, maximumAge: nil, at: created.addingTimeInterval(86_400 * 100))
+    }
+
+    @Test func anotherAnchorIsUntrusted() async throws {
+        let verifier = ReceiptVerifier(anchor: try TrustAnchor.appAttestationRoot())
+        await #expect(throws: AttestKitError.code(.receiptCertificateUntrusted)) {
+            try await Self.verify(Self.attest2024, with: verifier)
+        }
+    }
+
+    @Test func aKnownCredentialCertificateSkipsOnlyTheKeyCheck() async throws {
+        let vector = Self.attest2024
+        let receipt = try await Self.verify(vector)
+        let otherKey = try KeyID(bytes: [UInt8](repeating: 7, count: 32))
+        let verifier = try ReceiptVerifier()
+        let time = try #require(vector.verificationTime)
+        // The caller vouches that this certificate holds the key, so no parsing happens and the key is not compared.
+        _ = try await verifier.verify(
+            vector.bytes, appID: AppID(#require(vector.appId)), keyID: otherKey,
+            attestedCertificateDER: receipt.attestedCertificateDER, maximumAge: nil, at: time)
+        await #expect(throws: AttestKitError.code(.receiptKeyMismatch)) {
+            try await verifier.verify(
+                vector.bytes, appID: AppID(#require(vector.appId)), keyID: otherKey,
+                attestedCertificateDER: Array(receipt.attestedCertificateDER.dropLast()), maximumAge: nil, at: time)
+        }
+    }
+
+    // MARK: - Helpers
+
+    @discardableResult
+    static func verify(
+        _ vector: TestVector,
+        with verifier: ReceiptVerifier? = nil,
+        bytes: [UInt8]? = nil,
+        appID: AppID? = nil,
+        keyID: KeyID? = nil,
+        expectedType: Receipt.ReceiptType? = nil,
+        environment: AppAttestEnvironment? = nil,
+        maximumAge: TimeInterval? = nil,
+        at time: Date? = nil
+    ) async throws -> Receipt {
+        let verifier = try verifier ?? ReceiptVerifier()
+        let configured = try #require(vector.environment.flatMap(AppAttestEnvironment.init(rawValue:)))
+        return try await verifier.verify(
+            bytes ?? vector.bytes,
+            appID: try appID ?? AppID(#require(vector.appId)),
+            keyID: try keyID ?? KeyID(string: #require(vector.keyId)),
+            expectedType: expectedType,
+            environment: environment ?? configured,
+            maximumAge: maximumAge,
+            at: try time ?? #require(vector.verificationTime))
+    }
+
+    /// Milliseconds since 1970 of a date.
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// Milliseconds since 1970 of `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, read independently of the library's parser.
+    static func milliseconds(_ text: String) -> Int64? {
+        let parts = text.dropLast().split(separator: ".", maxSplits: 1)
+        guard text.hasSuffix("Z"), let whole = parts.first,
+            let seconds = ISO8601DateFormatter().date(from: whole + "Z")
+        else { return nil }
+        let fraction = parts.count == 2 ? Int64((parts[1] + "000").prefix(3)) ?? 0 : 0
+        return Int64(seconds.timeIntervalSince1970) * 1000 + fraction
+    }
+}
