@@ -18,6 +18,20 @@ package struct ConformanceOutcome: Encodable, Sendable, Equatable {
     /// A human-readable reason for rejects (not part of the stable contract).
     package var reason: String?
 
+    /// Creates an outcome.
+    package init(
+        name: String, outcome: Kind, check: String? = nil, code: String? = nil, counter: UInt32? = nil,
+        fields: [String: String]? = nil, reason: String? = nil
+    ) {
+        self.name = name
+        self.outcome = outcome
+        self.check = check
+        self.code = code
+        self.counter = counter
+        self.fields = fields
+        self.reason = reason
+    }
+
     /// The outcome in the `expect` notation: `valid`, `parse-only` or `reject:<check>`.
     package var expectation: String {
         switch outcome {

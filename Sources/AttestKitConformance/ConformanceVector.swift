@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One conformance vector: the schema of the real-device vectors (`Tests/AttestKitTests/Vectors/README.md`).
 ///

@@ -89,22 +89,40 @@ import Testing
         }
     }
 
-    @Test func signerCertificateExpiryHasOneSecondPrecision() async throws {
-        let notAfter = try #require(TestVectors.parseDate("2025-03-28T18:39:51Z"))
-        _ = try await Self.verify(Self.attest2024, at: notAfter.addingTimeInterval(60 - 1))
-        let error = await #expect(throws: AttestKitError.code(.receiptCertificateExpired)) {
-            try await Self.verify(Self.attest2024, at: notAfter.addingTimeInterval(60 + 1))
+    /// The signer chain is judged at the receipt's creation time (the moment Apple signed), to the second,
+    /// with leeway; the synthetic signer is valid from 2025-01-01 to 2026-01-01.
+    @Test(arguments: [
+        ("2025-12-31T23:59:59Z", 0.0, nil), ("2026-01-01T00:00:01Z", 0.0, AttestKitError.Code.receiptCertificateExpired),
+        ("2026-01-01T00:00:59Z", 60.0, nil), ("2026-01-01T00:01:01Z", 60.0, .receiptCertificateExpired),
+        ("2025-01-01T00:00:01Z", 0.0, nil), ("2024-12-31T23:59:59Z", 0.0, .receiptCertificateNotYetValid),
+        ("2024-12-31T23:59:01Z", 60.0, nil), ("2024-12-31T23:58:59Z", 60.0, .receiptCertificateNotYetValid),
+    ] as [(String, TimeInterval, AttestKitError.Code?)])
+    func signerValidityIsJudgedAtTheCreationTime(creation: String, leeway: TimeInterval, failure: AttestKitError.Code?)
+        async throws
+    {
+        let synthetic = SyntheticReceipts.shared
+        let bytes = try synthetic.receipt(payload: SyntheticReceipts.payload(synthetic.fields(creationTime: creation)))
+        let verify = {
+            try await ReceiptVerifier(anchor: synthetic.anchor, leeway: leeway).verify(
+                bytes, appID: try AppID("TEAM123456.com.example.app"), keyID: synthetic.keyID, maximumAge: nil,
+                at: SyntheticReceipts.validTime)
         }
+        guard let failure else {
+            _ = try await verify()
+            return
+        }
+        let error = await #expect(throws: AttestKitError.code(failure)) { try await verify() }
         #expect(abs((error?.secondsOutside ?? 0) - 1) < 0.001)
     }
 
-    @Test func signerCertificateNotYetValidHasOneSecondPrecision() async throws {
-        let notBefore = try #require(TestVectors.parseDate("2024-02-27T18:39:52Z"))
-        _ = try await Self.verify(Self.attest2024, at: notBefore.addingTimeInterval(-60 + 1))
-        let error = await #expect(throws: AttestKitError.code(.receiptCertificateNotYetValid)) {
-            try await Self.verify(Self.attest2024, at: notBefore.addingTimeInterval(-60 - 1))
+    /// A stored receipt stays verifiable after Apple rotates the signing certificate: the verification time
+    /// governs only the maximum-age check.
+    @Test func aStoredReceiptVerifiesAfterItsSignerExpired() async throws {
+        let signerNotAfter = try #require(TestVectors.parseDate("2025-03-28T18:39:51Z"))
+        _ = try await Self.verify(Self.attest2024, at: signerNotAfter.addingTimeInterval(86_400 * 365))
+        await #expect(throws: AttestKitError.code(.receiptTooOld)) {
+            try await Self.verify(Self.attest2024, maximumAge: 300, at: signerNotAfter.addingTimeInterval(86_400 * 365))
         }
-        #expect(abs((error?.secondsOutside ?? 0) - 1) < 0.001)
     }
 
     @Test func maximumAgeBoundaries() async throws {

@@ -1,5 +1,6 @@
 public import Foundation
 import Crypto
+import SwiftASN1
 import X509
 
 /// Verifies App Attest attestation objects: Apple's nine steps, the embedded receipt, and an explicit
@@ -68,7 +69,11 @@ public struct AttestationVerifier: Sendable {
             self.leeway = max(0, leeway)
             self.receiptPolicy = receiptPolicy
             self.receiptMaximumAge = receiptMaximumAge
-            self.trustAnchors = try trustAnchors ?? .apple()
+            if let trustAnchors {
+                self.trustAnchors = trustAnchors
+            } else {
+                self.trustAnchors = try .apple()
+            }
         }
     }
 
@@ -138,7 +143,7 @@ public struct AttestationVerifier: Sendable {
             var hasher = SHA256()
             hasher.update(data: authenticatorData.bytes)
             hasher.update(data: clientDataHash)
-            guard ConstantTime.equal(hasher.finalize(), nonce) else {
+            guard ConstantTime.equal(Array(hasher.finalize()), nonce) else {
                 throw AttestKitError(.nonceMismatch, "the certificate nonce is not SHA-256(authData ‖ clientDataHash)")
             }
         }
@@ -190,9 +195,9 @@ public struct AttestationVerifier: Sendable {
                 return nil
             }
             return try await receipts.verify(
-                bytes, appID: appID, keyID: keyID, expectedType: .attest, environment: environment,
-                maximumAge: configuration.receiptMaximumAge, at: time,
-                attestedCertificateDER: object.certificates[0])
+                bytes, appID: appID, keyID: keyID, attestedCertificateDER: object.certificates[0],
+                expectedType: .attest, environment: environment, maximumAge: configuration.receiptMaximumAge,
+                at: time)
         }
     }
 

@@ -193,3 +193,12 @@ extension Receipt {
         return number
     }
 }
+
+extension Receipt {
+    /// Parses a receipt's container and payload **without verifying anything**, for inspection tools.
+    /// Never trust the result: use ``ReceiptVerifier`` for decisions.
+    package static func parseUnverified(_ bytes: [UInt8]) throws(AttestKitError) -> (ReceiptContainer, Receipt) {
+        let container = try ReceiptContainer(berEncoded: bytes)
+        return (container, try Receipt(payload: container.content, bytes: bytes))
+    }
+}

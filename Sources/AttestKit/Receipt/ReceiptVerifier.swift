@@ -7,18 +7,21 @@ import X509
 /// payload against the App ID, key and expectations of the caller (SPEC.md §4).
 ///
 /// The checks run in this order, and the first failure is thrown:
-/// 1. the signer certificate, picked by the signer identifier, chains through an embedded intermediate to the
-///    pinned anchor at the verification time, with ``leeway`` on every validity window (the embedded copy of
-///    the root is ignored);
-/// 2. the signature verifies under the signer's P-256 key, over the raw content or, when signed attributes are
-///    present, over them or else over the raw content (Apple's 2020 receipts); a messageDigest attribute must
-///    equal SHA-256 of the content;
-/// 3. the payload parses (``Receipt``);
+/// 1. the container parses, and the signature verifies under the P-256 key of the signer certificate (picked by
+///    the signer identifier), over the raw content or, when signed attributes are present, over them or else
+///    over the raw content (Apple's 2020 receipts); a messageDigest attribute must equal SHA-256 of the content;
+/// 2. the payload parses (``Receipt``);
+/// 3. the signer certificate chains through an embedded intermediate to the pinned anchor **at the receipt's
+///    creation time** (field 12, which the signature covers), with ``leeway`` on every validity window (the
+///    embedded copy of the root is ignored). Apple rotates the signing certificate yearly while receipts live
+///    90 days and are re-verified from storage before each exchange, so the signer is judged at the moment it
+///    signed, as for any signature with a trusted signing time;
 /// 4. its App ID is the expected one;
 /// 5. its attested certificate holds the key named by the key identifier;
 /// 6. its type is the expected one, if one is given;
 /// 7. its environment field, when present, matches the expected environment, if one is given;
-/// 8. when a maximum age is given, its creation time is neither in the future nor too old (both with leeway).
+/// 8. when a maximum age is given, its creation time is neither after the verification time nor older than the
+///    maximum age (both with leeway): this is how a fresh receipt is told from a stored one.
 ///
 /// A verification costs two P-256 signature checks (the signer certificate and the content; three for 2020
 /// receipts with signed attributes) plus parsing: the intermediate's own verification against the root is
@@ -57,7 +60,7 @@ public struct ReceiptVerifier: Sendable {
     ///   - environment: The environment the receipt must belong to, when it names one; `nil` accepts both.
     ///   - maximumAge: How old the receipt may be at `time`, e.g. 300 s for a fresh one (Apple's advice).
     ///     `nil` skips the creation-time check, for receipts re-verified from storage.
-    ///   - time: The moment to verify at.
+    ///   - time: The moment to verify at: the maximum-age check compares the creation time with it.
     /// - Returns: The verified payload.
     /// - Throws: ``AttestKitError`` with a `receipt*` code (or ``AttestKitError/Code/inputTooLarge`` or
     ///   ``AttestKitError/Code/environmentMismatch``); time failures carry ``AttestKitError/secondsOutside``.
@@ -95,9 +98,10 @@ public struct ReceiptVerifier: Sendable {
         }
         let bytes = Array(bytes)
         let container = try ReceiptContainer(berEncoded: bytes)
-        try await chain.validate(leaf: container.signer, candidates: container.certificates, at: time, leeway: leeway)
         _ = try container.verifySignature()
         let receipt = try Receipt(payload: container.content, bytes: bytes)
+        try await chain.validate(
+            leaf: container.signer, candidates: container.certificates, at: receipt.creationTime, leeway: leeway)
 
         guard receipt.appID == appID.description else {
             throw AttestKitError(.receiptAppIdMismatch, "the receipt is for another App ID")

@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitConformance
 import Crypto
 import Foundation
+import SwiftASN1
 
 /// The measured operations, prepared once: inputs decoded, keys parsed, verifiers built.
 struct BenchOperations: Sendable {

@@ -1,6 +1,7 @@
 import AttestKit
 import Crypto
 import Foundation
+import SwiftASN1
 import X509
 
 /// Builds an ``InspectionNode`` tree for an App Attest object, verifying nothing.

@@ -15,7 +15,7 @@ struct TestVector: Codable, Sendable, CustomTestStringConvertible {
     }
 
     /// Attestations: facts an independent decoder read from the authenticator data.
-    struct Decoded: Decodable, Sendable {
+    struct Decoded: Codable, Sendable {
         var authDataLength: Int
         var counter: Int
         /// The AAGUID as text (`appattest` plus seven NULs, or `appattestdevelop`).
