@@ -58,7 +58,8 @@ struct VerifyCommand: AsyncParsableCommand {
                 let vector = try JSONDecoder().decode(ConformanceVector.self, from: data)
                 outcome = await runner.evaluate(vector)
             } catch {
-                outcome = ConformanceOutcome(name: entry.name, outcome: .reject, check: "format", code: "vector_unreadable")
+                outcome = ConformanceOutcome(
+                    name: entry.name, outcome: .reject, check: "format", code: "vector_unreadable")
             }
             let ok = outcome.expectation == entry.expect
             if ok { passed += 1 } else { failed += 1 }

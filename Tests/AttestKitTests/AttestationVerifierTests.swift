@@ -198,7 +198,8 @@ import X509
 
     static func range(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
         guard needle.count <= haystack.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start..<start + needle.count].elementsEqual(needle) {
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start..<start + needle.count].elementsEqual(needle) {
             return start..<start + needle.count
         }
         return nil

@@ -68,18 +68,21 @@ import Testing
         #expect(throws: AttestKitError.code(.receiptMalformed)) { try Self.parse(Self.fields + padding) }
     }
 
-    @Test(arguments: [[], [0x31, 0x00], [0x30, 0x00], [0x31, 0x03, 0x30, 0x01, 0x02], [0x31, 0x80, 0x00, 0x00, 0x00]])
+    @Test(arguments: [
+        [], [0x31, 0x00], [0x30, 0x00], [0x31, 0x03, 0x30, 0x01, 0x02], [0x31, 0x80, 0x00, 0x00, 0x00],
+    ])
     func aPayloadThatIsNotAnAttributeSetIsRejected(_ payload: [UInt8]) throws {
         #expect(throws: AttestKitError.code(.receiptMalformed)) { try Receipt(payload: payload[...], bytes: payload) }
     }
 
     // MARK: - Timestamps
 
-    @Test(arguments: [
-        ("2021-01-23T12:13:35.801Z", 1_611_404_015_801), ("2020-11-27T22:41:40.46Z", 1_606_516_900_460),
-        ("2020-10-03T09:13:53.5Z", 1_601_716_433_500), ("2024-02-29T00:00:00Z", 1_709_164_800_000),
-        ("1970-01-01T00:00:00.000000001Z", 0), ("2000-12-31T23:59:59.999Z", 978_307_199_999),
-    ] as [(String, Int64)])
+    @Test(
+        arguments: [
+            ("2021-01-23T12:13:35.801Z", 1_611_404_015_801), ("2020-11-27T22:41:40.46Z", 1_606_516_900_460),
+            ("2020-10-03T09:13:53.5Z", 1_601_716_433_500), ("2024-02-29T00:00:00Z", 1_709_164_800_000),
+            ("1970-01-01T00:00:00.000000001Z", 0), ("2000-12-31T23:59:59.999Z", 978_307_199_999),
+        ] as [(String, Int64)])
     func timestampsParseToTheMillisecond(_ text: String, _ milliseconds: Int64) throws {
         let date = try #require(ReceiptTimestamp.parse(Array(text.utf8)[...]))
         #expect(ReceiptTests.milliseconds(date) == milliseconds)

@@ -91,12 +91,14 @@ import Testing
 
     /// The signer chain is judged at the receipt's creation time (the moment Apple signed), to the second,
     /// with leeway; the synthetic signer is valid from 2025-01-01 to 2026-01-01.
-    @Test(arguments: [
-        ("2025-12-31T23:59:59Z", 0.0, nil), ("2026-01-01T00:00:01Z", 0.0, AttestKitError.Code.receiptCertificateExpired),
-        ("2026-01-01T00:00:59Z", 60.0, nil), ("2026-01-01T00:01:01Z", 60.0, .receiptCertificateExpired),
-        ("2025-01-01T00:00:01Z", 0.0, nil), ("2024-12-31T23:59:59Z", 0.0, .receiptCertificateNotYetValid),
-        ("2024-12-31T23:59:01Z", 60.0, nil), ("2024-12-31T23:58:59Z", 60.0, .receiptCertificateNotYetValid),
-    ] as [(String, TimeInterval, AttestKitError.Code?)])
+    @Test(
+        arguments: [
+            ("2025-12-31T23:59:59Z", 0.0, nil),
+            ("2026-01-01T00:00:01Z", 0.0, AttestKitError.Code.receiptCertificateExpired),
+            ("2026-01-01T00:00:59Z", 60.0, nil), ("2026-01-01T00:01:01Z", 60.0, .receiptCertificateExpired),
+            ("2025-01-01T00:00:01Z", 0.0, nil), ("2024-12-31T23:59:59Z", 0.0, .receiptCertificateNotYetValid),
+            ("2024-12-31T23:59:01Z", 60.0, nil), ("2024-12-31T23:58:59Z", 60.0, .receiptCertificateNotYetValid),
+        ] as [(String, TimeInterval, AttestKitError.Code?)])
     func signerValidityIsJudgedAtTheCreationTime(creation: String, leeway: TimeInterval, failure: AttestKitError.Code?)
         async throws
     {

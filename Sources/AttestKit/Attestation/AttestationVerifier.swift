@@ -151,7 +151,8 @@ public struct AttestationVerifier: Sendable {
         let appID = try matchingAppID(authenticatorData.rpIDHash)
         // Step 7: a fresh key has never signed.
         guard authenticatorData.signCount == 0 else {
-            throw AttestKitError(.counterNotZero, "an attestation's sign count is 0, got \(authenticatorData.signCount)")
+            throw AttestKitError(
+                .counterNotZero, "an attestation's sign count is 0, got \(authenticatorData.signCount)")
         }
         // Step 8: the environment is allowed.
         guard let environment = credential.environment else {
@@ -159,7 +160,8 @@ public struct AttestationVerifier: Sendable {
         }
         guard configuration.environments.allows(environment) else {
             throw AttestKitError(
-                .environmentMismatch, "the key is from \(environment.rawValue), the policy allows \(configuration.environments)")
+                .environmentMismatch,
+                "the key is from \(environment.rawValue), the policy allows \(configuration.environments)")
         }
         // Step 9: the credential is the key.
         guard ConstantTime.equal(credential.credentialID, keyID.bytes) else {

@@ -33,7 +33,9 @@ package final class CertificateCache: Sendable {
     ///
     /// - Throws: What `Certificate(derEncoded:)` throws for bytes that are not a DER certificate.
     package func certificate(derEncoded der: ArraySlice<UInt8>) throws -> Certificate {
-        if let cached = entries.withLock({ entries in entries.first { $0.der.count == der.count && $0.der.elementsEqual(der) } }) {
+        if let cached = entries.withLock({ entries in
+            entries.first { $0.der.count == der.count && $0.der.elementsEqual(der) }
+        }) {
             return cached.certificate
         }
         // Parse from a copy, so that the cached value does not keep the caller's whole buffer alive.

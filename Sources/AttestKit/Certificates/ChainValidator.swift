@@ -13,8 +13,11 @@ import SwiftASN1
 package struct ChainValidator: Sendable {
     /// The error codes a validator reports: attestation chains and receipt signer chains differ.
     package struct Codes: Sendable {
+        /// The chain does not lead to the anchor.
         package var untrusted: AttestKitError.Code
+        /// A certificate had expired at the validation time.
         package var expired: AttestKitError.Code
+        /// A certificate was not yet valid at the validation time.
         package var notYetValid: AttestKitError.Code
 
         /// Codes for the App Attest credential certificate chain.

@@ -13,9 +13,12 @@ extension AttestKitError {
             self.check = check
         }
 
+        /// The stable string.
         public var description: String { rawValue }
 
+        /// Codes are equal when their strings are.
         public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
+        /// Hashes the string.
         public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
         /// Every code, for documentation and exhaustive tests.

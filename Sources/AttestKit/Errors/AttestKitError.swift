@@ -45,10 +45,12 @@ public struct AttestKitError: Error, Sendable, Hashable, CustomStringConvertible
         "\(code.rawValue): \(reason)"
     }
 
+    /// Errors are equal when their codes are equal.
     public static func == (lhs: AttestKitError, rhs: AttestKitError) -> Bool {
         lhs.code == rhs.code
     }
 
+    /// Hashes the code only, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
     }
@@ -89,6 +91,7 @@ extension AttestKitError {
         /// Malformed or out-of-bounds input.
         public static let format = Check(rawValue: "format")
 
+        /// The check's name.
         public var description: String { rawValue }
     }
 }

@@ -49,6 +49,7 @@ public struct EnvironmentPolicy: Sendable, Hashable, CustomStringConvertible {
     /// Whether `environment` is accepted.
     public func allows(_ environment: AppAttestEnvironment) -> Bool { allowed.contains(environment) }
 
+    /// `production`, `development` or `production+development`.
     public var description: String {
         allowed.count == 2 ? "production+development" : (allowed.first?.rawValue ?? "none")
     }

@@ -38,9 +38,11 @@ public struct KeyID: Sendable, Hashable, CustomStringConvertible {
     /// The same as ``base64``.
     public var description: String { base64 }
 
+    /// Compares the 32 bytes in constant time.
     public static func == (lhs: KeyID, rhs: KeyID) -> Bool {
         ConstantTime.equal(lhs.bytes, rhs.bytes)
     }
 
+    /// Hashes the bytes.
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 }

@@ -51,7 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
             print(String(decoding: try encoder.encode(rows), as: UTF8.self))
         } else {
             #if DEBUG
-            print("warning: debug build; run `swift run -c release attestkit bench` for meaningful numbers")
+                print("warning: debug build; run `swift run -c release attestkit bench` for meaningful numbers")
             #endif
             print("operation                   µs/op   floor (µs)           ratio")
             for row in rows {
@@ -71,7 +71,9 @@ struct BenchRow: Encodable {
     var floorName: String?
     var ratio: Double? { floor.map { micros / $0 } }
 
-    enum CodingKeys: String, CodingKey { case name, micros = "microseconds", floor = "floor_microseconds", floorName = "floor", ratio }
+    enum CodingKeys: String, CodingKey {
+        case name, micros = "microseconds", floor = "floor_microseconds", floorName = "floor", ratio
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

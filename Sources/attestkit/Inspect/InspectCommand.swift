@@ -36,7 +36,8 @@ struct InspectCommand: AsyncParsableCommand {
     /// Base64 text (with or without line breaks) is decoded; anything else is taken as raw bytes.
     static func decodeIfText(_ bytes: [UInt8]) -> [UInt8] {
         let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
-        guard !text.isEmpty, text.utf8.count == bytes.filter({ !($0 == 0x0A || $0 == 0x0D || $0 == 0x20 || $0 == 0x09) }).count,
+        guard !text.isEmpty,
+            text.utf8.count == bytes.filter({ !($0 == 0x0A || $0 == 0x0D || $0 == 0x20 || $0 == 0x09) }).count,
             let decoded = Base64.decode(text)
         else { return bytes }
         return decoded

@@ -44,7 +44,8 @@ enum Inspector {
             }
         }
         if let receipt = object.receipt {
-            children.append((try? Self.receipt(receipt)) ?? InspectionNode("receipt", "\(receipt.count) bytes, does not parse"))
+            children.append(
+                (try? Self.receipt(receipt)) ?? InspectionNode("receipt", "\(receipt.count) bytes, does not parse"))
         } else {
             children.append(InspectionNode("receipt", "absent"))
         }
@@ -68,20 +69,28 @@ enum Inspector {
         if data.flags.contains(.extensionData) { flags.append("ED") }
         var children = [
             InspectionNode("rpIdHash", Hex.encode(data.rpIDHash)),
-            InspectionNode("flags", String(format: "0x%02x", data.flags.rawValue) + " (\(flags.joined(separator: " ")))"),
+            InspectionNode(
+                "flags", String(format: "0x%02x", data.flags.rawValue) + " (\(flags.joined(separator: " ")))"),
             InspectionNode("signCount", String(data.signCount)),
         ]
         if let credential = data.attestedCredential {
-            children.append(InspectionNode("aaguid", "\(printable(credential.aaguid)) (\(credential.environment?.rawValue ?? "unknown"))"))
+            children.append(
+                InspectionNode(
+                    "aaguid", "\(printable(credential.aaguid)) (\(credential.environment?.rawValue ?? "unknown"))"))
             children.append(InspectionNode("credentialId", Base64.encode(credential.credentialID)))
             children.append(
                 InspectionNode(
                     "credentialPublicKey", "COSE EC2 P-256",
-                    [InspectionNode("x", Hex.encode(credential.publicKey.x)), InspectionNode("y", Hex.encode(credential.publicKey.y))]))
+                    [
+                        InspectionNode("x", Hex.encode(credential.publicKey.x)),
+                        InspectionNode("y", Hex.encode(credential.publicKey.y)),
+                    ]))
         }
         if let extensions = data.extensions {
             var entries: [InspectionNode] = []
-            if let version = extensions.bundleVersion { entries.append(InspectionNode("apple_bundle_version_01", version)) }
+            if let version = extensions.bundleVersion {
+                entries.append(InspectionNode("apple_bundle_version_01", version))
+            }
             if let category = extensions.validationCategory {
                 entries.append(InspectionNode("apple_validation_category_01", String(category)))
             }
@@ -116,7 +125,9 @@ enum Inspector {
             case AppAttestDeviceExtension.oid:
                 let device = try? AppAttestDeviceExtension(ext)
                 let fields = (device?.textFields ?? [:]).sorted { $0.key < $1.key }.map {
-                    InspectionNode("[\($0.key)]", $0.value + ($0.key == AppAttestDeviceExtension.osVersionTag ? " (OS version)" : ""))
+                    InspectionNode(
+                        "[\($0.key)]",
+                        $0.value + ($0.key == AppAttestDeviceExtension.osVersionTag ? " (OS version)" : ""))
                 }
                 extensions.append(InspectionNode(name, "device information", fields))
             default:
@@ -130,12 +141,15 @@ enum Inspector {
     static func receipt(_ bytes: [UInt8]) throws -> InspectionNode {
         let (container, receipt) = try Receipt.parseUnverified(bytes)
         var children = [
-            InspectionNode("encoding", container.encoding == .definiteLength ? "DER/definite lengths" : "BER/indefinite lengths"),
+            InspectionNode(
+                "encoding", container.encoding == .definiteLength ? "DER/definite lengths" : "BER/indefinite lengths"),
             InspectionNode("signedAttributes", container.signedAttributes == nil ? "absent" : "present (2020-style)"),
             InspectionNode("signer", container.signer.subject.description),
         ]
         for (index, certificate) in container.certificates.enumerated() {
-            children.append(InspectionNode("certificates[\(index)]", "\(certificate.subject) until \(iso(certificate.notValidAfter))"))
+            children.append(
+                InspectionNode(
+                    "certificates[\(index)]", "\(certificate.subject) until \(iso(certificate.notValidAfter))"))
         }
         var fields = [
             InspectionNode("2 appId", receipt.appID),
@@ -148,7 +162,9 @@ enum Inspector {
         fields.append(InspectionNode("12 creationTime", iso(receipt.creationTime)))
         if let risk = receipt.riskMetric { fields.append(InspectionNode("17 riskMetric", String(risk))) }
         if let notBefore = receipt.notBefore { fields.append(InspectionNode("19 notBefore", iso(notBefore))) }
-        if let expiration = receipt.expirationTime { fields.append(InspectionNode("21 expirationTime", iso(expiration))) }
+        if let expiration = receipt.expirationTime {
+            fields.append(InspectionNode("21 expirationTime", iso(expiration)))
+        }
         if let key = try? Certificate(derEncoded: receipt.attestedCertificateDER),
             let publicKey = P256.Signing.PublicKey(key.publicKey)
         {
