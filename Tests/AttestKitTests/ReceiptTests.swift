@@ -1,4 +1,5 @@
 import Foundation
+import SwiftASN1
 import Testing
 
 @testable import AttestKit
@@ -115,6 +116,34 @@ import Testing
         }
         let error = await #expect(throws: AttestKitError.code(failure)) { try await verify() }
         #expect(abs((error?.secondsOutside ?? 0) - 1) < 0.001)
+    }
+
+    /// The signer's verified signature is cached per process; its validity window and its bytes are still
+    /// checked on every call.
+    @Test func aCachedSignerIsStillCheckedForTimeAndTampering() async throws {
+        let synthetic = SyntheticReceipts.shared
+        let verifier = ReceiptVerifier(anchor: synthetic.anchor, leeway: 0)
+        let appID = try AppID("TEAM123456.com.example.app")
+        let receipt = { (creation: String) in
+            try synthetic.receipt(payload: SyntheticReceipts.payload(synthetic.fields(creationTime: creation)))
+        }
+        let verify = { (bytes: [UInt8]) in
+            try await verifier.verify(
+                bytes, appID: appID, keyID: synthetic.keyID, maximumAge: nil, at: SyntheticReceipts.validTime)
+        }
+        _ = try await verify(try receipt("2025-06-15T10:00:00Z"))
+        _ = try await verify(try receipt("2025-06-15T10:00:00Z"))
+        await #expect(throws: AttestKitError.code(.receiptCertificateExpired)) {
+            try await verify(try receipt("2026-01-01T00:00:01Z"))
+        }
+        var serializer = DER.Serializer()
+        try serializer.serialize(synthetic.signer)
+        let signerDER = serializer.serializedBytes
+        var tampered = try receipt("2025-06-15T10:00:00Z")
+        let start = try #require(
+            (0...(tampered.count - signerDER.count)).first { tampered[$0..<$0 + signerDER.count].elementsEqual(signerDER) })
+        tampered[start + signerDER.count - 1] ^= 0x01  // last byte of the signer certificate's signature
+        await #expect(throws: AttestKitError.self) { try await verify(tampered) }
     }
 
     /// A stored receipt stays verifiable after Apple rotates the signing certificate: the verification time

@@ -4,12 +4,12 @@ import Synchronization
 import SwiftASN1
 
 /// Validates `leaf ← intermediate ← anchor` chains with swift-certificates, checking validity windows
-/// with a clock-skew leeway, and caching the (constant) intermediate's verification per process.
+/// with a clock-skew leeway, and caching verified signatures per process.
 ///
-/// The intermediate's signature and CA constraints do not depend on time, so once an intermediate has
-/// been verified against the anchor it is kept (by DER bytes, a bounded number of them) and used as
-/// the trust root for later chains. Validity windows of every certificate, anchor included, are
-/// checked on every call.
+/// A certificate's signature and CA constraints do not depend on time, so once a link (certificate,
+/// issuer) has verified it is kept (a bounded number of them) and not verified again: the constant
+/// intermediate always, the leaf when the caller asks (receipt signers). Validity windows of every
+/// certificate, anchor included, are checked on every call.
 package struct ChainValidator: Sendable {
     /// The error codes a validator reports: attestation chains and receipt signer chains differ.
     package struct Codes: Sendable {
@@ -32,13 +32,21 @@ package struct ChainValidator: Sendable {
     /// The pinned root.
     package let anchor: TrustAnchor
     private let codes: Codes
-    private let cache: IntermediateCache
+    private let cachesLeaves: Bool
+    private let cache: VerifiedLinkCache
 
     /// Creates a validator for chains ending at `anchor`.
-    package init(anchor: TrustAnchor, codes: Codes) {
+    ///
+    /// - Parameters:
+    ///   - anchor: The pinned root.
+    ///   - codes: The error codes to report.
+    ///   - cachesLeaves: Whether a leaf's verified signature is also kept. Worth it when few leaves sign many
+    ///     objects (Apple's receipt signer rotates yearly); not for App Attest credential certificates, one per key.
+    package init(anchor: TrustAnchor, codes: Codes, cachesLeaves: Bool = false) {
         self.anchor = anchor
         self.codes = codes
-        self.cache = IntermediateCache.shared
+        self.cachesLeaves = cachesLeaves
+        self.cache = VerifiedLinkCache.shared
     }
 
     /// Validates `leaf`, issued by one of `candidates`, itself issued by the anchor.
@@ -62,8 +70,12 @@ package struct ChainValidator: Sendable {
         for intermediate in issuers {
             do {
                 try checkValidity(of: [leaf, intermediate, anchor.certificate], at: time, leeway: leeway)
-                let trusted = try await verifiedIntermediate(intermediate)
-                try await verify(leaf: leaf, anchoredAt: trusted)
+                try await verifyLink(intermediate, issuedBy: anchor.certificate)
+                if cachesLeaves {
+                    try await verifyLink(leaf, issuedBy: intermediate)
+                } else {
+                    try await verify(leaf: leaf, anchoredAt: intermediate)
+                }
                 return
             } catch {
                 lastError = error
@@ -94,11 +106,14 @@ package struct ChainValidator: Sendable {
         }
     }
 
-    private func verifiedIntermediate(_ intermediate: Certificate) async throws(AttestKitError) -> Certificate {
-        if cache.contains(intermediate, anchor: anchor) { return intermediate }
-        try await verify(leaf: intermediate, anchoredAt: anchor.certificate)
-        cache.insert(intermediate, anchor: anchor)
-        return intermediate
+    /// Verifies that `issuer` signed `certificate` (with the RFC 5280 structure checks), once per process:
+    /// a signature does not depend on time, so a verified link is kept and only validity windows are
+    /// checked again on later calls.
+    private func verifyLink(_ certificate: Certificate, issuedBy issuer: Certificate) async throws(AttestKitError) {
+        let link = VerifiedLinkCache.Link(anchor: anchor.sha256, certificate: certificate, issuer: issuer)
+        if cache.contains(link) { return }
+        try await verify(leaf: certificate, anchoredAt: issuer)
+        cache.insert(link)
     }
 
     /// Signature, structure and critical-extension checks of RFC 5280 (validity windows are checked above,
@@ -125,30 +140,29 @@ private struct ExactChainLengthPolicy: VerifierPolicy {
     }
 }
 
-/// Process-wide set of intermediates already verified against an anchor. Bounded: a stranger cannot
-/// grow it, because only intermediates that verified against a pinned anchor are inserted.
-private final class IntermediateCache: Sendable {
-    static let shared = IntermediateCache()
+/// Process-wide set of certificate links (certificate, issuer) already verified under an anchor. Bounded,
+/// and a stranger cannot fill it: only links that verified up to a pinned anchor are inserted.
+private final class VerifiedLinkCache: Sendable {
+    static let shared = VerifiedLinkCache()
     private static let capacity = 32
 
-    private struct Entry: Hashable {
+    struct Link: Hashable {
         let anchor: [UInt8]
-        let intermediate: Certificate
+        let certificate: Certificate
+        let issuer: Certificate
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let links = Mutex<[Link]>([])
 
-    func contains(_ intermediate: Certificate, anchor: TrustAnchor) -> Bool {
-        let entry = Entry(anchor: anchor.sha256, intermediate: intermediate)
-        return entries.withLock { $0.contains(entry) }
+    func contains(_ link: Link) -> Bool {
+        links.withLock { $0.contains(link) }
     }
 
-    func insert(_ intermediate: Certificate, anchor: TrustAnchor) {
-        let entry = Entry(anchor: anchor.sha256, intermediate: intermediate)
-        entries.withLock { entries in
-            guard !entries.contains(entry) else { return }
-            if entries.count >= Self.capacity { entries.removeFirst() }
-            entries.append(entry)
+    func insert(_ link: Link) {
+        links.withLock { links in
+            guard !links.contains(link) else { return }
+            if links.count >= Self.capacity { links.removeFirst() }
+            links.append(link)
         }
     }
 }

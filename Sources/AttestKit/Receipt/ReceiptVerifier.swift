@@ -23,9 +23,10 @@ import X509
 /// 8. when a maximum age is given, its creation time is neither after the verification time nor older than the
 ///    maximum age (both with leeway): this is how a fresh receipt is told from a stored one.
 ///
-/// A verification costs two P-256 signature checks (the signer certificate and the content; three for 2020
-/// receipts with signed attributes) plus parsing: the intermediate's own verification against the root is
-/// cached per process, and so are the parsed certificates Apple embeds in every receipt.
+/// A verification costs one P-256 signature check (the content; two for 2020 receipts with signed attributes)
+/// plus parsing: the signer certificate, which Apple reuses for a year, and the intermediate are verified once
+/// per process (their validity windows on every call), and the certificates Apple embeds in every receipt
+/// are parsed once.
 public struct ReceiptVerifier: Sendable {
     /// Seconds of clock skew tolerated on certificate validity windows and on the creation time.
     public let leeway: TimeInterval
@@ -38,7 +39,7 @@ public struct ReceiptVerifier: Sendable {
     ///   - leeway: Seconds of clock skew tolerated; 60 by default.
     public init(anchor: TrustAnchor, leeway: TimeInterval = 60) {
         self.leeway = leeway
-        self.chain = ChainValidator(anchor: anchor, codes: .receipt)
+        self.chain = ChainValidator(anchor: anchor, codes: .receipt, cachesLeaves: true)
     }
 
     /// Creates a verifier for Apple's receipts, anchored at the pinned Apple Root CA - G3.

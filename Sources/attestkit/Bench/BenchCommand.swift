@@ -22,44 +22,59 @@ struct BenchCommand: AsyncParsableCommand {
     var json = false
 
     @Option(name: .long, help: "Approximate seconds to spend per measurement.")
-    var seconds: Double = 0.6
+    var seconds: Double = 1.0
 
     func run() async throws {
         let fixtures = try BenchOperations()
-        var bench = Bench(secondsPerMeasurement: seconds)
-
-        let p256 = try await bench.measure("p256_verify", fixtures.p256Verify)
-        let p384 = try await bench.measure("p384_verify", fixtures.p384Verify)
-        let sha = try await bench.measure("sha256_1k", fixtures.sha256OneKiB)
-        let attestation = try await bench.measure("attestation_with_receipt", fixtures.attestation)
-        let assertion = try await bench.measure("assertion", fixtures.assertion)
-        let receipt = try await bench.measure("receipt", fixtures.receipt)
-
-        let rows: [BenchRow] = [
-            BenchRow(name: "p256_verify", micros: p256, floor: nil, floorName: nil),
-            BenchRow(name: "p384_verify", micros: p384, floor: nil, floorName: nil),
-            BenchRow(name: "sha256_1k", micros: sha, floor: nil, floorName: nil),
-            BenchRow(
-                name: "attestation_with_receipt", micros: attestation, floor: p384 + 2 * p256,
-                floorName: "p384 + 2 x p256"),
-            BenchRow(name: "assertion", micros: assertion, floor: p256, floorName: "p256"),
-            BenchRow(name: "receipt", micros: receipt, floor: 2 * p256, floorName: "2 x p256"),
+        let bench = Bench(secondsPerMeasurement: seconds)
+        let operations: [(String, () async throws -> Void)] = [
+            ("p256_verify", fixtures.p256Verify),
+            ("p384_verify", fixtures.p384Verify),
+            ("sha256_1k", fixtures.sha256OneKiB),
+            ("attestation_with_receipt", fixtures.attestation),
+            ("assertion", fixtures.assertion),
+            ("receipt", fixtures.receipt),
         ]
+        let rounds = try await bench.measure(operations)
+        let floors: [String: (String, ([String: Double]) -> Double)] = [
+            "attestation_with_receipt": ("p384 + 2 x p256", { $0["p384_verify", default: 0] + 2 * $0["p256_verify", default: 0] }),
+            "assertion": ("p256", { $0["p256_verify", default: 0] }),
+            "receipt": ("2 x p256", { 2 * $0["p256_verify", default: 0] }),
+        ]
+        let rows = operations.map { name, _ in
+            let micros = Bench.median(rounds.map { $0[name, default: 0] })
+            guard let (floorName, floor) = floors[name] else {
+                return BenchRow(name: name, micros: micros, floor: nil, floorName: nil, ratio: nil)
+            }
+            // Each round measures the operation and its floor back to back, so the ratio of a round is
+            // immune to load that changes between rounds; the report gives the median over rounds.
+            return BenchRow(
+                name: name, micros: micros, floor: Bench.median(rounds.map(floor)), floorName: floorName,
+                ratio: Bench.median(rounds.map { $0[name, default: 0] / max(floor($0), 1e-9) }))
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(rows), as: UTF8.self))
         } else {
             #if DEBUG
-                print("warning: debug build; run `swift run -c release attestkit bench` for meaningful numbers")
+            print("warning: debug build; run `swift run -c release attestkit bench` for meaningful numbers")
             #endif
-            print("operation                   µs/op   floor (µs)           ratio")
+            print(Self.pad("operation", 26) + Self.pad("µs/op", 10, left: true) + "   " + Self.pad("floor", 16) + "µs      ratio")
             for row in rows {
-                let floor = row.floor.map { String(format: "%8.1f  %-11@", $0, row.floorName ?? "") } ?? ""
-                let ratio = row.ratio.map { String(format: "%5.2f", $0) } ?? ""
-                print(String(format: "%-24@ %9.1f   ", row.name, row.micros) + floor + "  " + ratio)
+                var line = Self.pad(row.name, 26) + Self.pad(String(format: "%.1f", row.micros), 10, left: true)
+                if let floor = row.floor, let ratio = row.ratio {
+                    line += "   " + Self.pad(row.floorName ?? "", 16) + Self.pad(String(format: "%.1f", floor), 7, left: true)
+                    line += String(format: "  %5.2f", ratio)
+                }
+                print(line)
             }
         }
+    }
+
+    private static func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+        let padding = String(repeating: " ", count: max(0, width - text.count))
+        return left ? padding + text : text + padding
     }
 }
 
@@ -69,7 +84,7 @@ struct BenchRow: Encodable {
     var micros: Double
     var floor: Double?
     var floorName: String?
-    var ratio: Double? { floor.map { micros / $0 } }
+    var ratio: Double?
 
     enum CodingKeys: String, CodingKey {
         case name, micros = "microseconds", floor = "floor_microseconds", floorName = "floor", ratio
@@ -85,31 +100,47 @@ struct BenchRow: Encodable {
     }
 }
 
-/// Times a closure: the median per-operation time over several rounds.
+/// Times operations round-robin: every round runs each operation for a short slice, so that all of them,
+/// floors included, see the same machine load.
 struct Bench {
     var secondsPerMeasurement: Double
 
-    mutating func measure(_ name: String, _ body: () async throws -> Void) async throws -> Double {
+    /// Per round, microseconds per operation by name.
+    func measure(_ operations: [(String, () async throws -> Void)]) async throws -> [[String: Double]] {
         let clock = ContinuousClock()
-        // Warm up and size the rounds.
-        var iterations = 1
-        while true {
-            let elapsed = try await clock.measure { for _ in 0..<iterations { try await body() } }
-            if elapsed > .milliseconds(20) || iterations >= 1 << 20 { break }
-            iterations *= 2
+        let rounds = 15
+        let slice = max(secondsPerMeasurement / Double(rounds), 0.002)
+        // Warm up and size each operation's slice.
+        var iterations: [Int] = []
+        for (_, body) in operations {
+            var count = 1
+            while true {
+                let elapsed = try await clock.measure { for _ in 0..<count { try await body() } }
+                if Self.seconds(elapsed) >= slice / 4 || count >= 1 << 22 {
+                    iterations.append(max(1, Int(Double(count) * slice / max(Self.seconds(elapsed), 1e-9))))
+                    break
+                }
+                count *= 2
+            }
         }
-        let rounds = 7
-        let single = try await clock.measure { for _ in 0..<iterations { try await body() } }
-        let perRound = max(secondsPerMeasurement / Double(rounds), 0.005)
-        let seconds = Double(single.components.seconds) + Double(single.components.attoseconds) * 1e-18
-        let scaled = max(1, Int(Double(iterations) * perRound / max(seconds, 1e-9)))
-        var samples: [Double] = []
+        var results: [[String: Double]] = []
         for _ in 0..<rounds {
-            let elapsed = try await clock.measure { for _ in 0..<scaled { try await body() } }
-            let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-            samples.append(total * 1e6 / Double(scaled))
+            var round: [String: Double] = [:]
+            for ((name, body), count) in zip(operations, iterations) {
+                let elapsed = try await clock.measure { for _ in 0..<count { try await body() } }
+                round[name] = Self.seconds(elapsed) * 1e6 / Double(count)
+            }
+            results.append(round)
         }
-        samples.sort()
-        return samples[rounds / 2]
+        return results
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }
