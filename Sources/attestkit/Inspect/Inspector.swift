@@ -107,7 +107,7 @@ enum Inspector {
             InspectionNode("serial", Hex.encode(certificate.serialNumber.bytes)),
             InspectionNode("notBefore", iso(certificate.notValidBefore)),
             InspectionNode("notAfter", iso(certificate.notValidAfter)),
-            InspectionNode("signatureAlgorithm", certificate.signatureAlgorithm.description),
+            InspectionNode("signatureAlgorithm", certificate.signatureAlgorithm.description.replacingOccurrences(of: "SignatureAlgorithm.", with: "")),
         ]
         if let key = P256.Signing.PublicKey(certificate.publicKey) {
             children.append(InspectionNode("publicKey", "P-256 \(Hex.encode(key.x963Representation))"))
@@ -117,7 +117,8 @@ enum Inspector {
         }
         var extensions: [InspectionNode] = []
         for ext in certificate.extensions {
-            let name = ext.oid.description + (ext.critical ? " (critical)" : "")
+            let known = Self.extensionNames[ext.oid.description].map { " \($0)" } ?? ""
+            let name = ext.oid.description + known + (ext.critical ? " (critical)" : "")
             switch ext.oid {
             case AppAttestNonceExtension.oid:
                 let nonce = (try? AppAttestNonceExtension(ext)).map { "nonce " + Hex.encode($0.nonce) }
@@ -173,6 +174,15 @@ enum Inspector {
         children.append(InspectionNode("payload", nil, fields))
         return InspectionNode("receipt", "\(bytes.count) bytes", children)
     }
+
+    static let extensionNames = [
+        "2.5.29.19": "basicConstraints", "2.5.29.15": "keyUsage", "2.5.29.37": "extendedKeyUsage",
+        "2.5.29.14": "subjectKeyIdentifier", "2.5.29.35": "authorityKeyIdentifier",
+        "2.5.29.32": "certificatePolicies", "1.3.6.1.5.5.7.1.1": "authorityInfoAccess",
+        "1.2.840.113635.100.8.2": "App Attest nonce", "1.2.840.113635.100.8.5": "Apple (undocumented)",
+        "1.2.840.113635.100.8.6": "Apple key access control (undocumented)",
+        "1.2.840.113635.100.8.7": "Apple device information",
+    ]
 
     static func iso(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()

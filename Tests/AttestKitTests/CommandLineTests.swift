@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+/// The `attestkit` binary as a user runs it (built by `swift build --build-tests` beside the test bundle).
+@Suite struct CommandLineTests {
+    static let binary: URL? = {
+        let candidates = [
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
+        return candidates.map { $0.appendingPathComponent("attestkit") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    struct Run {
+        var status: Int32
+        var output: String
+    }
+
+    static func run(_ arguments: [String], input: String? = nil) throws -> Run {
+        struct MissingBinary: Error {}
+        guard let binary else {
+            Issue.record("the attestkit binary is not beside the tests: run `swift build --build-tests` first")
+            throw MissingBinary()
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let stdout = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = stdout
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    }
+
+    static func line(_ name: String) throws -> String {
+        String(decoding: try JSONEncoder().encode(TestVectors.named(name)), as: UTF8.self)
+    }
+
+    @Test func jsonlKeepsInputOrderAndRejectsMalformedLines() throws {
+        let names = [
+            "warden_ios17_iphone15_dev_assertion", "veehaitch_ios-14.2_attestation", "neg_veehaitch_ios14.2_wrong_appid",
+            "veehaitch_ios-14.4_receipt2_RECEIPT",
+        ]
+        let input = try names.map(Self.line).joined(separator: "\n") + "\n{not json\n"
+        let result = try Self.run(["verify", "--jsonl", "-"], input: input)
+        #expect(result.status == 0)
+        let outcomes = try result.output.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(outcomes.count == 5)
+        #expect(outcomes.prefix(4).map { $0["name"] as? String } == names)
+        #expect(outcomes[0]["counter"] as? Int == 1)
+        #expect(outcomes[1]["outcome"] as? String == "valid")
+        #expect(outcomes[2]["outcome"] as? String == "reject" && outcomes[2]["check"] as? String == "appId")
+        #expect(outcomes[2]["code"] as? String == "app_id_mismatch")
+        #expect((outcomes[3]["fields"] as? [String: String])?["riskMetric"] == "3")
+        #expect(outcomes[4]["outcome"] as? String == "reject" && outcomes[4]["check"] as? String == "format")
+    }
+
+    @Test func vectorsDirectoryReportsMismatchesAndExitsNonZero() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var wrong = TestVectors.named("basd_assertion")
+        wrong.name = "claims_valid_but_counter_replayed"
+        wrong.previousCounter = 3
+        for vector in [TestVectors.named("basd_assertion"), wrong] {
+            try JSONEncoder().encode(vector).write(to: directory.appendingPathComponent("\(vector.name).json"))
+        }
+        let index = [TestVectors.named("basd_assertion"), wrong].map {
+            ["name": $0.name, "kind": $0.kind, "expect": "valid", "file": "\($0.name).json"]
+        }
+        try JSONSerialization.data(withJSONObject: index).write(to: directory.appendingPathComponent("index.json"))
+        let result = try Self.run(["verify", "--vectors", directory.path])
+        #expect(result.status == 1)
+        #expect(result.output.contains("FAIL  claims_valid_but_counter_replayed  expected valid, got reject:counter"))
+        #expect(result.output.hasSuffix("1 passed, 1 failed\n"))
+    }
+
+    @Test(arguments: ["apple_doc_sample_2026_prod_attestation", "basd_assertion", "veehaitch_ios-14.4_receipt2_RECEIPT"])
+    func inspectShowsEachKind(name: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-inspect-\(UUID())")
+        try Data(TestVectors.named(name).data.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let text = try Self.run(["inspect", file.path])
+        #expect(text.status == 0)
+        let json = try Self.run(["inspect", "--json", file.path])
+        #expect(json.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        switch TestVectors.named(name).kind {
+        case "attestation":
+            #expect(text.output.contains("apple_validation_category_01: 1"))
+            #expect(text.output.contains("[1400]: 27.0 (OS version)"))
+            #expect(object?["attestation"] != nil)
+        case "assertion":
+            #expect(text.output.contains("signCount: 3"))
+            #expect(object?["assertion"] != nil)
+        default:
+            #expect(text.output.contains("17 riskMetric: 3"))
+            #expect(!text.output.contains(TestVectors.named(name).fields?.token ?? "token"))
+            #expect(object?["receipt"] != nil)
+        }
+    }
+
+    @Test func inspectRejectsGarbageWithoutCrashing() throws {
+        let result = try Self.run(["inspect", "-"], input: "definitely not an object")
+        #expect(result.status != 0)
+        #expect(result.status != 134 && result.status != 132)  // not SIGABRT/SIGILL
+    }
+}
