@@ -1,11 +1,19 @@
 // swift-tools-version: 6.2
+import Foundation
 import PackageDescription
 
-let strictSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-]
+/// `ATTESTKIT_STRICT=1` (set by scripts/test, so by CI) turns every warning of our own targets into an error
+/// and requires explicit Sendable on public types; dependencies are unaffected.
+let ciFlags: [SwiftSetting] =
+    ProcessInfo.processInfo.environment["ATTESTKIT_STRICT"] == "1"
+    ? [.unsafeFlags(["-warnings-as-errors", "-require-explicit-sendable"])] : []
+
+let strictSettings: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ] + ciFlags
 
 let package = Package(
     name: "AttestKit",
