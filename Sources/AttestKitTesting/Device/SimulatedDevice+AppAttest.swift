@@ -108,7 +108,7 @@ extension SimulatedDevice {
         let boundHash = fault == .nonceOfAnotherChallenge
             ? Array(SHA256.hash(data: clientDataHash + Array("another challenge".utf8))) : clientDataHash
         let contents = CredentialCertificate.Contents(
-            nonce: Array(SHA256.hash(data: authData + boundHash)), osVersion: configuration.osVersion,
+            appID: appID.description, nonce: Array(SHA256.hash(data: authData + boundHash)), osVersion: configuration.osVersion,
             extendedKeyUsage: configuration.appleExtendedKeyUsage, issuedAt: time,
             validity: apple.leafValidity(issuedAt: time, fault: fault))
         let (attestationCA, _) = try apple.hierarchies(stranger: fault == .strangerCA)
@@ -116,7 +116,7 @@ extension SimulatedDevice {
         let receipt = try apple.attestReceipt(
             appID: appID,
             certificateDER: fault == .receiptForAnotherKey
-                ? try apple.certificateForAnotherKey(than: certificate, at: time) : certificate,
+                ? try apple.certificateForAnotherKey(than: certificate, appID: appID.description, at: time) : certificate,
             clientDataHash: clientDataHash, environment: environment, at: time,
             stranger: fault == .strangerReceiptSigner)
         let object = AppAttestEncoder.attestationObject(

@@ -36,7 +36,7 @@ extension SoftwareApple {
         let created = ReceiptPayload.milliseconds(time)
         var certificate = previous.attestedCertificateDER
         if fault == .receiptForAnotherKey {
-            certificate = try certificateForAnotherKey(than: certificate, at: created)
+            certificate = try certificateForAnotherKey(than: certificate, appID: previous.appID, at: created)
         }
         typealias Field = ReceiptPayload.Field
         var fields: [(type: Int, value: [UInt8])] = [
@@ -84,8 +84,10 @@ extension SoftwareApple {
     }
 
     /// A credential certificate like the one in `certificateDER` (same nonce, OS version and window) for another
-    /// key, derived from the original certificate so that the fault is repeatable.
-    func certificateForAnotherKey(than certificateDER: [UInt8], at time: Date) throws(SoftwareAppleError) -> [UInt8] {
+    /// key of the app `appID`, derived from the original certificate so that the fault is repeatable.
+    func certificateForAnotherKey(
+        than certificateDER: [UInt8], appID: String, at time: Date
+    ) throws(SoftwareAppleError) -> [UInt8] {
         guard case .p256(let otherKey) = try SigningKey.derived(.p256, seed: certificateDER, label: "another key"),
             let original = try? Certificate(derEncoded: certificateDER)
         else {
@@ -96,7 +98,7 @@ extension SoftwareApple {
         return try CredentialCertificate.issue(
             for: otherKey.publicKey,
             CredentialCertificate.Contents(
-                nonce: nonce, osVersion: osVersion, extendedKeyUsage: false, issuedAt: time,
+                appID: appID, nonce: nonce, osVersion: osVersion, extendedKeyUsage: false, issuedAt: time,
                 validity: original.notValidBefore...original.notValidAfter),
             by: attestation.intermediate)
     }
