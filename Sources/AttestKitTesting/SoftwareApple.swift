@@ -143,8 +143,7 @@ extension SoftwareApple {
     /// The attestation and receipt hierarchies that sign: this software Apple's, or a stranger's.
     func hierarchies(stranger: Bool) throws(SoftwareAppleError) -> (AttestationHierarchy, ReceiptHierarchy) {
         guard stranger else { return (attestation, receipts) }
-        return try strangers.get {
-            () throws(SoftwareAppleError) in
+        return try strangers.get { () throws(SoftwareAppleError) in
             let validity = attestation.root.certificate.notValidBefore...attestation.root.certificate.notValidAfter
             return (
                 try AttestationHierarchy(seed: seed, label: "stranger", validity: validity),

@@ -1,5 +1,8 @@
 /// A small, fast, seedable random number generator (SplitMix64), for repeatable tests.
 ///
+/// The algorithm is Steele, Lea and Flood's SplitMix (OOPSLA 2014) with Vigna's 64-bit finalizer, the generator
+/// Java's `SplittableRandom` and many property-testing tools use to seed runs.
+///
 /// The same seed always yields the same sequence, on every platform, so a failing property test can be
 /// replayed from the seed it prints. Not cryptographically secure: use it only to drive simulations, never to
 /// make keys that protect anything.

@@ -133,7 +133,7 @@ public struct SimulatedVector: Codable, Sendable, Hashable {
         return fault.map { "\(origin) Fault \($0.rawValue): expect \($0.expectedCode.rawValue)." } ?? origin
     }
 
-    private static func base64(_ bytes: some Sequence<UInt8>) -> String { Data(bytes).base64EncodedString() }
+    private static func base64(_ bytes: some Sequence<UInt8>) -> String { Base64.encode(bytes) }
 
     /// ISO-8601 UTC with milliseconds.
     static func timestamp(_ date: Date) -> String { String(decoding: ReceiptPayload.timestamp(date), as: UTF8.self) }
