@@ -20,6 +20,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "AttestKit", targets: ["AttestKit"]),
+        .library(name: "AttestKitTesting", targets: ["AttestKitTesting"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
     ],
     dependencies: [
@@ -39,6 +40,16 @@ let package = Package(
             swiftSettings: strictSettings + [.strictMemorySafety()]
         ),
         .target(
+            name: "AttestKitTesting",
+            dependencies: [
+                "AttestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "AttestKitConformance",
             dependencies: ["AttestKit"],
             swiftSettings: strictSettings
@@ -48,6 +59,7 @@ let package = Package(
             dependencies: [
                 "AttestKit",
                 "AttestKitConformance",
+                "AttestKitTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -65,6 +77,18 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             resources: [.copy("Vectors")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitTestingTests",
+            dependencies: [
+                "AttestKitTesting",
+                "AttestKit",
+                "AttestKitConformance",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

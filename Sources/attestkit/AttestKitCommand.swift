@@ -6,6 +6,6 @@ struct AttestKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attestkit",
         abstract: "Verify Apple App Attest attestations, assertions and receipts.",
-        subcommands: [VerifyCommand.self, InspectCommand.self, BenchCommand.self]
+        subcommands: [VerifyCommand.self, InspectCommand.self, BenchCommand.self, SimulateCommand.self]
     )
 }

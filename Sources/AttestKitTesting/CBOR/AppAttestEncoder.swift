@@ -1,0 +1,83 @@
+import AttestKit
+import Crypto
+
+/// Writes what a device returns, in App Attest's layouts (SPEC.md §1 and §3): authenticator data, attestation
+/// and assertion objects.
+enum AppAttestEncoder {
+    /// The flags Apple writes on attestations and assertions alike: AT (0x40) only.
+    static let flags: UInt8 = 0x40
+
+    /// `rpIdHash ‖ flags ‖ signCount`: the 37-byte header, which is all of an assertion's authenticator data.
+    static func header(rpIDHash: [UInt8], counter: UInt32) -> [UInt8] {
+        rpIDHash + [flags] + (0..<4).reversed().map { UInt8(truncatingIfNeeded: counter >> (8 * UInt32($0))) }
+    }
+
+    /// Attestation authenticator data: header, AAGUID, credential id length (32), credential id (the key
+    /// identifier), the COSE key `{1: 2, 3: -7, -1: 1, -2: x, -3: y}` and, for iOS 27, the extension map.
+    static func attestation(
+        rpIDHash: [UInt8],
+        counter: UInt32,
+        environment: AppAttestEnvironment,
+        publicKey: P256.Signing.PublicKey,
+        extensions: (bundleVersion: String, validationCategory: UInt32)?
+    ) -> [UInt8] {
+        let keyID = KeyID(publicKey: publicKey).bytes
+        let point = Array(publicKey.rawRepresentation)
+        var cose = CBORWriter()
+        cose.mapHeader(count: 5)
+        cose.integer(1)
+        cose.integer(2)
+        cose.integer(3)
+        cose.integer(-7)
+        cose.integer(-1)
+        cose.integer(1)
+        cose.integer(-2)
+        cose.byteString(point.prefix(32))
+        cose.integer(-3)
+        cose.byteString(point.suffix(32))
+        var bytes = header(rpIDHash: rpIDHash, counter: counter) + environment.aaguid
+        bytes += [UInt8(keyID.count >> 8), UInt8(keyID.count & 0xFF)] + keyID + cose.bytes
+        if let extensions {
+            // Apple's 2026 sample: the category as 4 little-endian bytes.
+            let category = (0..<4).map { UInt8(truncatingIfNeeded: extensions.validationCategory >> (8 * UInt32($0))) }
+            var map = CBORWriter()
+            map.mapHeader(count: 2)
+            map.text("apple_bundle_version_01")
+            map.text(extensions.bundleVersion)
+            map.text("apple_validation_category_01")
+            map.byteString(category)
+            bytes += map.bytes
+        }
+        return bytes
+    }
+
+    /// The attestation object `{"fmt": "apple-appattest", "attStmt": {"x5c": […], "receipt": …}, "authData": …}`,
+    /// keys in Apple's order.
+    static func attestationObject(certificates: [[UInt8]], receipt: [UInt8], authData: [UInt8]) -> [UInt8] {
+        var writer = CBORWriter()
+        writer.mapHeader(count: 3)
+        writer.text("fmt")
+        writer.text("apple-appattest")
+        writer.text("attStmt")
+        writer.mapHeader(count: 2)
+        writer.text("x5c")
+        writer.arrayHeader(count: certificates.count)
+        for certificate in certificates { writer.byteString(certificate) }
+        writer.text("receipt")
+        writer.byteString(receipt)
+        writer.text("authData")
+        writer.byteString(authData)
+        return writer.bytes
+    }
+
+    /// The assertion object `{"signature": …, "authenticatorData": …}`, keys in Apple's order.
+    static func assertionObject(signature: [UInt8], authData: [UInt8]) -> [UInt8] {
+        var writer = CBORWriter()
+        writer.mapHeader(count: 2)
+        writer.text("signature")
+        writer.byteString(signature)
+        writer.text("authenticatorData")
+        writer.byteString(authData)
+        return writer.bytes
+    }
+}

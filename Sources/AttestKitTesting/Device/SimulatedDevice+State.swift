@@ -1,0 +1,125 @@
+import AttestKit
+import Crypto
+import Synchronization
+public import Foundation
+
+extension SimulatedDevice {
+    /// The state file's format name; a file of another format is refused.
+    static let stateFormat = "attestkit-simulated-device/1"
+
+    /// The JSON of a state file.
+    private struct StateFile: Codable {
+        var format: String
+        var notice: String
+        var softwareApple: SoftwareApple.Snapshot
+        var device: DeviceState
+    }
+
+    private struct DeviceState: Codable {
+        var appID: String
+        var environment: AppAttestEnvironment
+        var osVersion: String
+        var iOS27Extensions: Bool
+        var bundleVersion: String
+        var validationCategory: UInt32
+        var appleExtendedKeyUsage: Bool
+        var keys: [KeyState]
+    }
+
+    private struct KeyState: Codable {
+        var keyID: String
+        /// Base64 of the raw P-256 scalar.
+        var privateKey: String
+        var counter: UInt32
+        var attested: Bool
+        var receipt: String?
+    }
+
+    /// Writes the device and its software Apple (keys, certificates, counters, receipts) to a JSON file, readable
+    /// by the owner only.
+    ///
+    /// The file holds the private keys of a **test** CA and of simulated device keys: nothing a real device or
+    /// Apple would ever give out, and nothing of value. Keep it out of production systems all the same.
+    /// - Throws: ``SoftwareAppleError/Code/invalidState`` when the file cannot be written.
+    public func save(to url: URL) throws(SoftwareAppleError) {
+        let keys = keys.withLock { keys in
+            keys.map { key in
+                KeyState(
+                    keyID: key.keyID.base64, privateKey: key.privateKey.rawRepresentation.base64EncodedString(),
+                    counter: key.counter, attested: key.attested, receipt: key.receipt.map { Data($0).base64EncodedString() })
+            }
+        }
+        let file = StateFile(
+            format: Self.stateFormat,
+            notice: "AttestKitTesting simulator state: TEST private keys of a software Apple, not Apple's. Never trust it in production.",
+            softwareApple: apple.snapshot,
+            device: DeviceState(
+                appID: configuration.appID.description, environment: configuration.environment,
+                osVersion: configuration.osVersion, iOS27Extensions: configuration.iOS27Extensions,
+                bundleVersion: configuration.bundleVersion, validationCategory: configuration.validationCategory,
+                appleExtendedKeyUsage: configuration.appleExtendedKeyUsage, keys: keys))
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data = try encoder.encode(file)
+            let directory = url.deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+            guard FileManager.default.createFile(
+                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+            else {
+                throw SoftwareAppleError(.invalidState, "cannot write \(temporary.path)")
+            }
+            // rename(2) replaces the old file atomically, so a crash never leaves half a state file.
+            guard rename(temporary.path, url.path) == 0 else {
+                try? FileManager.default.removeItem(at: temporary)
+                throw SoftwareAppleError(.invalidState, "cannot replace \(url.path)")
+            }
+        } catch let error as SoftwareAppleError {
+            throw error
+        } catch {
+            throw SoftwareAppleError(.invalidState, "cannot save the simulator state: \(error.localizedDescription)")
+        }
+    }
+
+    /// Reads a device and its software Apple from a file written by ``save(to:)``.
+    /// - Throws: ``SoftwareAppleError/Code/invalidState`` for an unreadable or inconsistent file.
+    public static func load(from url: URL) throws(SoftwareAppleError) -> SimulatedDevice {
+        let file: StateFile
+        do {
+            file = try JSONDecoder().decode(StateFile.self, from: Data(contentsOf: url))
+        } catch {
+            throw SoftwareAppleError(.invalidState, "\(url.path) is not a simulator state file")
+        }
+        guard file.format == stateFormat else {
+            throw SoftwareAppleError(.invalidState, "\(url.path) has format \(file.format), expected \(stateFormat)")
+        }
+        let apple = try SoftwareApple(snapshot: file.softwareApple)
+        let state = file.device
+        guard let appID = try? AppID(state.appID) else {
+            throw SoftwareAppleError(.invalidState, "the state's App ID is malformed")
+        }
+        var configuration = Configuration(
+            appID: appID, environment: state.environment, iOS27: state.iOS27Extensions, osVersion: state.osVersion,
+            bundleVersion: state.bundleVersion, validationCategory: state.validationCategory)
+        configuration.appleExtendedKeyUsage = state.appleExtendedKeyUsage
+        var keys = [Key]()
+        for key in state.keys {
+            guard let raw = Data(base64Encoded: key.privateKey),
+                let privateKey = try? P256.Signing.PrivateKey(rawRepresentation: raw),
+                let keyID = try? KeyID(string: key.keyID), keyID == KeyID(publicKey: privateKey.publicKey)
+            else {
+                throw SoftwareAppleError(.invalidState, "a key of the state is unusable")
+            }
+            let receipt = try key.receipt.map { text throws(SoftwareAppleError) in
+                guard let bytes = Data(base64Encoded: text) else {
+                    throw SoftwareAppleError(.invalidState, "a receipt of the state is not Base64")
+                }
+                return Array(bytes)
+            }
+            keys.append(
+                Key(keyID: keyID, privateKey: privateKey, counter: key.counter, attested: key.attested, receipt: receipt))
+        }
+        return SimulatedDevice(apple: apple, configuration: configuration, keys: keys)
+    }
+}

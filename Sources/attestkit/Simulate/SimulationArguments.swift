@@ -1,0 +1,69 @@
+import ArgumentParser
+import AttestKit
+import AttestKitTesting
+import Foundation
+
+/// Options every `simulate` subcommand shares.
+struct SimulationArguments: ParsableArguments {
+    @Option(name: .long, help: "The directory to write the vector, index.json and the two root PEMs to.")
+    var out: String
+
+    @Option(name: .long, help: "The simulated time, ISO-8601 (default: now).")
+    var at: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A fault to build in.", discussion: SoftwareAppleFault.allCases.map(\.rawValue).joined(separator: ", ")),
+        transform: SimulationArguments.fault)
+    var fault: SoftwareAppleFault?
+
+    /// Parses a fault name.
+    static func fault(_ name: String) throws -> SoftwareAppleFault {
+        guard let fault = SoftwareAppleFault(rawValue: name) else {
+            let names = SoftwareAppleFault.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("unknown fault \(name); one of \(names)")
+        }
+        return fault
+    }
+
+    /// Parses an environment name.
+    static func environment(_ name: String) throws -> AppAttestEnvironment {
+        guard let environment = AppAttestEnvironment(rawValue: name) else {
+            throw ValidationError("the environment is production or development, not \(name)")
+        }
+        return environment
+    }
+
+    /// `--at`, or now.
+    func time() throws -> Date {
+        guard let at else { return Date() }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = fractional.date(from: at) ?? ISO8601DateFormatter().date(from: at) else {
+            throw ValidationError("--at is not an ISO-8601 time, e.g. 2026-04-21T12:00:00Z")
+        }
+        return date
+    }
+
+    /// Loads the device of a state file.
+    static func loadDevice(_ path: String) throws -> SimulatedDevice {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw SimulationFailure("no state file at \(path): run 'attestkit simulate attestation --state \(path)' first")
+        }
+        return try SimulatedDevice.load(from: URL(fileURLWithPath: path))
+    }
+
+    /// The key `--key-id` names, or the newest key of the device.
+    static func keyID(_ text: String?, of device: SimulatedDevice) throws -> KeyID {
+        if let text { return try KeyID(string: text) }
+        guard let newest = device.keyIDs.last else { throw SimulationFailure("the state holds no key") }
+        return newest
+    }
+}
+
+/// A `simulate` failure that is not about the arguments' syntax (printed without the usage text).
+struct SimulationFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,57 @@
+import AttestKitTesting
+import Foundation
+
+/// Writes what a `simulate` subcommand made into its `--out` directory.
+struct SimulationOutput {
+    /// The output directory.
+    let directory: URL
+
+    init(path: String) throws {
+        directory = URL(fileURLWithPath: path, isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private struct IndexEntry: Codable {
+        var name: String
+        var kind: String
+        var expect: String
+        var file: String
+    }
+
+    /// Writes `vector` as `NAME.json` (one JSON line), records it in `index.json`, writes both roots as PEM, and
+    /// prints what was written.
+    func write(_ vector: SimulatedVector, apple: SoftwareApple) throws {
+        try checkRoots(of: apple)
+        let file = "\(vector.name).json"
+        try Data((try vector.jsonLine() + "\n").utf8).write(to: directory.appendingPathComponent(file))
+        try Data(apple.attestationRootPEM.utf8).write(to: directory.appendingPathComponent("attestation-root.pem"))
+        try Data(apple.receiptRootPEM.utf8).write(to: directory.appendingPathComponent("receipt-root.pem"))
+
+        let indexURL = directory.appendingPathComponent("index.json")
+        var index: [IndexEntry] = []
+        if let data = try? Data(contentsOf: indexURL) {
+            index = (try? JSONDecoder().decode([IndexEntry].self, from: data)) ?? []
+        }
+        index.removeAll { $0.name == vector.name }
+        index.append(IndexEntry(name: vector.name, kind: vector.kind, expect: vector.expect, file: file))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try encoder.encode(index).write(to: indexURL)
+
+        print("\(vector.kind) \(vector.name): expect \(vector.expect)")
+        if let keyId = vector.keyId { print("keyId \(keyId)") }
+        print("wrote \(directory.appendingPathComponent(file).path), attestation-root.pem, receipt-root.pem, index.json")
+    }
+
+    /// Refuses to mix the vectors of two software Apples in one directory: the roots beside them would verify
+    /// only the newest.
+    private func checkRoots(of apple: SoftwareApple) throws {
+        let existing = directory.appendingPathComponent("attestation-root.pem")
+        guard let data = try? Data(contentsOf: existing) else { return }
+        guard String(decoding: data, as: UTF8.self) == apple.attestationRootPEM else {
+            throw SimulationFailure(
+                "\(directory.path) holds vectors of another software Apple; pass the same --state FILE to every "
+                    + "simulate call that writes there, or use another --out")
+        }
+    }
+}
