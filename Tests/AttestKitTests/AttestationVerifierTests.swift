@@ -211,56 +211,17 @@ import X509
         return serializer.serializedBytes
     }
 
+
     /// Re-encodes an attestation object with other certificates (canonical CBOR, as Apple writes it).
     static func reencode(_ object: AttestationObject, certificates: [[UInt8]]) -> [UInt8] {
-        var out: [UInt8] = [0xA3]
-        CBORWriter.text("fmt", into: &out)
-        CBORWriter.text("apple-appattest", into: &out)
-        CBORWriter.text("attStmt", into: &out)
-        out.append(0xA2)
-        CBORWriter.text("x5c", into: &out)
-        CBORWriter.head(major: 4, certificates.count, into: &out)
-        for certificate in certificates { CBORWriter.bytes(certificate, into: &out) }
-        CBORWriter.text("receipt", into: &out)
-        CBORWriter.bytes(object.receipt ?? [], into: &out)
-        CBORWriter.text("authData", into: &out)
-        CBORWriter.bytes(object.authenticatorData.bytes, into: &out)
-        return out
-    }
-}
-
-/// Minimal canonical CBOR writing for tests.
-enum CBORWriter {
-    static func head(major: UInt8, _ value: Int, into out: inout [UInt8]) {
-        let m = major << 5
-        switch value {
-        case 0..<24: out.append(m | UInt8(value))
-        case 24..<256: out += [m | 24, UInt8(value)]
-        case 256..<65536: out += [m | 25, UInt8(value >> 8), UInt8(value & 0xFF)]
-        default: out += [m | 26] + (0..<4).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) }
-        }
-    }
-
-    static func bytes(_ value: [UInt8], into out: inout [UInt8]) {
-        head(major: 2, value.count, into: &out)
-        out += value
-    }
-
-    static func text(_ value: String, into out: inout [UInt8]) {
-        head(major: 3, value.utf8.count, into: &out)
-        out += Array(value.utf8)
-    }
-}
-
-/// SplitMix64: a seeded generator so that sampled tampering tests repeat exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        CBOREncoder.encode(
+            .textMap([
+                "fmt": .text("apple-appattest"),
+                "attStmt": .textMap([
+                    "x5c": .array(certificates.map(CBORValue.byteString)),
+                    "receipt": .byteString(object.receipt ?? []),
+                ]),
+                "authData": .byteString(object.authenticatorData.bytes),
+            ]))
     }
 }

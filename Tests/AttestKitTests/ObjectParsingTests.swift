@@ -289,7 +289,7 @@ import Testing
         let receiptRange = try #require(statement[text: "receipt"]?.bytesValue?.indices)
         let opaque = certificateRanges + [receiptRange]
 
-        var generator = SplitMix64(seed: 0x4154_5445_5354)
+        var generator = SeededGenerator(seed: 0x4154_5445_5354)
         var positions = bytes.indices.filter { index in !opaque.contains { $0.contains(index) } }
             .flatMap { index in (0..<8).map { (index, $0) } }
         positions += (0..<3000).map { _ in (Int(generator.next() % UInt64(bytes.count)), Int(generator.next() % 8)) }
@@ -314,20 +314,5 @@ import Testing
             }
         }
         #expect(parsed > 0 && rejected > 0)
-    }
-}
-
-/// A small seeded generator, so that random flips are the same on every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
