@@ -179,7 +179,7 @@ public struct AttestationVerifier: Sendable {
             receipt: receipt,
             certificateNotBefore: leaf.notValidBefore,
             certificateNotAfter: leaf.notValidAfter,
-            osVersion: try AppAttestDeviceExtension(certificate: leaf)?.osVersion,
+            osVersion: Self.osVersion(of: leaf),
             authenticatorData: authenticatorData)
     }
 
@@ -212,6 +212,13 @@ public struct AttestationVerifier: Sendable {
             throw AttestKitError(.appIdMismatch, "rpIdHash is not SHA-256 of an allowed App ID")
         }
         return match
+    }
+
+    /// The OS version is informational: an unreadable device extension leaves it `nil` rather than failing a
+    /// chain Apple signed.
+    private static func osVersion(of leaf: Certificate) -> String? {
+        guard let device = try? AppAttestDeviceExtension(certificate: leaf) else { return nil }
+        return device.osVersion
     }
 
     private static func certificate(_ der: [UInt8], role: String) throws(AttestKitError) -> Certificate {
