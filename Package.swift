@@ -20,6 +20,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "AttestKit", targets: ["AttestKit"]),
+        .library(name: "AttestKitWire", targets: ["AttestKitWire"]),
         .library(name: "AttestKitTesting", targets: ["AttestKitTesting"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
     ],
@@ -47,6 +48,16 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "AttestKitWire",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitWireTests",
+            dependencies: ["AttestKitWire"],
             swiftSettings: strictSettings
         ),
         .target(
