@@ -1,5 +1,12 @@
 /// How calls to Apple are sent: the deadline of one call (retries included), the response size cap and the retry
 /// policy.
+///
+/// With AsyncHTTPClient's default configuration (and so `HTTPClient.shared`), a connection that cannot be
+/// established is retried by the client's pool until the call's deadline, which then fails with
+/// ``AppleServiceError/Code/timeout``. A client configured with `connectionPool.retryConnectionEstablishment = false`
+/// reports it at once, and the ``retry`` policy counts it as an attempt (``AppleServiceError/Code/transport``).
+/// Consider `redirectConfiguration = .disallow` too: Apple does not redirect, and a provider token must not follow
+/// a redirect elsewhere.
 public struct TransportConfiguration: Sendable, Hashable {
     /// The longest one call may take, every retry and wait included; past it the call fails with
     /// ``AppleServiceError/Code/timeout``.

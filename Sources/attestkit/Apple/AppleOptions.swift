@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncHTTPClient
 import AttestKit
 import AttestKitApple
 import Foundation
@@ -47,6 +48,16 @@ struct AppleServiceOptions: ParsableArguments {
     /// Deadline, size cap and retries.
     var transport: TransportConfiguration {
         TransportConfiguration(timeout: .milliseconds(Int(timeout * 1_000)))
+    }
+
+    /// The HTTP client's configuration: a refused connection counts as an attempt of the retry policy (instead of
+    /// being retried by the pool until the deadline), and redirects are not followed (Apple does not redirect, and
+    /// a provider token must not follow one).
+    static var httpConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.redirectConfiguration = .disallow
+        return configuration
     }
 
     /// The base URL without a trailing slash, if one was given.

@@ -30,7 +30,7 @@ struct DeviceCheckCommand: AsyncParsableCommand {
             let configuration =
                 service.trimmedBaseURL.map { DeviceCheckClient.Configuration(baseURL: $0, transport: service.transport) }
                 ?? DeviceCheckClient.Configuration(environment: service.environment, transport: service.transport)
-            return try await HTTPClient.withHTTPClient { http in
+            return try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) { http in
                 try await body(DeviceCheckClient(configuration: configuration, tokens: tokens, httpClient: http))
             }
         }
