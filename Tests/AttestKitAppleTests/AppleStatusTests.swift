@@ -78,7 +78,9 @@ import Testing
         let mock = try AppleFixture.mock(clock, faults: [fault])
         try await mock.withRunning { baseURL in
             let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
-            let error = await AppleFixture.failure { try await client.update(deviceToken: AppleFixture.deviceToken(), bit0: true) }
+            let error = await AppleFixture.failure {
+                try await client.update(deviceToken: AppleFixture.deviceToken(), bit0: true)
+            }
             Self.check(error, expected, requests: await mock.state.requestCount(.updateTwoBits))
         }
     }
@@ -104,7 +106,9 @@ import Testing
         let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(400, text: long))])
         try await mock.withRunning { baseURL in
             let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             let text = try #require(error?.appleText)
             #expect(text.count == 200)
             #expect(text.hasPrefix("Bad?Payload ??"))

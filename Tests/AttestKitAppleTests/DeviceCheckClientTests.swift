@@ -9,8 +9,11 @@ import Testing
 /// rejection of the mock comes back typed.
 @Suite struct DeviceCheckClientTests {
     @Test func bothEnvironmentsUseApplesURLs() throws {
-        #expect(DeviceCheckClient.Configuration(environment: .development).baseURL == "https://api.development.devicecheck.apple.com")
-        #expect(DeviceCheckClient.Configuration(environment: .production).baseURL == "https://api.devicecheck.apple.com")
+        #expect(
+            DeviceCheckClient.Configuration(environment: .development).baseURL
+                == "https://api.development.devicecheck.apple.com")
+        #expect(
+            DeviceCheckClient.Configuration(environment: .production).baseURL == "https://api.devicecheck.apple.com")
         #expect(DeviceCheckClient.Configuration(baseURL: "http://127.0.0.1:8080/").baseURL == "http://127.0.0.1:8080")
         #expect(
             ReceiptExchangeClient.Configuration(environment: .development).url
@@ -33,12 +36,16 @@ import Testing
             #expect(!never.isFound && !never.bit0 && !never.bit1 && never.lastUpdateTime == nil)
 
             try await client.update(deviceToken: device, bit0: true)
-            #expect(try await client.query(deviceToken: device) == .bits(bit0: true, bit1: false, lastUpdateTime: DeviceCheckMonth("2026-04")))
+            #expect(
+                try await client.query(deviceToken: device)
+                    == .bits(bit0: true, bit1: false, lastUpdateTime: DeviceCheckMonth("2026-04")))
             #expect(try await client.query(deviceToken: other) == .notFound)
 
             clock.advance(by: 30 * 86_400)  // May; the token is renewed on the way
             try await client.update(deviceToken: device, bit1: true)
-            #expect(try await client.query(deviceToken: device) == .bits(bit0: true, bit1: true, lastUpdateTime: DeviceCheckMonth("2026-05")))
+            #expect(
+                try await client.query(deviceToken: device)
+                    == .bits(bit0: true, bit1: true, lastUpdateTime: DeviceCheckMonth("2026-05")))
 
             try await client.update(deviceToken: device, bit0: false, bit1: false)
             let cleared = try await client.query(deviceToken: device)
@@ -83,7 +90,9 @@ import Testing
         try await AppleFixture.mock(clock).withRunning { baseURL in
             let tokens = try AppleFixture.tokens(clock, keyPEM: P256.Signing.PrivateKey().pemRepresentation)
             let client = AppleFixture.deviceCheck(baseURL, tokens: tokens, clock: clock)
-            let error = await AppleFixture.failure { _ = try await client.query(deviceToken: AppleFixture.deviceToken()) }
+            let error = await AppleFixture.failure {
+                _ = try await client.query(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .invalidAuthorizationToken)
             #expect(error?.status == 401)
             #expect(error?.appleText == "Unable to verify authorization token")
@@ -97,7 +106,9 @@ import Testing
         try await AppleFixture.mock(clock).withRunning { baseURL in
             let tokens = try AppleFixture.tokens(clock, keyID: keyID, teamID: teamID)
             let client = AppleFixture.deviceCheck(baseURL, tokens: tokens, clock: clock)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .invalidAuthorizationToken)
         }
     }
@@ -107,7 +118,9 @@ import Testing
         try await AppleFixture.mock(clock).withRunning { baseURL in
             let lagging = TestTime(AppleFixture.time.addingTimeInterval(-3_601))
             let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(lagging), clock: clock)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .authorizationTokenExpired)
             #expect(error?.status == 401)
         }
@@ -118,7 +131,9 @@ import Testing
         try await AppleFixture.mock(clock).withRunning { baseURL in
             let stale = TestTime(AppleFixture.time.addingTimeInterval(-2 * 86_400))
             let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: stale)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .badTimestamp)
             #expect(error?.appleText == "Missing or incorrectly formatted time stamp")
         }
@@ -142,12 +157,17 @@ import Testing
 
     @Test func unexpectedQueryAnswersAreUnexpectedResponses() async throws {
         let clock = TestTime()
-        let bodies = ["garbage", "{\"bit0\":\"yes\",\"bit1\":false}", "{\"bit0\":true,\"bit1\":false,\"last_update_time\":\"2026/04\"}"]
+        let bodies = [
+            "garbage", "{\"bit0\":\"yes\",\"bit1\":false}",
+            "{\"bit0\":true,\"bit1\":false,\"last_update_time\":\"2026/04\"}",
+        ]
         let faults = bodies.map { MockAppleFault(.status(200, text: $0), endpoint: .queryTwoBits) }
         try await AppleFixture.mock(clock, faults: faults).withRunning { baseURL in
             let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
             for _ in bodies {
-                let error = await AppleFixture.failure { _ = try await client.query(deviceToken: AppleFixture.deviceToken()) }
+                let error = await AppleFixture.failure {
+                    _ = try await client.query(deviceToken: AppleFixture.deviceToken())
+                }
                 #expect(error?.code == .unexpectedResponse)
                 #expect(error?.status == 200)
             }

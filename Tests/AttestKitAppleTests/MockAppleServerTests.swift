@@ -46,19 +46,46 @@ import Testing
             let cases: [([(String, String)], String, Int, String)] = [
                 ([], Self.body(), 400, "Missing or badly formatted authorization token"),
                 ([("Authorization", token)], Self.body(), 400, "Missing or badly formatted authorization token"),
-                ([("Authorization", "Bearer not-a-jwt")], Self.body(), 400, "Missing or badly formatted authorization token"),
-                ([("Authorization", "Bearer a.b.c")], Self.body(), 400, "Missing or badly formatted authorization token"),
+                (
+                    [("Authorization", "Bearer not-a-jwt")], Self.body(), 400,
+                    "Missing or badly formatted authorization token"
+                ),
+                (
+                    [("Authorization", "Bearer a.b.c")], Self.body(), 400,
+                    "Missing or badly formatted authorization token"
+                ),
                 (bearer, "not json", 400, "Missing or incorrectly formatted payload"),
-                (bearer, Self.body(deviceToken: nil, extra: "\"bit0\":true"), 400, "Missing or incorrectly formatted device token payload"),
-                (bearer, Self.body(transaction: nil, extra: "\"bit0\":true"), 400, "Missing or incorrectly formatted transaction id"),
-                (bearer, Self.body(timestamp: nil, extra: "\"bit0\":true"), 400, "Missing or incorrectly formatted time stamp"),
-                (bearer, Self.body(timestamp: "1776000000", extra: "\"bit0\":true"), 400, "Missing or incorrectly formatted time stamp"),
-                (bearer, Self.body(timestamp: "\"1776000000000\"", extra: "\"bit0\":true"), 400, "Missing or incorrectly formatted time stamp"),
-                (bearer, Self.body(timestamp: "1776000000000.5", extra: "\"bit0\":true"), 400, "Missing or incorrectly formatted time stamp"),
+                (
+                    bearer, Self.body(deviceToken: nil, extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted device token payload"
+                ),
+                (
+                    bearer, Self.body(transaction: nil, extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted transaction id"
+                ),
+                (
+                    bearer, Self.body(timestamp: nil, extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
+                (
+                    bearer, Self.body(timestamp: "1776000000", extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
+                (
+                    bearer, Self.body(timestamp: "\"1776000000000\"", extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
+                (
+                    bearer, Self.body(timestamp: "1776000000000.5", extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
                 (bearer, Self.body(), 400, "Missing or incorrectly formatted bits"),
                 (bearer, Self.body(extra: "\"bit0\":1"), 400, "Missing or incorrectly formatted bits"),
                 (bearer, Self.body(extra: "\"bit_0\":true"), 400, "Missing or incorrectly formatted bits"),
-                (bearer, Self.body(extra: "\"bit0\":true,\"bit1\":\"false\""), 400, "Missing or incorrectly formatted bits"),
+                (
+                    bearer, Self.body(extra: "\"bit0\":true,\"bit1\":\"false\""), 400,
+                    "Missing or incorrectly formatted bits"
+                ),
                 (bearer, Self.body(extra: "\"bit0\":true,\"bit1\":false"), 200, ""),
             ]
             for (headers, body, status, text) in cases {
@@ -92,7 +119,8 @@ import Testing
                 #expect(answer.status == status)
                 #expect(answer.text == text)
             }
-            let answer = try await Self.send(url, headers: [("Authorization", token), ("Content-Type", "text/plain")], body: base64)
+            let answer = try await Self.send(
+                url, headers: [("Authorization", token), ("Content-Type", "text/plain")], body: base64)
             #expect(answer.status == 200)
             let refreshed = try #require(Data(base64Encoded: answer.text))
             #expect(try Receipt.parseUnverified(Array(refreshed)).1.type == .receipt)
@@ -113,7 +141,8 @@ import Testing
 
     @Test func faultsAreTakenInOrderAndCounted() async throws {
         let clock = TestTime()
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(429), endpoint: .queryTwoBits, count: 2)])
+        let mock = try AppleFixture.mock(
+            clock, faults: [MockAppleFault(.status(429), endpoint: .queryTwoBits, count: 2)])
         try await mock.withRunning { (baseURL: String) async throws in
             await mock.state.inject(MockAppleFault(.status(503, text: "down"), count: 1))
             let url = baseURL + "/v1/query_two_bits"
@@ -148,7 +177,8 @@ import Testing
         try await AppleFixture.mock(clock).withRunning { baseURL in
             let port = try #require(Int(baseURL.split(separator: ":").last ?? ""))
             let second = try MockAppleServer(
-                configuration: .init(verificationKeyPEM: AppleFixture.publicKeyPEM, port: port), softwareApple: AppleFixture.apple)
+                configuration: .init(verificationKeyPEM: AppleFixture.publicKeyPEM, port: port),
+                softwareApple: AppleFixture.apple)
             await #expect(throws: (any Error).self) { try await second.withRunning { _ in } }
         }
     }
@@ -164,7 +194,10 @@ import Testing
         ("all:503", MockAppleFault(.status(503))),
         ("receipt:drop:3", MockAppleFault(.drop, endpoint: .attestationData, count: 3)),
         ("update:delay=2s", MockAppleFault(.delay(.seconds(2)), endpoint: .updateTwoBits)),
-        ("validate:delay=250ms:4", MockAppleFault(.delay(.milliseconds(250)), endpoint: .validateDeviceToken, count: 4)),
+        (
+            "validate:delay=250ms:4",
+            MockAppleFault(.delay(.milliseconds(250)), endpoint: .validateDeviceToken, count: 4)
+        ),
         ("all:delay=1.5", MockAppleFault(.delay(.milliseconds(1_500)))),
     ])
     func faultsParse(_ text: String, _ expected: MockAppleFault) throws {
@@ -173,8 +206,10 @@ import Testing
         #expect(try MockAppleFault(parsing: fault.description) == expected)
     }
 
-    @Test(arguments: ["", "query", "query:", "nowhere:429", "query:99", "query:600", "query:429:0", "query:429:x",
-        "query:delay=", "query:delay=-1s", "query:delay=2h", "query:429:1:1", "query:explode"])
+    @Test(arguments: [
+        "", "query", "query:", "nowhere:429", "query:99", "query:600", "query:429:0", "query:429:x",
+        "query:delay=", "query:delay=-1s", "query:delay=2h", "query:429:1:1", "query:explode",
+    ])
     func malformedFaultsAreRejected(_ text: String) {
         #expect(throws: MockAppleError(.invalidConfiguration, "")) { try MockAppleFault(parsing: text) }
     }

@@ -38,8 +38,11 @@ import Testing
         let tokens = try AppleFixture.tokens(TestTime())
         let token = try await tokens.token()
         let (header, claims, signature) = try Self.segments(token)
-        #expect(try JSONDecoder().decode(Header.self, from: Data(header)) == Header(alg: "ES256", kid: "ABC123DEFG", typ: "JWT"))
-        #expect(try JSONDecoder().decode(Claims.self, from: Data(claims)) == Claims(iss: "ABCDE12345", iat: 1_776_000_000))
+        #expect(
+            try JSONDecoder().decode(Header.self, from: Data(header))
+                == Header(alg: "ES256", kid: "ABC123DEFG", typ: "JWT"))
+        #expect(
+            try JSONDecoder().decode(Claims.self, from: Data(claims)) == Claims(iss: "ABCDE12345", iat: 1_776_000_000))
         // Whole seconds, and nothing but iss and iat.
         let claimsText = String(decoding: claims, as: UTF8.self)
         #expect(claimsText.contains("\"iat\":1776000000") && !claimsText.contains("1776000000."))

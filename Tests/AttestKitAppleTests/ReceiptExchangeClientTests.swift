@@ -27,11 +27,16 @@ import Testing
             #expect(notBefore == clock.now().addingTimeInterval(86_400))
 
             // The new receipt cannot be exchanged before its Not Before: keep it, retry after.
-            #expect(try await client.exchange(first.bytes, appID: AppleFixture.appID, keyID: keyID) == .notModified(retryAfter: notBefore))
+            #expect(
+                try await client.exchange(first.bytes, appID: AppleFixture.appID, keyID: keyID)
+                    == .notModified(retryAfter: notBefore))
             clock.advance(by: 86_399)
-            #expect(try await client.exchange(first.bytes, appID: AppleFixture.appID, keyID: keyID) == .notModified(retryAfter: notBefore))
+            #expect(
+                try await client.exchange(first.bytes, appID: AppleFixture.appID, keyID: keyID)
+                    == .notModified(retryAfter: notBefore))
             clock.advance(by: 1)
-            let second = try #require(try await client.exchange(first.bytes, appID: AppleFixture.appID, keyID: keyID).receipt)
+            let second = try #require(
+                try await client.exchange(first.bytes, appID: AppleFixture.appID, keyID: keyID).receipt)
             #expect(second.creationTime == notBefore)
             #expect(second.bytes != first.bytes)
             #expect(await mock.state.requestCount(.attestationData) == 4)
@@ -42,11 +47,14 @@ import Testing
         let clock = TestTime()
         try await AppleFixture.mock(clock).withRunning { baseURL in
             let client = try AppleFixture.exchange(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
-            let device = SimulatedDevice(apple: AppleFixture.apple, configuration: .init(appID: AppleFixture.appID, environment: .development))
+            let device = SimulatedDevice(
+                apple: AppleFixture.apple, configuration: .init(appID: AppleFixture.appID, environment: .development))
             let keyID = device.generateKey()
             _ = try device.attestKey(keyID, clientDataHash: [1, 2, 3], fault: .strangerReceiptSigner, at: clock.now())
             let stranger = try #require(device.receipt(for: keyID))
-            let error = await AppleFixture.failure { _ = try await client.exchange(stranger, appID: AppleFixture.appID, keyID: keyID) }
+            let error = await AppleFixture.failure {
+                _ = try await client.exchange(stranger, appID: AppleFixture.appID, keyID: keyID)
+            }
             #expect(error?.code == .noData)
             #expect(error?.status == 404)
             #expect(error?.appleText == "No Data Found")
@@ -60,9 +68,12 @@ import Testing
             let client = try AppleFixture.exchange(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
             let (keyID, attest) = try AppleFixture.attestReceipt(clock)
             clock.advance(by: 29 * 86_400)
-            let refreshed = try #require(try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID).receipt)
+            let refreshed = try #require(
+                try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID).receipt)
             clock.advance(by: 2 * 86_400)
-            let error = await AppleFixture.failure { _ = try await client.exchange(refreshed.bytes, appID: AppleFixture.appID, keyID: keyID) }
+            let error = await AppleFixture.failure {
+                _ = try await client.exchange(refreshed.bytes, appID: AppleFixture.appID, keyID: keyID)
+            }
             #expect(error?.code == .noData)
         }
     }
@@ -70,9 +81,12 @@ import Testing
     @Test func aReceiptOfTheOtherEnvironmentIsRefused() async throws {
         let clock = TestTime()
         try await AppleFixture.mock(clock, environment: .production).withRunning { baseURL in
-            let client = try AppleFixture.exchange(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, environment: nil)
+            let client = try AppleFixture.exchange(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, environment: nil)
             let (keyID, attest) = try AppleFixture.attestReceipt(clock, environment: .development)
-            let error = await AppleFixture.failure { _ = try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID) }
+            let error = await AppleFixture.failure {
+                _ = try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID)
+            }
             #expect(error?.code == .incorrectEnvironment)
             #expect(error?.appleText == "Incorrect Environment")
         }
@@ -83,7 +97,9 @@ import Testing
         try await AppleFixture.mock(clock).withRunning { baseURL in
             let client = try AppleFixture.exchange(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
             let (keyID, _) = try AppleFixture.attestReceipt(clock)
-            let error = await AppleFixture.failure { _ = try await client.exchange([0x30, 0x03, 1, 2, 3], appID: AppleFixture.appID, keyID: keyID) }
+            let error = await AppleFixture.failure {
+                _ = try await client.exchange([0x30, 0x03, 1, 2, 3], appID: AppleFixture.appID, keyID: keyID)
+            }
             #expect(error?.code == .badPayload)
             #expect(error?.status == 400)
         }
@@ -98,7 +114,9 @@ import Testing
             let tokens = try AppleFixture.tokens(clock, teamID: "OTHERTEAM1")
             let client = try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock)
             let (keyID, attest) = try AppleFixture.attestReceipt(clock)
-            let error = await AppleFixture.failure { _ = try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID) }
+            let error = await AppleFixture.failure {
+                _ = try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID)
+            }
             #expect(error?.code == .invalidAuthorizationToken)
             #expect(error?.appleText == "Unauthorized")
             #expect(await tokens.issuedAt == nil)
@@ -113,17 +131,33 @@ import Testing
             let otherKey = KeyID(publicKey: P256.Signing.PrivateKey().publicKey)
             let otherApp = try AppID("\(AppleFixture.teamID).com.example.other")
             let cases: [(ReceiptExchangeClient, AppID, KeyID, String)] = [
-                (try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock, anchor: AppleFixture.apple.trustAnchors.attestation),
-                 AppleFixture.appID, keyID, "receipt_certificate_untrusted"),
-                (try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock), AppleFixture.appID, otherKey, "receipt_key_mismatch"),
-                (try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock), otherApp, keyID, "receipt_app_id_mismatch"),
-                (try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock, environment: .production),
-                 AppleFixture.appID, keyID, "environment_mismatch"),
-                (try AppleFixture.exchange(baseURL, tokens: tokens, clock: TestTime(clock.now().addingTimeInterval(3_600))),
-                 AppleFixture.appID, keyID, "receipt_too_old"),
+                (
+                    try AppleFixture.exchange(
+                        baseURL, tokens: tokens, clock: clock, anchor: AppleFixture.apple.trustAnchors.attestation),
+                    AppleFixture.appID, keyID, "receipt_certificate_untrusted"
+                ),
+                (
+                    try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock), AppleFixture.appID, otherKey,
+                    "receipt_key_mismatch"
+                ),
+                (
+                    try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock), otherApp, keyID,
+                    "receipt_app_id_mismatch"
+                ),
+                (
+                    try AppleFixture.exchange(baseURL, tokens: tokens, clock: clock, environment: .production),
+                    AppleFixture.appID, keyID, "environment_mismatch"
+                ),
+                (
+                    try AppleFixture.exchange(
+                        baseURL, tokens: tokens, clock: TestTime(clock.now().addingTimeInterval(3_600))),
+                    AppleFixture.appID, keyID, "receipt_too_old"
+                ),
             ]
             for (client, appID, key, code) in cases {
-                let error = await AppleFixture.failure { _ = try await client.exchange(attest, appID: appID, keyID: key) }
+                let error = await AppleFixture.failure {
+                    _ = try await client.exchange(attest, appID: appID, keyID: key)
+                }
                 #expect(error?.code == .receiptInvalid, "\(code)")
                 #expect(error?.reason.contains(code) == true, "\(error?.reason ?? "")")
                 #expect(error?.status == 200)
@@ -137,7 +171,9 @@ import Testing
         try await AppleFixture.mock(clock, faults: [fault]).withRunning { baseURL in
             let client = try AppleFixture.exchange(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
             let (keyID, attest) = try AppleFixture.attestReceipt(clock)
-            let error = await AppleFixture.failure { _ = try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID) }
+            let error = await AppleFixture.failure {
+                _ = try await client.exchange(attest, appID: AppleFixture.appID, keyID: keyID)
+            }
             #expect(error?.code == .unexpectedResponse)
             #expect(error?.appleText == nil)
         }
@@ -145,7 +181,9 @@ import Testing
 
     @Test func aServiceUnavailableAndADroppedConnectionAreRetried() async throws {
         let clock = TestTime()
-        let faults = [MockAppleFault(.status(503), endpoint: .attestationData), MockAppleFault(.drop, endpoint: .attestationData)]
+        let faults = [
+            MockAppleFault(.status(503), endpoint: .attestationData), MockAppleFault(.drop, endpoint: .attestationData),
+        ]
         let mock = try AppleFixture.mock(clock, faults: faults)
         try await mock.withRunning { baseURL in
             let client = try AppleFixture.exchange(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)

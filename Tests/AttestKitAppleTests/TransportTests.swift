@@ -9,11 +9,13 @@ import Testing
 @Suite struct TransportTests {
     @Test func rateLimitedTwiceThenAnswered() async throws {
         let clock = TestTime()
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(429), endpoint: .queryTwoBits, count: 2)])
+        let mock = try AppleFixture.mock(
+            clock, faults: [MockAppleFault(.status(429), endpoint: .queryTwoBits, count: 2)])
         try await mock.withRunning { baseURL in
             let sleeps = SleepRecorder()
             let transport = TransportConfiguration(
-                timeout: .seconds(5), retry: RetryPolicy(maximumAttempts: 3, baseDelay: .seconds(1), maximumDelay: .seconds(30)))
+                timeout: .seconds(5),
+                retry: RetryPolicy(maximumAttempts: 3, baseDelay: .seconds(1), maximumDelay: .seconds(30)))
             let client = AppleFixture.deviceCheck(
                 baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport, sleeps: sleeps)
             #expect(try await client.query(deviceToken: AppleFixture.deviceToken()) == .notFound)
@@ -29,8 +31,11 @@ import Testing
         let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(503), count: 10)])
         try await mock.withRunning { baseURL in
             let sleeps = SleepRecorder()
-            let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, sleeps: sleeps)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, sleeps: sleeps)
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .serviceUnavailable)
             #expect(error?.attempts == 3)
             #expect(await mock.state.requestCount(.validateDeviceToken) == 3)
@@ -41,7 +46,10 @@ import Testing
 
     @Test func noRetriesWithTheNonePolicyOrForOther4xx() async throws {
         let clock = TestTime()
-        let faults = [MockAppleFault(.status(500), endpoint: .queryTwoBits), MockAppleFault(.status(403), endpoint: .updateTwoBits, count: 5)]
+        let faults = [
+            MockAppleFault(.status(500), endpoint: .queryTwoBits),
+            MockAppleFault(.status(403), endpoint: .updateTwoBits, count: 5),
+        ]
         let mock = try AppleFixture.mock(clock, faults: faults)
         try await mock.withRunning { baseURL in
             let tokens = try AppleFixture.tokens(clock)
@@ -51,7 +59,9 @@ import Testing
             #expect(error?.code == .serverError && error?.attempts == 1)
 
             let client = AppleFixture.deviceCheck(baseURL, tokens: tokens, clock: clock)
-            let forbidden = await AppleFixture.failure { try await client.update(deviceToken: AppleFixture.deviceToken(), bit1: true) }
+            let forbidden = await AppleFixture.failure {
+                try await client.update(deviceToken: AppleFixture.deviceToken(), bit1: true)
+            }
             #expect(forbidden?.code == .forbidden && forbidden?.attempts == 1)
             #expect(await mock.state.requestCount(.updateTwoBits) == 1)
         }
@@ -74,7 +84,9 @@ import Testing
         let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.drop, count: 10)])
         try await mock.withRunning { baseURL in
             let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .transport)
             #expect(error?.status == nil && error?.appleText == nil)
             #expect(error?.attempts == 3)
@@ -87,9 +99,12 @@ import Testing
         let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.seconds(3)), count: 5)])
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(timeout: .milliseconds(300))
-            let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
             let started = ContinuousClock.now
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .timeout)
             #expect(error?.attempts == 1)
             #expect(ContinuousClock.now - started < .seconds(2))
@@ -111,9 +126,13 @@ import Testing
         let mock = try AppleFixture.mock(clock, faults: faults)
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(
-                timeout: .milliseconds(500), retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
-            let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+                timeout: .milliseconds(500),
+                retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .timeout)
             #expect(error?.attempts == 2)
         }
@@ -125,8 +144,11 @@ import Testing
         let mock = try AppleFixture.mock(clock, faults: [big])
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(maximumResponseSize: 1_024)
-            let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
-            let error = await AppleFixture.failure { _ = try await client.query(deviceToken: AppleFixture.deviceToken()) }
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
+            let error = await AppleFixture.failure {
+                _ = try await client.query(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .responseTooLarge)
             #expect(error?.attempts == 1)
         }
@@ -139,8 +161,11 @@ import Testing
         let sleeps = SleepRecorder()
         let tokens = try AppleFixture.tokens(clock)
         try await AppleFixture.withFailFastClient { http in
-            let client = AppleFixture.deviceCheck(baseURL, tokens: tokens, clock: clock, sleeps: sleeps, httpClient: http)
-            let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: tokens, clock: clock, sleeps: sleeps, httpClient: http)
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
             #expect(error?.code == .transport)
             #expect(error?.attempts == 3)
             #expect(sleeps.recorded.count == 2)

@@ -19,7 +19,10 @@ import Testing
 
     @Test func backoffCapsDoubleUpToTheMaximum() {
         let policy = RetryPolicy(maximumAttempts: 6, baseDelay: .milliseconds(250), maximumDelay: .seconds(1))
-        #expect((1...5).map(policy.delayCap(beforeRetry:)) == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(1), .seconds(1)])
+        #expect(
+            (1...5).map(policy.delayCap(beforeRetry:)) == [
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(1), .seconds(1),
+            ])
         #expect(RetryPolicy.default.maximumAttempts == 3)
         #expect(RetryPolicy.none.maximumAttempts == 1)
         #expect(RetryPolicy(maximumAttempts: 0).maximumAttempts == 1)
@@ -53,14 +56,17 @@ import Testing
         #expect(parsed.description == text)
     }
 
-    @Test(arguments: ["", "2026-4", "2026-13", "2026-00", "1969-12", "2026/04", "２０２６-04", "2026-04-01", " 2026-04", "+026-04"])
+    @Test(arguments: [
+        "", "2026-4", "2026-13", "2026-00", "1969-12", "2026/04", "２０２６-04", "2026-04-01", " 2026-04", "+026-04",
+    ])
     func malformedMonthsAreRejected(_ text: String) {
         #expect(DeviceCheckMonth(text) == nil)
     }
 
     @Test func monthsOfDatesAreUTCAndOrdered() throws {
         #expect(DeviceCheckMonth(date: Date(timeIntervalSince1970: 1_776_000_000)).description == "2026-04")
-        #expect(DeviceCheckMonth(date: Date(timeIntervalSince1970: 1_777_593_599)).description == "2026-04")  // 23:59:59Z
+        // 2026-04-30T23:59:59Z, then a second later.
+        #expect(DeviceCheckMonth(date: Date(timeIntervalSince1970: 1_777_593_599)).description == "2026-04")
         #expect(DeviceCheckMonth(date: Date(timeIntervalSince1970: 1_777_593_600)).description == "2026-05")
         #expect(DeviceCheckMonth(date: Date(timeIntervalSince1970: -86_400 * 400)).description == "1970-01")
         #expect(try #require(DeviceCheckMonth("2025-12")) < #require(DeviceCheckMonth("2026-01")))
@@ -76,7 +82,8 @@ import Testing
     }
 
     @Test func errorsCompareByCodeAndDescribeWithoutSecrets() {
-        let error = AppleServiceError(.rateLimited, "slow down", status: 429, appleText: "Too Many Requests", attempts: 3)
+        let error = AppleServiceError(
+            .rateLimited, "slow down", status: 429, appleText: "Too Many Requests", attempts: 3)
         #expect(error == AppleServiceError.code(.rateLimited))
         #expect(error != AppleServiceError.code(.serverError))
         #expect(error.description == "rate_limited (HTTP 429): slow down - Apple said \"Too Many Requests\"")

@@ -71,7 +71,9 @@ public struct DeviceCheckClient: Sendable {
     /// - Returns: The bits and the month of their last update, or ``DeviceCheckQueryResult/notFound`` for a device
     ///   whose bits were never set.
     /// - Throws: ``AppleServiceError``.
-    public func query(deviceToken: String, logger: Logger? = nil) async throws(AppleServiceError) -> DeviceCheckQueryResult {
+    public func query(deviceToken: String, logger: Logger? = nil) async throws(AppleServiceError)
+        -> DeviceCheckQueryResult
+    {
         let response = try await call(
             "query_two_bits", DeviceCheckRequestBody(deviceToken: deviceToken, at: now()), logger: logger)
         return try Self.parseQuery(response)
@@ -123,7 +125,8 @@ public struct DeviceCheckClient: Sendable {
     }
 
     /// The bits of a 200 answer to a query, or `notFound` for Apple's "Failed to find bit state".
-    static func parseQuery(_ response: AppleHTTPTransport.Response) throws(AppleServiceError) -> DeviceCheckQueryResult {
+    static func parseQuery(_ response: AppleHTTPTransport.Response) throws(AppleServiceError) -> DeviceCheckQueryResult
+    {
         let text = response.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         if text.contains("failed to find bit state") || text.contains("bit state not found") {
             return .notFound

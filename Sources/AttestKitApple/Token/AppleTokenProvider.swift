@@ -81,7 +81,8 @@ public actor AppleTokenProvider {
         let keys = await signingKeys()
         let token: String
         do {
-            token = try await keys.sign(ProviderTokenClaims(iss: teamID, iat: seconds), kid: JWKIdentifier(string: keyID))
+            token = try await keys.sign(
+                ProviderTokenClaims(iss: teamID, iat: seconds), kid: JWKIdentifier(string: keyID))
         } catch {
             throw AppleServiceError(.tokenSigningFailed, "the provider token could not be signed")
         }
@@ -111,7 +112,9 @@ public actor AppleTokenProvider {
     /// 1 to 64 ASCII letters and digits.
     private static func isIdentifier(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count)
-            && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+            && text.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }
     }
 }
 

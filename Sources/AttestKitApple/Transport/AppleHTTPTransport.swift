@@ -68,7 +68,10 @@ struct AppleHTTPTransport: Sendable {
             case .answer(let status, let body, let after):
                 logger.debug(
                     "Apple answered",
-                    metadata: ["apple.endpoint": "\(request.endpoint)", "http.status": "\(status)", "apple.attempt": "\(attempt)"])
+                    metadata: [
+                        "apple.endpoint": "\(request.endpoint)", "http.status": "\(status)",
+                        "apple.attempt": "\(attempt)",
+                    ])
                 guard Self.isRetryable(status: status), attempt < policy.maximumAttempts else {
                     return Response(status: status, body: body, attempts: attempt)
                 }
@@ -76,7 +79,10 @@ struct AppleHTTPTransport: Sendable {
             case .failure(let error):
                 logger.debug(
                     "Apple call failed without an answer",
-                    metadata: ["apple.endpoint": "\(request.endpoint)", "apple.error": "\(error.code)", "apple.attempt": "\(attempt)"])
+                    metadata: [
+                        "apple.endpoint": "\(request.endpoint)", "apple.error": "\(error.code)",
+                        "apple.attempt": "\(attempt)",
+                    ])
                 guard error.isRetryable, attempt < policy.maximumAttempts, !Task.isCancelled else {
                     throw error.with(attempts: attempt)
                 }
@@ -84,7 +90,9 @@ struct AppleHTTPTransport: Sendable {
             }
             let delay = policy.delay(beforeRetry: attempt, retryAfter: retryAfter, using: &generator)
             guard NIODeadline.now() + TimeAmount(delay) < deadline else {
-                logger.debug("Apple call not retried: the deadline is too near", metadata: ["apple.endpoint": "\(request.endpoint)"])
+                logger.debug(
+                    "Apple call not retried: the deadline is too near",
+                    metadata: ["apple.endpoint": "\(request.endpoint)"])
                 return try Self.finish(outcome, attempts: attempt)
             }
             logger.debug(
@@ -149,7 +157,8 @@ struct AppleHTTPTransport: Sendable {
 
     /// `Retry-After` in whole seconds (the HTTP-date form is ignored).
     static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
-        guard let value = headers.first(name: "Retry-After"), let seconds = Int(value.trimmingCharacters(in: .whitespaces)),
+        guard let value = headers.first(name: "Retry-After"),
+            let seconds = Int(value.trimmingCharacters(in: .whitespaces)),
             seconds >= 0
         else { return nil }
         return .seconds(seconds)

@@ -18,7 +18,9 @@ public struct RetryPolicy: Sendable, Hashable {
     ///   - maximumAttempts: The most requests per call, at least 1 (smaller values count as 1).
     ///   - baseDelay: The cap of the first retry's random wait.
     ///   - maximumDelay: The cap of every wait.
-    public init(maximumAttempts: Int = 3, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(4)) {
+    public init(
+        maximumAttempts: Int = 3, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(4)
+    ) {
         self.maximumAttempts = max(1, maximumAttempts)
         self.baseDelay = max(.zero, baseDelay)
         self.maximumDelay = max(.zero, maximumDelay)

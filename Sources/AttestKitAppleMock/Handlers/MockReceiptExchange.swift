@@ -51,12 +51,12 @@ struct MockReceiptExchange: Sendable {
         do {
             let refreshed = try apple.refresh(bytes, riskMetric: riskMetric, at: time)
             return .text(200, Data(refreshed).base64EncodedString())
-        } catch where error.code == .notModified {
-            return .notModified
-        } catch where error.code == .receiptNotRecognized {
-            return .noData
         } catch {
-            return .serverError
+            switch error.code {
+            case .notModified: return .notModified
+            case .receiptNotRecognized: return .noData
+            default: return .serverError
+            }
         }
     }
 

@@ -45,7 +45,9 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
     ///   - softwareApple: The software Apple that signed the receipts the mock will exchange, and signs new ones.
     ///   - logger: Receives a debug line per request (endpoint and status; never tokens or bodies). Silent by default.
     /// - Throws: ``MockAppleError/Code/invalidConfiguration`` when the key is not a PEM P-256 public key.
-    public init(configuration: Configuration, softwareApple: SoftwareApple, logger: Logger? = nil) throws(MockAppleError) {
+    public init(configuration: Configuration, softwareApple: SoftwareApple, logger: Logger? = nil)
+        throws(MockAppleError)
+    {
         let publicKey: ES256PublicKey
         do {
             publicKey = try ES256PublicKey(pem: configuration.verificationKeyPEM)

@@ -32,7 +32,8 @@ struct AppleServiceOptions: ParsableArguments {
     @Option(name: .long, help: "development or production.", transform: SimulationArguments.environment)
     var environment: AppAttestEnvironment
 
-    @Option(name: .long, help: "Call this base URL instead of Apple's, e.g. attestkit mock-apple's http://127.0.0.1:PORT.")
+    @Option(
+        name: .long, help: "Call this base URL instead of Apple's, e.g. attestkit mock-apple's http://127.0.0.1:PORT.")
     var baseUrl: String?
 
     @Option(name: .long, help: "Seconds one call may take, retries included.")

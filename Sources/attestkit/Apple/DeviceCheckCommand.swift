@@ -28,7 +28,9 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         func withClient<Result: Sendable>(_ body: (DeviceCheckClient) async throws -> Result) async throws -> Result {
             let tokens = try key.tokens()
             let configuration =
-                service.trimmedBaseURL.map { DeviceCheckClient.Configuration(baseURL: $0, transport: service.transport) }
+                service.trimmedBaseURL.map {
+                    DeviceCheckClient.Configuration(baseURL: $0, transport: service.transport)
+                }
                 ?? DeviceCheckClient.Configuration(environment: service.environment, transport: service.transport)
             return try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) { http in
                 try await body(DeviceCheckClient(configuration: configuration, tokens: tokens, httpClient: http))

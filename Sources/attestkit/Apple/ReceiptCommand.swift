@@ -57,7 +57,8 @@ struct ReceiptCommand: AsyncParsableCommand {
                 }
                 ?? ReceiptExchangeClient.Configuration(
                     environment: service.environment, transport: service.transport, receiptAnchor: anchor)
-            let result = try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) { http in
+            let result = try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) {
+                http in
                 try await ReceiptExchangeClient(configuration: configuration, tokens: tokens, httpClient: http)
                     .exchange(bytes, appID: appID, keyID: keyID)
             }

@@ -60,7 +60,8 @@ enum AppleFixture {
 
     /// Fast retries: three attempts, 1 ms waits at most, a 5 s deadline.
     static let fastTransport = TransportConfiguration(
-        timeout: .seconds(5), retry: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
+        timeout: .seconds(5),
+        retry: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
 
     /// A DeviceCheck client of the mock at `baseURL`.
     static func deviceCheck(
@@ -100,7 +101,8 @@ enum AppleFixture {
     ) throws -> (keyID: KeyID, receipt: [UInt8]) {
         let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: environment))
         let keyID = device.generateKey()
-        _ = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: Array("challenge".utf8))), at: clock.now())
+        _ = try device.attestKey(
+            keyID, clientDataHash: Array(SHA256.hash(data: Array("challenge".utf8))), at: clock.now())
         return (keyID, try #require(device.receipt(for: keyID)))
     }
 
