@@ -156,8 +156,7 @@ import Testing
 
     @Test func nothingListeningIsATransportErrorAfterTheRetries() async throws {
         let clock = TestTime()
-        let mock = try AppleFixture.mock(clock)
-        let baseURL = try await mock.withRunning { $0 }  // a port that was just closed
+        let baseURL = "http://127.0.0.1:1"  // nothing listens on port 1, and no test binds it
         let sleeps = SleepRecorder()
         let tokens = try AppleFixture.tokens(clock)
         try await AppleFixture.withFailFastClient { http in
