@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "AttestKit", targets: ["AttestKit"]),
         .library(name: "AttestKitWire", targets: ["AttestKitWire"]),
         .library(name: "AttestKitTesting", targets: ["AttestKitTesting"]),
+        .library(name: "AttestKitApple", targets: ["AttestKitApple"]),
+        .library(name: "AttestKitAppleMock", targets: ["AttestKitAppleMock"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
     ],
     dependencies: [
@@ -29,6 +31,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.4.0"),
     ],
     targets: [
         .target(
@@ -65,12 +74,52 @@ let package = Package(
             dependencies: ["AttestKit"],
             swiftSettings: strictSettings
         ),
+        // Apple's web services (DeviceCheck bits, receipt exchange). No server framework: apps that only call
+        // Apple must not pull one in.
+        .target(
+            name: "AttestKitApple",
+            dependencies: [
+                "AttestKit",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // A mock of Apple's services, in-process for tests and behind `attestkit mock-apple`.
+        .target(
+            name: "AttestKitAppleMock",
+            dependencies: [
+                "AttestKit",
+                "AttestKitApple",
+                "AttestKitTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "attestkit",
             dependencies: [
                 "AttestKit",
+                "AttestKitApple",
+                "AttestKitAppleMock",
                 "AttestKitConformance",
                 "AttestKitTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -99,6 +148,22 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitAppleTests",
+            dependencies: [
+                "AttestKit",
+                "AttestKitApple",
+                "AttestKitAppleMock",
+                "AttestKitTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

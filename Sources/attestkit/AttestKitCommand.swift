@@ -5,7 +5,10 @@ import ArgumentParser
 struct AttestKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attestkit",
-        abstract: "Verify Apple App Attest attestations, assertions and receipts.",
-        subcommands: [VerifyCommand.self, InspectCommand.self, BenchCommand.self, SimulateCommand.self]
+        abstract: "Verify Apple App Attest attestations, assertions and receipts; call Apple's DeviceCheck and receipt services.",
+        subcommands: [
+            VerifyCommand.self, InspectCommand.self, BenchCommand.self, SimulateCommand.self, DeviceCheckCommand.self,
+            ReceiptCommand.self, MockAppleCommand.self,
+        ]
     )
 }

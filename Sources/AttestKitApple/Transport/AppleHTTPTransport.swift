@@ -1,0 +1,166 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Sends one call to an Apple service: a POST with a fresh `Authorization` per attempt, a deadline covering every
+/// retry, a response size cap, and retries with backoff for 429, 5xx and connection failures.
+///
+/// The answer of the last attempt is returned whatever its status (callers classify it); only failures without an
+/// answer are thrown. The logger receives static messages with the endpoint label, status, attempt and wait, never
+/// URLs' secrets, headers, tokens or bodies. AsyncHTTPClient itself gets no logger.
+struct AppleHTTPTransport: Sendable {
+    /// One call.
+    struct Request: Sendable {
+        /// A bounded label for logs and metrics, e.g. `query_two_bits`.
+        var endpoint: String
+        /// The full URL.
+        var url: String
+        /// The `Content-Type`, if any.
+        var contentType: String?
+        /// The body.
+        var body: [UInt8]
+        /// The `Authorization` header value, fetched before each attempt.
+        var authorization: @Sendable () async throws(AppleServiceError) -> String
+    }
+
+    /// Apple's answer to the last attempt.
+    struct Response: Sendable {
+        /// The HTTP status.
+        var status: Int
+        /// The body, at most the configured size.
+        var body: [UInt8]
+        /// How many requests were sent.
+        var attempts: Int
+
+        /// The body as UTF-8 text (invalid bytes replaced).
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    /// What one attempt produced.
+    private enum Outcome {
+        case answer(status: Int, body: [UInt8], retryAfter: Duration?)
+        case failure(AppleServiceError)
+    }
+
+    let client: HTTPClient
+    let configuration: TransportConfiguration
+    let clock: any Clock<Duration>
+
+    /// Statuses worth another attempt: rate limiting and server failures.
+    static func isRetryable(status: Int) -> Bool { status == 429 || (500...599).contains(status) }
+
+    /// Sends `request` with retries and returns the last answer.
+    ///
+    /// - Throws: ``AppleServiceError/Code/timeout`` past the deadline, ``AppleServiceError/Code/transport`` when no
+    ///   answer came, ``AppleServiceError/Code/responseTooLarge``, or what `authorization` throws.
+    func send(_ request: Request, logger: Logger) async throws(AppleServiceError) -> Response {
+        let policy = configuration.retry
+        let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+        var generator = SystemRandomNumberGenerator()
+        var attempt = 0
+        while true {
+            attempt += 1
+            let outcome = try await once(request, deadline: deadline)
+            let retryAfter: Duration?
+            switch outcome {
+            case .answer(let status, let body, let after):
+                logger.debug(
+                    "Apple answered",
+                    metadata: [
+                        "apple.endpoint": "\(request.endpoint)", "http.status": "\(status)",
+                        "apple.attempt": "\(attempt)",
+                    ])
+                guard Self.isRetryable(status: status), attempt < policy.maximumAttempts else {
+                    return Response(status: status, body: body, attempts: attempt)
+                }
+                retryAfter = after
+            case .failure(let error):
+                logger.debug(
+                    "Apple call failed without an answer",
+                    metadata: [
+                        "apple.endpoint": "\(request.endpoint)", "apple.error": "\(error.code)",
+                        "apple.attempt": "\(attempt)",
+                    ])
+                guard error.isRetryable, attempt < policy.maximumAttempts, !Task.isCancelled else {
+                    throw error.with(attempts: attempt)
+                }
+                retryAfter = nil
+            }
+            let delay = policy.delay(beforeRetry: attempt, retryAfter: retryAfter, using: &generator)
+            guard NIODeadline.now() + TimeAmount(delay) < deadline else {
+                logger.debug(
+                    "Apple call not retried: the deadline is too near",
+                    metadata: ["apple.endpoint": "\(request.endpoint)"])
+                return try Self.finish(outcome, attempts: attempt)
+            }
+            logger.debug(
+                "Retrying an Apple call",
+                metadata: [
+                    "apple.endpoint": "\(request.endpoint)", "apple.attempt": "\(attempt)",
+                    "apple.retry_in_ms": "\(RetryPolicy.nanoseconds(delay) / 1_000_000)",
+                ])
+            do {
+                try await clock.sleep(for: delay)
+            } catch {
+                return try Self.finish(outcome, attempts: attempt)
+            }
+        }
+    }
+
+    /// The last outcome as the call's result.
+    private static func finish(_ outcome: Outcome, attempts: Int) throws(AppleServiceError) -> Response {
+        switch outcome {
+        case .answer(let status, let body, _): return Response(status: status, body: body, attempts: attempts)
+        case .failure(let error): throw error.with(attempts: attempts)
+        }
+    }
+
+    /// One request; failures without an answer become ``Outcome/failure(_:)``.
+    private func once(_ request: Request, deadline: NIODeadline) async throws(AppleServiceError) -> Outcome {
+        var http = HTTPClientRequest(url: request.url)
+        http.method = .POST
+        http.headers.add(name: "Authorization", value: try await request.authorization())
+        if let contentType = request.contentType { http.headers.add(name: "Content-Type", value: contentType) }
+        http.body = .bytes(ByteBuffer(bytes: request.body))
+        do {
+            let response = try await client.execute(http, deadline: deadline)
+            let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
+            return .answer(
+                status: Int(response.status.code), body: Array(buffer.readableBytesView),
+                retryAfter: Self.retryAfter(response.headers))
+        } catch {
+            return .failure(Self.failure(error, deadline: deadline))
+        }
+    }
+
+    /// Maps an AsyncHTTPClient or NIO error to a code.
+    static func failure(_ error: any Error, deadline: NIODeadline) -> AppleServiceError {
+        if error is NIOTooManyBytesError {
+            return AppleServiceError(.responseTooLarge, "the answer is larger than the response size cap")
+        }
+        if let error = error as? HTTPClientError {
+            if error == .deadlineExceeded || NIODeadline.now() >= deadline {
+                return AppleServiceError(.timeout, "the call's deadline passed before an answer")
+            }
+            if [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(error) {
+                return AppleServiceError(.invalidConfiguration, "the URL is unusable: \(error.shortDescription)")
+            }
+            return AppleServiceError(.transport, "no answer: \(error.shortDescription)")
+        }
+        if NIODeadline.now() >= deadline {
+            return AppleServiceError(.timeout, "the call's deadline passed before an answer")
+        }
+        return AppleServiceError(.transport, "no answer: \(String(describing: type(of: error)))")
+    }
+
+    /// `Retry-After` in whole seconds (the HTTP-date form is ignored).
+    static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
+        guard let value = headers.first(name: "Retry-After"),
+            let seconds = Int(value.trimmingCharacters(in: .whitespaces)),
+            seconds >= 0
+        else { return nil }
+        return .seconds(seconds)
+    }
+}

@@ -1,0 +1,61 @@
+public import AttestKitApple
+
+/// What the mock remembers: each device's two bits and the month of their last update, the faults still to
+/// inject, and how many requests each endpoint received. In memory only: a restarted mock starts empty.
+public actor MockAppleState {
+    /// A device's stored bits.
+    public struct Bits: Sendable, Hashable {
+        /// Bit 0.
+        public var bit0: Bool
+        /// Bit 1.
+        public var bit1: Bool
+        /// The month of the last update.
+        public var lastUpdateTime: DeviceCheckMonth
+    }
+
+    private var bits: [String: Bits] = [:]
+    private var faults: [MockAppleFault] = []
+    private var requests: [MockAppleEndpoint: Int] = [:]
+
+    /// Creates a state with faults to inject.
+    public init(faults: [MockAppleFault] = []) {
+        self.faults = faults
+    }
+
+    /// The bits stored for `deviceToken`, or `nil` when they were never set.
+    public func bits(for deviceToken: String) -> Bits? { bits[deviceToken] }
+
+    /// Updates the given bits of `deviceToken` (a bit left `nil` keeps its value, `false` when never set) and
+    /// records `month` as the last update.
+    public func update(_ deviceToken: String, bit0: Bool?, bit1: Bool?, month: DeviceCheckMonth) {
+        let previous = bits[deviceToken]
+        bits[deviceToken] = Bits(
+            bit0: bit0 ?? previous?.bit0 ?? false, bit1: bit1 ?? previous?.bit1 ?? false, lastUpdateTime: month)
+    }
+
+    /// Adds faults after those still pending.
+    public func inject(_ faults: MockAppleFault...) {
+        self.faults += faults
+    }
+
+    /// Drops every pending fault.
+    public func clearFaults() {
+        faults.removeAll()
+    }
+
+    /// The faults still pending, with their remaining counts.
+    public var pendingFaults: [MockAppleFault] { faults }
+
+    /// How many requests `endpoint` received, faulty ones included.
+    public func requestCount(_ endpoint: MockAppleEndpoint) -> Int { requests[endpoint, default: 0] }
+
+    /// Counts a request to `endpoint` and takes the first pending fault that applies to it, if any.
+    func arrive(at endpoint: MockAppleEndpoint) -> MockAppleFault.Action? {
+        requests[endpoint, default: 0] += 1
+        guard let index = faults.firstIndex(where: { $0.applies(to: endpoint) }) else { return nil }
+        let action = faults[index].action
+        faults[index].count -= 1
+        if faults[index].count <= 0 { faults.remove(at: index) }
+        return action
+    }
+}

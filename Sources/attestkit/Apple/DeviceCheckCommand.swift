@@ -1,0 +1,124 @@
+import ArgumentParser
+import AsyncHTTPClient
+import AttestKitApple
+import Foundation
+
+/// `attestkit devicecheck query|update|validate`: Apple's DeviceCheck two bits from the shell.
+struct DeviceCheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devicecheck",
+        abstract: "Query or update a device's two DeviceCheck bits, or validate a device token, with Apple.",
+        discussion: """
+            Each call signs an ES256 provider token with --key-file (never printed) and POSTs to Apple's \
+            DeviceCheck in --environment, or to --base-url (attestkit mock-apple). Apple's errors print as \
+            'CODE (HTTP STATUS): reason - Apple said "TEXT"' and exit 1.
+            """,
+        subcommands: [Query.self, Update.self, Validate.self, ProviderToken.self]
+    )
+
+    /// The options every subcommand takes.
+    struct Common: ParsableArguments {
+        @Option(name: .long, help: "The device token: Base64 of DCDevice.generateToken(), no line breaks.")
+        var deviceToken: String
+
+        @OptionGroup var key: AppleKeyOptions
+        @OptionGroup var service: AppleServiceOptions
+
+        /// Runs `body` with a client, inside an HTTP client that is shut down afterwards.
+        func withClient<Result: Sendable>(_ body: (DeviceCheckClient) async throws -> Result) async throws -> Result {
+            let tokens = try key.tokens()
+            let configuration =
+                service.trimmedBaseURL.map {
+                    DeviceCheckClient.Configuration(baseURL: $0, transport: service.transport)
+                }
+                ?? DeviceCheckClient.Configuration(environment: service.environment, transport: service.transport)
+            return try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) { http in
+                try await body(DeviceCheckClient(configuration: configuration, tokens: tokens, httpClient: http))
+            }
+        }
+    }
+
+    /// `query`: print the bits and the month of their last update.
+    struct Query: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a device's two bits and the month they were last updated.",
+            discussion: "A device whose bits were never set prints 'not found' (Apple's 'Failed to find bit state').")
+
+        @OptionGroup var common: Common
+
+        @Flag(name: .long, help: "Print JSON: {\"found\", \"bit0\", \"bit1\", \"last_update_time\"}.")
+        var json = false
+
+        func run() async throws {
+            let result = try await common.withClient { try await $0.query(deviceToken: common.deviceToken) }
+            if json {
+                let month = result.lastUpdateTime.map { "\"\($0)\"" } ?? "null"
+                print(
+                    "{\"found\":\(result.isFound),\"bit0\":\(result.bit0),\"bit1\":\(result.bit1),"
+                        + "\"last_update_time\":\(month)}")
+            } else if result.isFound {
+                print("bit0: \(result.bit0)")
+                print("bit1: \(result.bit1)")
+                print("last_update_time: \(result.lastUpdateTime?.description ?? "none")")
+            } else {
+                print("not found: the bits of this device were never set (both read as false)")
+            }
+        }
+    }
+
+    /// `update`: set one or both bits.
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set one or both bits of a device.")
+
+        @OptionGroup var common: Common
+
+        @Option(name: .long, help: "The new bit 0: true or false.")
+        var bit0: Bool?
+
+        @Option(name: .long, help: "The new bit 1: true or false.")
+        var bit1: Bool?
+
+        func validate() throws {
+            guard bit0 != nil || bit1 != nil else { throw ValidationError("give --bit0 and/or --bit1") }
+        }
+
+        func run() async throws {
+            try await common.withClient { try await $0.update(deviceToken: common.deviceToken, bit0: bit0, bit1: bit1) }
+            let changed = [bit0.map { "bit0=\($0)" }, bit1.map { "bit1=\($0)" }].compactMap { $0 }
+            print("updated: \(changed.joined(separator: " "))")
+        }
+    }
+
+    /// `validate`: ask Apple whether the device token is valid.
+    struct Validate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Ask Apple whether a device token is valid.")
+
+        @OptionGroup var common: Common
+
+        func run() async throws {
+            try await common.withClient { try await $0.validate(deviceToken: common.deviceToken) }
+            print("valid: Apple accepted the device token")
+        }
+    }
+
+    /// `provider-token` (hidden): write a provider token to a file, for cross-checking it with another JWT library.
+    struct ProviderToken: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "provider-token",
+            abstract: "Write a provider token (JWT) to a file (mode 0600), for interoperability checks.",
+            shouldDisplay: false)
+
+        @OptionGroup var key: AppleKeyOptions
+
+        @Option(name: .long, help: "The file to write the token to.")
+        var out: String
+
+        func run() async throws {
+            let token = try await key.tokens().token()
+            let created = FileManager.default.createFile(
+                atPath: out, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
+            guard created else { throw AppleCommandFailure("cannot write \(out)") }
+            print("wrote a provider token to \(out)")
+        }
+    }
+}

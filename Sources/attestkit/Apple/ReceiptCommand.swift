@@ -1,0 +1,115 @@
+import ArgumentParser
+import AsyncHTTPClient
+import AttestKit
+import AttestKitApple
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// `attestkit receipt refresh`: trade an App Attest receipt with Apple for a new one and its risk metric.
+struct ReceiptCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receipt",
+        abstract: "Exchange App Attest receipts with Apple for the fraud risk metric.",
+        subcommands: [Refresh.self]
+    )
+
+    /// `refresh`: one exchange.
+    struct Refresh: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Trade a stored receipt for a new RECEIPT and print its fields and risk metric.",
+            discussion: """
+                --receipt is the raw receipt or its Base64 text (an ATTEST receipt from an attestation, or a \
+                RECEIPT from a previous exchange). It is verified first, which gives the App ID and key the new \
+                receipt must match; the new one is verified before it is printed (and written with --out, Base64). \
+                Before the receipt's Not Before Apple answers 304: 'not_modified' is printed and the exit code is 0.
+                """)
+
+        @Option(name: .long, help: "The receipt file: raw bytes or Base64.")
+        var receipt: String
+
+        @Option(name: .long, help: "Write the new receipt here, Base64.")
+        var out: String?
+
+        @OptionGroup var key: AppleKeyOptions
+        @OptionGroup var service: AppleServiceOptions
+        @OptionGroup var roots: RootOptions
+
+        func run() async throws {
+            let bytes = try readReceipt()
+            let anchor = try roots.anchors().receipt
+            let stored: Receipt
+            do {
+                stored = try await ReceiptVerifier(anchor: anchor).verify(
+                    bytes, appID: try Self.appID(in: bytes), keyID: try Self.keyID(in: bytes), maximumAge: nil)
+            } catch {
+                throw AppleCommandFailure("the receipt to refresh does not verify: \(error)")
+            }
+            let appID = try AppID(stored.appID)
+            let keyID = try Self.keyID(in: bytes)
+            let tokens = try key.tokens()
+            let configuration =
+                service.trimmedBaseURL.map {
+                    ReceiptExchangeClient.Configuration(
+                        url: $0 + AppAttestEnvironment.receiptExchangePath, environment: service.environment,
+                        transport: service.transport, receiptAnchor: anchor)
+                }
+                ?? ReceiptExchangeClient.Configuration(
+                    environment: service.environment, transport: service.transport, receiptAnchor: anchor)
+            let result = try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) {
+                http in
+                try await ReceiptExchangeClient(configuration: configuration, tokens: tokens, httpClient: http)
+                    .exchange(bytes, appID: appID, keyID: keyID)
+            }
+            switch result {
+            case .refreshed(let receipt):
+                print("refreshed: \(receipt.type.rawValue)")
+                print("app_id: \(receipt.appID)")
+                print("risk_metric: \(receipt.riskMetric.map(String.init) ?? "none")")
+                print("creation_time: \(Self.iso(receipt.creationTime))")
+                print("not_before: \(receipt.notBefore.map(Self.iso) ?? "none")")
+                print("expiration_time: \(receipt.expirationTime.map(Self.iso) ?? "none")")
+                print("environment: \(receipt.environment ?? "none")")
+                if let out {
+                    try Data(Base64.encode(receipt.bytes).utf8).write(to: URL(fileURLWithPath: out))
+                    print("wrote the new receipt to \(out)")
+                }
+            case .notModified(let retryAfter):
+                print("not_modified: Apple keeps the current receipt until its Not Before")
+                print("retry_after: \(retryAfter.map(Self.iso) ?? "unknown")")
+            }
+        }
+
+        /// The file's receipt: raw BER, or Base64 text.
+        private func readReceipt() throws -> [UInt8] {
+            guard let data = FileManager.default.contents(atPath: receipt) else {
+                throw AppleCommandFailure("cannot read \(receipt)")
+            }
+            guard data.count <= 1 << 20 else { throw AppleCommandFailure("\(receipt) is over 1 MiB") }
+            return InspectCommand.decodeIfText(Array(data))
+        }
+
+        /// The App ID the receipt names (read unverified; the verification that follows checks it).
+        private static func appID(in bytes: [UInt8]) throws -> AppID {
+            try AppID(try Receipt.parseUnverified(bytes).1.appID)
+        }
+
+        /// The key identifier of the receipt's attested certificate (read unverified; checked by verification).
+        private static func keyID(in bytes: [UInt8]) throws -> KeyID {
+            let der = try Receipt.parseUnverified(bytes).1.attestedCertificateDER
+            guard let certificate = try? Certificate(derEncoded: der),
+                let key = P256.Signing.PublicKey(certificate.publicKey)
+            else {
+                throw AppleCommandFailure("the receipt's attested certificate holds no P-256 key")
+            }
+            return KeyID(publicKey: key)
+        }
+
+        private static func iso(_ date: Date) -> String {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter.string(from: date)
+        }
+    }
+}

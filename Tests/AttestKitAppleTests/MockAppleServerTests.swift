@@ -1,0 +1,216 @@
+import AsyncHTTPClient
+import AttestKit
+import AttestKitApple
+import AttestKitAppleMock
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// The mock's own behaviour, with raw HTTP requests a client library would never send: Apple's quirks of
+/// authorization, payloads and methods, and fault bookkeeping.
+@Suite struct MockAppleServerTests {
+    /// POSTs (or `method`s) `body` and returns the status and text.
+    static func send(
+        _ url: String, method: HTTPMethod = .POST, headers: [(String, String)] = [], body: String = "",
+        timeout: TimeAmount = .seconds(5)
+    ) async throws -> (status: Int, text: String) {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if method == .POST { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+        let buffer = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), String(buffer: buffer))
+    }
+
+    /// A DeviceCheck JSON body; `nil` leaves a field out.
+    static func body(
+        deviceToken: String? = "QUJDREVG", transaction: String? = "\"t-1\"", timestamp: String? = "1776000000000",
+        extra: String = ""
+    ) -> String {
+        var fields: [String] = []
+        if let deviceToken { fields.append("\"device_token\":\"\(deviceToken)\"") }
+        if let transaction { fields.append("\"transaction_id\":\(transaction)") }
+        if let timestamp { fields.append("\"timestamp\":\(timestamp)") }
+        if !extra.isEmpty { fields.append(extra) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    @Test func deviceCheckWantsABearerTokenAndAWellFormedPayload() async throws {
+        let clock = TestTime()
+        try await AppleFixture.mock(clock).withRunning { baseURL in
+            let token = try await AppleFixture.tokens(clock).token()
+            let bearer = [("Authorization", "Bearer \(token)")]
+            let update = baseURL + "/v1/update_two_bits"
+            let cases: [([(String, String)], String, Int, String)] = [
+                ([], Self.body(), 400, "Missing or badly formatted authorization token"),
+                ([("Authorization", token)], Self.body(), 400, "Missing or badly formatted authorization token"),
+                (
+                    [("Authorization", "Bearer not-a-jwt")], Self.body(), 400,
+                    "Missing or badly formatted authorization token"
+                ),
+                (
+                    [("Authorization", "Bearer a.b.c")], Self.body(), 400,
+                    "Missing or badly formatted authorization token"
+                ),
+                (bearer, "not json", 400, "Missing or incorrectly formatted payload"),
+                (
+                    bearer, Self.body(deviceToken: nil, extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted device token payload"
+                ),
+                (
+                    bearer, Self.body(transaction: nil, extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted transaction id"
+                ),
+                (
+                    bearer, Self.body(timestamp: nil, extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
+                (
+                    bearer, Self.body(timestamp: "1776000000", extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
+                (
+                    bearer, Self.body(timestamp: "\"1776000000000\"", extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
+                (
+                    bearer, Self.body(timestamp: "1776000000000.5", extra: "\"bit0\":true"), 400,
+                    "Missing or incorrectly formatted time stamp"
+                ),
+                (bearer, Self.body(), 400, "Missing or incorrectly formatted bits"),
+                (bearer, Self.body(extra: "\"bit0\":1"), 400, "Missing or incorrectly formatted bits"),
+                (bearer, Self.body(extra: "\"bit_0\":true"), 400, "Missing or incorrectly formatted bits"),
+                (
+                    bearer, Self.body(extra: "\"bit0\":true,\"bit1\":\"false\""), 400,
+                    "Missing or incorrectly formatted bits"
+                ),
+                (bearer, Self.body(extra: "\"bit0\":true,\"bit1\":false"), 200, ""),
+            ]
+            for (headers, body, status, text) in cases {
+                let answer = try await Self.send(update, headers: headers, body: body)
+                #expect(answer.status == status, "\(body)")
+                #expect(answer.text == text, "\(body)")
+            }
+            let query = try await Self.send(baseURL + "/v1/query_two_bits", headers: bearer, body: Self.body())
+            #expect(query.status == 200)
+            #expect(query.text == "{\"bit0\":true,\"bit1\":false,\"last_update_time\":\"2026-04\"}")
+        }
+    }
+
+    @Test func theReceiptExchangeWantsABareTokenAndABase64TextBody() async throws {
+        let clock = TestTime()
+        try await AppleFixture.mock(clock).withRunning { baseURL in
+            let token = try await AppleFixture.tokens(clock).token()
+            let (_, receipt) = try AppleFixture.attestReceipt(clock)
+            let base64 = Data(receipt).base64EncodedString()
+            let url = baseURL + "/v1/attestationData"
+            let cases: [([(String, String)], String, Int, String)] = [
+                ([], base64, 401, "Unauthorized"),
+                ([("Authorization", "Bearer \(token)")], base64, 401, "Unauthorized"),
+                ([("Authorization", token), ("Content-Type", "application/octet-stream")], base64, 400, "Bad Payload"),
+                ([("Authorization", token)], "", 400, "Bad Payload"),
+                ([("Authorization", token)], base64 + "\n", 400, "Bad Payload"),
+                ([("Authorization", token)], "QUJD", 400, "Bad Payload"),
+            ]
+            for (headers, body, status, text) in cases {
+                let answer = try await Self.send(url, headers: headers, body: body)
+                #expect(answer.status == status)
+                #expect(answer.text == text)
+            }
+            let answer = try await Self.send(
+                url, headers: [("Authorization", token), ("Content-Type", "text/plain")], body: base64)
+            #expect(answer.status == 200)
+            let refreshed = try #require(Data(base64Encoded: answer.text))
+            #expect(try Receipt.parseUnverified(Array(refreshed)).1.type == .receipt)
+        }
+    }
+
+    @Test func otherMethodsAreNotAllowed() async throws {
+        let clock = TestTime()
+        try await AppleFixture.mock(clock).withRunning { baseURL in
+            for endpoint in MockAppleEndpoint.allCases {
+                let answer = try await Self.send(baseURL + endpoint.path, method: .GET)
+                #expect(answer.status == 405)
+                #expect(answer.text == "Method Not Allowed")
+            }
+            #expect(try await Self.send(baseURL + "/v1/elsewhere").status == 404)
+        }
+    }
+
+    @Test func faultsAreTakenInOrderAndCounted() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(
+            clock, faults: [MockAppleFault(.status(429), endpoint: .queryTwoBits, count: 2)])
+        try await mock.withRunning { (baseURL: String) async throws in
+            await mock.state.inject(MockAppleFault(.status(503, text: "down"), count: 1))
+            let url = baseURL + "/v1/query_two_bits"
+            #expect(try await Self.send(url).status == 429)
+            #expect(try await Self.send(baseURL + "/v1/validate_device_token") == (503, "down"))
+            #expect(try await Self.send(url) == (429, "Too Many Requests"))
+            #expect(try await Self.send(url).status == 400)  // no fault left: no token
+            #expect(await mock.state.pendingFaults.isEmpty)
+            #expect(await mock.state.requestCount(.queryTwoBits) == 3)
+            #expect(await mock.state.requestCount(.validateDeviceToken) == 1)
+            await mock.state.inject(MockAppleFault(.status(500), count: 3))
+            await mock.state.clearFaults()
+            #expect(await mock.state.pendingFaults.isEmpty)
+        }
+    }
+
+    @Test func theMockStopsWithItsTaskAndReportsItsPort() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock)
+        let baseURL = try await mock.withRunning { (baseURL: String) async throws -> String in
+            #expect(baseURL == "http://127.0.0.1:\(try await mock.port())")
+            #expect(try await Self.send(baseURL + "/v1/query_two_bits", method: .GET).status == 405)
+            return baseURL
+        }
+        await #expect(throws: (any Error).self) {
+            _ = try await Self.send(baseURL + "/v1/query_two_bits", timeout: .milliseconds(300))
+        }
+    }
+
+    @Test func aPortInUseFailsToStart() async throws {
+        let clock = TestTime()
+        try await AppleFixture.mock(clock).withRunning { baseURL in
+            let port = try #require(Int(baseURL.split(separator: ":").last ?? ""))
+            let second = try MockAppleServer(
+                configuration: .init(verificationKeyPEM: AppleFixture.publicKeyPEM, port: port),
+                softwareApple: AppleFixture.apple)
+            await #expect(throws: (any Error).self) { try await second.withRunning { _ in } }
+        }
+    }
+
+    @Test func aVerificationKeyMustBeAPublicKeyPEM() {
+        #expect(throws: MockAppleError(.invalidConfiguration, "")) {
+            try MockAppleServer(configuration: .init(verificationKeyPEM: "nope"), softwareApple: AppleFixture.apple)
+        }
+    }
+
+    @Test(arguments: [
+        ("query:429:2", MockAppleFault(.status(429), endpoint: .queryTwoBits, count: 2)),
+        ("all:503", MockAppleFault(.status(503))),
+        ("receipt:drop:3", MockAppleFault(.drop, endpoint: .attestationData, count: 3)),
+        ("update:delay=2s", MockAppleFault(.delay(.seconds(2)), endpoint: .updateTwoBits)),
+        (
+            "validate:delay=250ms:4",
+            MockAppleFault(.delay(.milliseconds(250)), endpoint: .validateDeviceToken, count: 4)
+        ),
+        ("all:delay=1.5", MockAppleFault(.delay(.milliseconds(1_500)))),
+    ])
+    func faultsParse(_ text: String, _ expected: MockAppleFault) throws {
+        let fault = try MockAppleFault(parsing: text)
+        #expect(fault == expected)
+        #expect(try MockAppleFault(parsing: fault.description) == expected)
+    }
+
+    @Test(arguments: [
+        "", "query", "query:", "nowhere:429", "query:99", "query:600", "query:429:0", "query:429:x",
+        "query:delay=", "query:delay=-1s", "query:delay=2h", "query:429:1:1", "query:explode",
+    ])
+    func malformedFaultsAreRejected(_ text: String) {
+        #expect(throws: MockAppleError(.invalidConfiguration, "")) { try MockAppleFault(parsing: text) }
+    }
+}

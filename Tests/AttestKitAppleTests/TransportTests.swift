@@ -1,0 +1,186 @@
+import AttestKit
+import AttestKitApple
+import AttestKitAppleMock
+import Foundation
+import Testing
+
+/// Retries (429, 5xx, dropped connections) with backoff and their limits, the per-call deadline, the response
+/// size cap, and failures without an answer, over HTTP against the mock.
+@Suite struct TransportTests {
+    @Test func rateLimitedTwiceThenAnswered() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(
+            clock, faults: [MockAppleFault(.status(429), endpoint: .queryTwoBits, count: 2)])
+        try await mock.withRunning { baseURL in
+            let sleeps = SleepRecorder()
+            let transport = TransportConfiguration(
+                timeout: .seconds(5),
+                retry: RetryPolicy(maximumAttempts: 3, baseDelay: .seconds(1), maximumDelay: .seconds(30)))
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport, sleeps: sleeps)
+            #expect(try await client.query(deviceToken: AppleFixture.deviceToken()) == .notFound)
+            #expect(await mock.state.requestCount(.queryTwoBits) == 3)
+            // Full jitter: each wait is at most its cap (1 s, then 2 s).
+            #expect(sleeps.recorded.count == 2)
+            #expect(sleeps.recorded[0] <= .seconds(1) && sleeps.recorded[1] <= .seconds(2))
+        }
+    }
+
+    @Test func retriesStopAtTheAttemptLimit() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(503), count: 10)])
+        try await mock.withRunning { baseURL in
+            let sleeps = SleepRecorder()
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, sleeps: sleeps)
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
+            #expect(error?.code == .serviceUnavailable)
+            #expect(error?.attempts == 3)
+            #expect(await mock.state.requestCount(.validateDeviceToken) == 3)
+            #expect(sleeps.recorded.count == 2)
+            #expect(await mock.state.pendingFaults.first?.count == 7)
+        }
+    }
+
+    @Test func noRetriesWithTheNonePolicyOrForOther4xx() async throws {
+        let clock = TestTime()
+        let faults = [
+            MockAppleFault(.status(500), endpoint: .queryTwoBits),
+            MockAppleFault(.status(403), endpoint: .updateTwoBits, count: 5),
+        ]
+        let mock = try AppleFixture.mock(clock, faults: faults)
+        try await mock.withRunning { baseURL in
+            let tokens = try AppleFixture.tokens(clock)
+            let once = AppleFixture.deviceCheck(
+                baseURL, tokens: tokens, clock: clock, transport: TransportConfiguration(retry: .none))
+            let error = await AppleFixture.failure { _ = try await once.query(deviceToken: AppleFixture.deviceToken()) }
+            #expect(error?.code == .serverError && error?.attempts == 1)
+
+            let client = AppleFixture.deviceCheck(baseURL, tokens: tokens, clock: clock)
+            let forbidden = await AppleFixture.failure {
+                try await client.update(deviceToken: AppleFixture.deviceToken(), bit1: true)
+            }
+            #expect(forbidden?.code == .forbidden && forbidden?.attempts == 1)
+            #expect(await mock.state.requestCount(.updateTwoBits) == 1)
+        }
+    }
+
+    @Test func aDroppedConnectionIsRetried() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.drop, endpoint: .updateTwoBits)])
+        try await mock.withRunning { baseURL in
+            let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
+            let device = AppleFixture.deviceToken()
+            try await client.update(deviceToken: device, bit0: true)
+            #expect(await mock.state.requestCount(.updateTwoBits) == 2)
+            #expect(try await client.query(deviceToken: device).bit0)
+        }
+    }
+
+    @Test func connectionsDroppedEveryTimeAreATransportError() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.drop, count: 10)])
+        try await mock.withRunning { baseURL in
+            let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
+            #expect(error?.code == .transport)
+            #expect(error?.status == nil && error?.appleText == nil)
+            #expect(error?.attempts == 3)
+            #expect(await mock.state.requestCount(.validateDeviceToken) == 3)
+        }
+    }
+
+    @Test func aSlowAnswerPastTheDeadlineIsATimeout() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.seconds(3)), count: 5)])
+        try await mock.withRunning { baseURL in
+            let transport = TransportConfiguration(timeout: .milliseconds(300))
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
+            let started = ContinuousClock.now
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
+            #expect(error?.code == .timeout)
+            #expect(error?.attempts == 1)
+            #expect(ContinuousClock.now - started < .seconds(2))
+        }
+    }
+
+    @Test func aSlowAnswerWithinTheDeadlineIsRead() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.milliseconds(200)))])
+        try await mock.withRunning { baseURL in
+            let client = AppleFixture.deviceCheck(baseURL, tokens: try AppleFixture.tokens(clock), clock: clock)
+            #expect(try await client.query(deviceToken: AppleFixture.deviceToken()) == .notFound)
+        }
+    }
+
+    @Test func theDeadlineCoversRetries() async throws {
+        let clock = TestTime()
+        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(3)))]
+        let mock = try AppleFixture.mock(clock, faults: faults)
+        try await mock.withRunning { baseURL in
+            let transport = TransportConfiguration(
+                timeout: .milliseconds(500),
+                retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
+            #expect(error?.code == .timeout)
+            #expect(error?.attempts == 2)
+        }
+    }
+
+    @Test func anAnswerOverTheSizeCapIsRefused() async throws {
+        let clock = TestTime()
+        let big = MockAppleFault(.status(200, text: String(repeating: "x", count: 4_096)), endpoint: .queryTwoBits)
+        let mock = try AppleFixture.mock(clock, faults: [big])
+        try await mock.withRunning { baseURL in
+            let transport = TransportConfiguration(maximumResponseSize: 1_024)
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
+            let error = await AppleFixture.failure {
+                _ = try await client.query(deviceToken: AppleFixture.deviceToken())
+            }
+            #expect(error?.code == .responseTooLarge)
+            #expect(error?.attempts == 1)
+        }
+    }
+
+    @Test func nothingListeningIsATransportErrorAfterTheRetries() async throws {
+        let clock = TestTime()
+        let baseURL = "http://127.0.0.1:1"  // nothing listens on port 1, and no test binds it
+        let sleeps = SleepRecorder()
+        let tokens = try AppleFixture.tokens(clock)
+        try await AppleFixture.withFailFastClient { http in
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: tokens, clock: clock, sleeps: sleeps, httpClient: http)
+            let error = await AppleFixture.failure {
+                try await client.validate(deviceToken: AppleFixture.deviceToken())
+            }
+            #expect(error?.code == .transport)
+            #expect(error?.attempts == 3)
+            #expect(sleeps.recorded.count == 2)
+        }
+        // AsyncHTTPClient's default pool retries refused connections itself, until the call's deadline.
+        let patient = AppleFixture.deviceCheck(
+            baseURL, tokens: tokens, clock: clock, transport: TransportConfiguration(timeout: .milliseconds(300)))
+        let error = await AppleFixture.failure { try await patient.validate(deviceToken: AppleFixture.deviceToken()) }
+        #expect(error?.code == .timeout)
+    }
+
+    @Test func anUnusableURLIsAConfigurationError() async throws {
+        let clock = TestTime()
+        let client = AppleFixture.deviceCheck("nonsense", tokens: try AppleFixture.tokens(clock), clock: clock)
+        let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.attempts == 1)
+    }
+}
