@@ -13,7 +13,7 @@ import Testing
     /// POSTs (or `method`s) `body` and returns the status and text.
     static func send(
         _ url: String, method: HTTPMethod = .POST, headers: [(String, String)] = [], body: String = "",
-        timeout: TimeAmount = .seconds(5)
+        timeout: TimeAmount = .seconds(60)
     ) async throws -> (status: Int, text: String) {
         var request = HTTPClientRequest(url: url)
         request.method = method

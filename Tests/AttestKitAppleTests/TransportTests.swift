@@ -14,7 +14,7 @@ import Testing
         try await mock.withRunning { baseURL in
             let sleeps = SleepRecorder()
             let transport = TransportConfiguration(
-                timeout: .seconds(5),
+                timeout: .seconds(60),
                 retry: RetryPolicy(maximumAttempts: 3, baseDelay: .seconds(1), maximumDelay: .seconds(30)))
             let client = AppleFixture.deviceCheck(
                 baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport, sleeps: sleeps)
@@ -96,7 +96,7 @@ import Testing
 
     @Test func aSlowAnswerPastTheDeadlineIsATimeout() async throws {
         let clock = TestTime()
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.seconds(3)), count: 5)])
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.seconds(10)), count: 5)])
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(timeout: .milliseconds(300))
             let client = AppleFixture.deviceCheck(
@@ -107,7 +107,7 @@ import Testing
             }
             #expect(error?.code == .timeout)
             #expect(error?.attempts == 1)
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(ContinuousClock.now - started < .seconds(8), "the client gave up long before the 10 s answer")
         }
     }
 

@@ -59,8 +59,10 @@ enum AppleFixture {
     }
 
     /// Fast retries: three attempts, 1 ms waits at most, a 5 s deadline.
+    /// Instant retries; a deadline generous enough for a loaded 2-core CI machine running every suite at once
+    /// (tests about deadlines set their own).
     static let fastTransport = TransportConfiguration(
-        timeout: .seconds(5),
+        timeout: .seconds(60),
         retry: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
 
     /// A DeviceCheck client of the mock at `baseURL`.
