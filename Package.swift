@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AttestKit", targets: ["AttestKit"]),
         .library(name: "AttestKitStore", targets: ["AttestKitStore"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
+        .executable(name: "attestkit-store-worker", targets: ["AttestKitStoreWorker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
@@ -58,11 +59,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(
+            name: "AttestKitStoreWorker",
+            dependencies: ["AttestKit", "AttestKitStore"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
             name: "attestkit",
             dependencies: [
                 "AttestKit",
                 "AttestKitConformance",
+                "AttestKitStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -79,6 +87,17 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             resources: [.copy("Vectors")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitStoreTests",
+            dependencies: [
+                "AttestKit",
+                "AttestKitStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ],
             swiftSettings: strictSettings
         ),
     ]
