@@ -7,7 +7,7 @@ import Testing
 struct ChallengeTests {
     let t0 = TestKeys.t0
 
-    @Test("a challenge is consumed exactly once and returned whole", arguments: StoreBackend.allCases)
+    @Test("a challenge is consumed exactly once and returned whole", arguments: await StoreBackend.all())
     func consumeOnce(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let issued = try await store.issueChallenge(purpose: .attest, ttl: .seconds(300), now: t0)
@@ -19,17 +19,19 @@ struct ChallengeTests {
             #expect(consumed.id == issued.id)
             #expect(consumed.consumedAt == t0.addingTimeInterval(1))
             await #expect(throws: StoreError.challengeConsumed) {
-                _ = try await store.consumeChallenge(issued.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(2))
+                _ = try await store.consumeChallenge(
+                    issued.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(2))
             }
         }
     }
 
-    @Test("an expired challenge is refused as expired, to the millisecond", arguments: StoreBackend.allCases)
+    @Test("an expired challenge is refused as expired, to the millisecond", arguments: await StoreBackend.all())
     func expiry(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let late = try await store.issueChallenge(purpose: .assert, ttl: .seconds(60), now: t0)
             await #expect(throws: StoreError.challengeExpired) {
-                _ = try await store.consumeChallenge(late.id, purpose: .assert, keyID: nil, now: t0.addingTimeInterval(60))
+                _ = try await store.consumeChallenge(
+                    late.id, purpose: .assert, keyID: nil, now: t0.addingTimeInterval(60))
             }
             let justInTime = try await store.issueChallenge(purpose: .assert, ttl: .seconds(60), now: t0)
             _ = try await store.consumeChallenge(
@@ -37,7 +39,7 @@ struct ChallengeTests {
         }
     }
 
-    @Test("an unknown identifier is refused as not found", arguments: StoreBackend.allCases)
+    @Test("an unknown identifier is refused as not found", arguments: await StoreBackend.all())
     func notFound(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             var generator = SystemRandomNumberGenerator()
@@ -48,7 +50,7 @@ struct ChallengeTests {
         }
     }
 
-    @Test("the wrong purpose is refused and burns the challenge", arguments: StoreBackend.allCases)
+    @Test("the wrong purpose is refused and burns the challenge", arguments: await StoreBackend.all())
     func purposeMismatch(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let issued = try await store.issueChallenge(purpose: .assert, now: t0)
@@ -61,7 +63,7 @@ struct ChallengeTests {
         }
     }
 
-    @Test("a challenge bound to a key is refused for any other", arguments: StoreBackend.allCases)
+    @Test("a challenge bound to a key is refused for any other", arguments: await StoreBackend.all())
     func keyBinding(backend: StoreBackend) async throws {
         let keyA = TestKeys.key().keyID
         let keyB = TestKeys.key().keyID
@@ -82,13 +84,17 @@ struct ChallengeTests {
         }
     }
 
-    @Test("garbage collection deletes exactly the expired challenges", arguments: StoreBackend.allCases)
+    @Test("garbage collection deletes exactly the expired challenges", arguments: await StoreBackend.all())
     func garbageCollection(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             var short: [StoredChallenge] = []
-            for _ in 0..<3 { short.append(try await store.issueChallenge(purpose: .attest, ttl: .seconds(10), now: t0)) }
+            for _ in 0..<3 {
+                short.append(try await store.issueChallenge(purpose: .attest, ttl: .seconds(10), now: t0))
+            }
             var long: [StoredChallenge] = []
-            for _ in 0..<2 { long.append(try await store.issueChallenge(purpose: .attest, ttl: .seconds(100), now: t0)) }
+            for _ in 0..<2 {
+                long.append(try await store.issueChallenge(purpose: .attest, ttl: .seconds(100), now: t0))
+            }
             _ = try await store.consumeChallenge(short[0].id, purpose: .attest, keyID: nil, now: t0)
 
             #expect(try await store.deleteExpiredChallenges(now: t0.addingTimeInterval(9.999)) == 0)
@@ -100,18 +106,21 @@ struct ChallengeTests {
                 }
             }
             for challenge in long {
-                _ = try await store.consumeChallenge(challenge.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(50))
+                _ = try await store.consumeChallenge(
+                    challenge.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(50))
             }
         }
     }
 
-    @Test("randomness is injected: one seed, one challenge", arguments: StoreBackend.allCases)
+    @Test("randomness is injected: one seed, one challenge", arguments: await StoreBackend.all())
     func injectedRandomness(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             var first = SeededGenerator(state: 7)
             var second = SeededGenerator(state: 7)
-            let a = try StoredChallenge.random(purpose: .attest, ttl: .seconds(60), byteCount: 48, now: t0, using: &first)
-            let b = try await store.issueChallenge(purpose: .attest, ttl: .seconds(60), byteCount: 48, now: t0, using: &second)
+            let a = try StoredChallenge.random(
+                purpose: .attest, ttl: .seconds(60), byteCount: 48, now: t0, using: &first)
+            let b = try await store.issueChallenge(
+                purpose: .attest, ttl: .seconds(60), byteCount: 48, now: t0, using: &second)
             #expect(a == b)
             #expect(b.bytes.count == 48)
             await #expect(throws: StoreError.invalidInput) {
@@ -124,13 +133,15 @@ struct ChallengeTests {
         }
     }
 
-    @Test("challenge sizes and lifetimes outside the bounds are refused", arguments: StoreBackend.allCases)
+    @Test("challenge sizes and lifetimes outside the bounds are refused", arguments: await StoreBackend.all())
     func bounds(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let largest = try await store.issueChallenge(purpose: .attest, byteCount: 1_024, now: t0)
             #expect(largest.bytes.count == 1_024)
-            for (bytes, ttl) in [(31, Duration.seconds(60)), (1_025, .seconds(60)), (32, .zero), (32, .seconds(86_401)),
-                (32, .seconds(-5))] {
+            for (bytes, ttl) in [
+                (31, Duration.seconds(60)), (1_025, .seconds(60)), (32, .zero), (32, .seconds(86_401)),
+                (32, .seconds(-5)),
+            ] {
                 await #expect(throws: StoreError.invalidInput) {
                     _ = try await store.issueChallenge(purpose: .attest, ttl: ttl, byteCount: bytes, now: t0)
                 }

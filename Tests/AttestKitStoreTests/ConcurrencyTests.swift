@@ -10,7 +10,9 @@ struct ConcurrencyTests {
     let t0 = TestKeys.t0
     static let contenders = 64
 
-    @Test("64 concurrent consumers of one challenge: exactly one succeeds", arguments: StoreBackend.clientVariants)
+    @Test(
+        "64 concurrent consumers of one challenge: exactly one succeeds", arguments: await StoreBackend.clientVariants()
+    )
     func consumeRace(backend: StoreBackend, clients: Int) async throws {
         try await backend.withStores(count: clients) { stores in
             let challenge = try await stores[0].issueChallenge(purpose: .attest, now: t0)
@@ -30,7 +32,9 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("64 concurrent advances to the same counter: exactly one succeeds", arguments: StoreBackend.clientVariants)
+    @Test(
+        "64 concurrent advances to the same counter: exactly one succeeds",
+        arguments: await StoreBackend.clientVariants())
     func advanceRace(backend: StoreBackend, clients: Int) async throws {
         try await backend.withStores(count: clients) { stores in
             let registration = try TestKeys.registration()
@@ -54,8 +58,9 @@ struct ConcurrencyTests {
     /// Eight tasks advance one key through 1…160, each value tried by two tasks, each task in increasing order.
     /// A value is accepted at most once; after a task's advance to `v` is accepted, every later read sees
     /// at least `v` (the counter never moves back); the final counter is the largest accepted value.
-    @Test("increasing advances: the final counter is the largest accepted, never moving back",
-        arguments: StoreBackend.clientVariants)
+    @Test(
+        "increasing advances: the final counter is the largest accepted, never moving back",
+        arguments: await StoreBackend.clientVariants())
     func increasingAdvances(backend: StoreBackend, clients: Int) async throws {
         let tasks = 8
         let top: UInt32 = 160
@@ -93,7 +98,7 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("concurrent registrations of one key: exactly one succeeds", arguments: StoreBackend.clientVariants)
+    @Test("concurrent registrations of one key: exactly one succeeds", arguments: await StoreBackend.clientVariants())
     func registerRace(backend: StoreBackend, clients: Int) async throws {
         try await backend.withStores(count: clients) { stores in
             let registration = try TestKeys.registration()
@@ -109,7 +114,7 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("replicas preparing one new schema together migrate it once", arguments: StoreBackend.durable)
+    @Test("replicas preparing one new schema together migrate it once", arguments: await StoreBackend.durable())
     func concurrentPrepare(backend: StoreBackend) async throws {
         // withStores prepares all four stores at once on a fresh database.
         try await backend.withStores(count: 4) { stores in

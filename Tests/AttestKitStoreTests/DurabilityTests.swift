@@ -4,9 +4,9 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A child process consumes challenges and advances a counter in SQLite, printing a line after each
@@ -43,9 +43,10 @@ struct DurabilityTests {
         let advanced = run.lines.compactMap { line -> UInt32? in
             line.hasPrefix("advanced ") ? UInt32(line.dropFirst("advanced ".count)) : nil
         }
-        let consumed = Set(run.lines.compactMap { line -> String? in
-            line.hasPrefix("consumed ") ? String(line.dropFirst("consumed ".count)) : nil
-        })
+        let consumed = Set(
+            run.lines.compactMap { line -> String? in
+                line.hasPrefix("consumed ") ? String(line.dropFirst("consumed ".count)) : nil
+            })
         let lastAdvance = try #require(advanced.max())
         #expect(lastAdvance >= 150)
         #expect(advanced == Array(1...lastAdvance))

@@ -9,11 +9,13 @@ import Testing
 struct InputValidationTests {
     let t0 = TestKeys.t0
 
-    @Test("challenge identifiers are 22 canonical base64url characters", arguments: [
-        "", "AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAA+A", "AAAAAAAAAAAAAAAAAAAA/A",
-        "AAAAAAAAAAAAAAAAAAAAA=", "AAAAAAAAAAAAAAAAAAAAAB", "AAAAAAAAAAAAAAAAAAAA A", "AAAAAAAAAAAAAAAAAAAA'A",
-        "AAAAAAAAAAAAAAAAAAAAÄ",
-    ])
+    @Test(
+        "challenge identifiers are 22 canonical base64url characters",
+        arguments: [
+            "", "AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAA+A", "AAAAAAAAAAAAAAAAAAAA/A",
+            "AAAAAAAAAAAAAAAAAAAAA=", "AAAAAAAAAAAAAAAAAAAAAB", "AAAAAAAAAAAAAAAAAAAA A", "AAAAAAAAAAAAAAAAAAAA'A",
+            "AAAAAAAAAAAAAAAAAAAAÄ",
+        ])
     func challengeIDs(text: String) {
         #expect(throws: StoreError.invalidInput) { _ = try ChallengeID(string: text) }
     }
@@ -34,7 +36,8 @@ struct InputValidationTests {
         let key = TestKeys.key()
         let other = TestKeys.key()
         func make(
-            keyID: KeyID? = nil, publicKey: [UInt8]? = nil, receipt: [UInt8]? = [1], receiptCreatedAt: Date? = TestKeys.t0,
+            keyID: KeyID? = nil, publicKey: [UInt8]? = nil, receipt: [UInt8]? = [1],
+            receiptCreatedAt: Date? = TestKeys.t0,
             osVersion: String? = nil, bundleVersion: String? = nil, refreshAt: Date? = nil
         ) throws {
             _ = try KeyRegistration(
@@ -75,12 +78,17 @@ struct InputValidationTests {
         _ = try TestKeys.receipt(at: 1, riskMetric: StoreLimits.maximumRiskMetric)
     }
 
-    @Test("times and limits out of range are refused by every backend", arguments: StoreBackend.allCases)
+    @Test("times and limits out of range are refused by every backend", arguments: await StoreBackend.all())
     func timesAndLimits(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let registration = try TestKeys.registration()
-            for now in [Date(timeIntervalSince1970: -1), Date(timeIntervalSince1970: 1e12), Date(timeIntervalSince1970: .infinity)] {
-                await #expect(throws: StoreError.invalidInput) { _ = try await store.registerKey(registration, now: now) }
+            for now in [
+                Date(timeIntervalSince1970: -1), Date(timeIntervalSince1970: 1e12),
+                Date(timeIntervalSince1970: .infinity),
+            ] {
+                await #expect(throws: StoreError.invalidInput) {
+                    _ = try await store.registerKey(registration, now: now)
+                }
                 await #expect(throws: StoreError.invalidInput) {
                     try await store.advanceCounter(of: registration.keyID, to: 1, now: now)
                 }
@@ -95,7 +103,7 @@ struct InputValidationTests {
         }
     }
 
-    @Test("text that looks like SQL is stored verbatim", arguments: StoreBackend.allCases)
+    @Test("text that looks like SQL is stored verbatim", arguments: await StoreBackend.all())
     func sqlLookingText(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let hostile = "1'); DROP TABLE keys; --"

@@ -7,7 +7,7 @@ import Testing
 struct KeyTests {
     let t0 = TestKeys.t0
 
-    @Test("a key registers once, with every field, at counter 0", arguments: StoreBackend.allCases)
+    @Test("a key registers once, with every field, at counter 0", arguments: await StoreBackend.all())
     func register(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let registration = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(3600))
@@ -34,7 +34,7 @@ struct KeyTests {
         }
     }
 
-    @Test("optional fields may be absent", arguments: StoreBackend.allCases)
+    @Test("optional fields may be absent", arguments: await StoreBackend.all())
     func minimalRegistration(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let key = TestKeys.key()
@@ -47,7 +47,7 @@ struct KeyTests {
         }
     }
 
-    @Test("the counter advances only upwards", arguments: StoreBackend.allCases)
+    @Test("the counter advances only upwards", arguments: await StoreBackend.all())
     func advance(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let registration = try TestKeys.registration()
@@ -74,7 +74,7 @@ struct KeyTests {
         }
     }
 
-    @Test("a revoked key stays, refuses advances and cannot be registered again", arguments: StoreBackend.allCases)
+    @Test("a revoked key stays, refuses advances and cannot be registered again", arguments: await StoreBackend.all())
     func revoke(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let registration = try TestKeys.registration()
@@ -83,7 +83,8 @@ struct KeyTests {
             let revoked = try await store.revokeKey(keyID, now: t0.addingTimeInterval(10))
             #expect(revoked.state == .revoked)
             #expect(revoked.revokedAt == t0.addingTimeInterval(10))
-            #expect(try await store.revokeKey(keyID, now: t0.addingTimeInterval(20)).revokedAt == t0.addingTimeInterval(10))
+            #expect(
+                try await store.revokeKey(keyID, now: t0.addingTimeInterval(20)).revokedAt == t0.addingTimeInterval(10))
             await #expect(throws: StoreError.keyRevoked) {
                 try await store.advanceCounter(of: keyID, to: 1, now: t0.addingTimeInterval(30))
             }
@@ -100,7 +101,7 @@ struct KeyTests {
         }
     }
 
-    @Test("newer receipts replace older ones and build the risk history", arguments: StoreBackend.allCases)
+    @Test("newer receipts replace older ones and build the risk history", arguments: await StoreBackend.all())
     func receipts(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let registration = try TestKeys.registration()
@@ -120,11 +121,13 @@ struct KeyTests {
                 _ = try await store.storeReceipt(try TestKeys.receipt(at: 10, riskMetric: 9), for: keyID, now: t0)
             }
             let withoutMetric = try await store.storeReceipt(
-                try TestKeys.receipt(at: 2 * 86_400, riskMetric: nil), for: keyID, now: t0.addingTimeInterval(2 * 86_400))
+                try TestKeys.receipt(at: 2 * 86_400, riskMetric: nil), for: keyID,
+                now: t0.addingTimeInterval(2 * 86_400))
             #expect(withoutMetric.riskMetric == 3)
             #expect(withoutMetric.receiptRefreshAt == nil)
             _ = try await store.storeReceipt(
-                try TestKeys.receipt(at: 3 * 86_400, riskMetric: 7), for: keyID, now: t0.addingTimeInterval(3 * 86_400 + 5))
+                try TestKeys.receipt(at: 3 * 86_400, riskMetric: 7), for: keyID,
+                now: t0.addingTimeInterval(3 * 86_400 + 5))
 
             let history = try await store.riskHistory(of: keyID, limit: 10)
             #expect(history.map(\.riskMetric) == [7, 3])
@@ -139,7 +142,7 @@ struct KeyTests {
         }
     }
 
-    @Test("keys due for a receipt refresh: active, with a receipt, earliest first", arguments: StoreBackend.allCases)
+    @Test("keys due for a receipt refresh: active, with a receipt, earliest first", arguments: await StoreBackend.all())
     func dueForRefresh(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let soon = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(3_600))
@@ -150,14 +153,23 @@ struct KeyTests {
             _ = try await store.revokeKey(revoked.keyID, now: t0)
 
             #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(3_599), limit: 10).isEmpty)
-            #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(5_400), limit: 10).map(\.keyID) == [soon.keyID])
+            #expect(
+                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(5_400), limit: 10).map(\.keyID) == [
+                    soon.keyID
+                ])
             #expect(
                 try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 10).map(\.keyID)
                     == [soon.keyID, later.keyID])
-            #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 1).map(\.keyID) == [soon.keyID])
+            #expect(
+                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 1).map(\.keyID) == [
+                    soon.keyID
+                ])
 
             try await store.postponeReceiptRefresh(of: soon.keyID, until: t0.addingTimeInterval(10_800))
-            #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 10).map(\.keyID) == [later.keyID])
+            #expect(
+                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 10).map(\.keyID) == [
+                    later.keyID
+                ])
             try await store.postponeReceiptRefresh(of: later.keyID, until: nil)
             #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(9_000), limit: 10).isEmpty)
             await #expect(throws: StoreError.keyNotFound) {
@@ -171,14 +183,16 @@ struct KeyTests {
         }
     }
 
-    @Test("counts by environment and state", arguments: StoreBackend.allCases)
+    @Test("counts by environment and state", arguments: await StoreBackend.all())
     func counts(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             #expect(try await store.keyCounts().total == 0)
             var production: [KeyRegistration] = []
             for _ in 0..<3 { production.append(try TestKeys.registration(environment: .production)) }
             for registration in production { _ = try await store.registerKey(registration, now: t0) }
-            for _ in 0..<2 { _ = try await store.registerKey(try TestKeys.registration(environment: .development), now: t0) }
+            for _ in 0..<2 {
+                _ = try await store.registerKey(try TestKeys.registration(environment: .development), now: t0)
+            }
             _ = try await store.revokeKey(production[0].keyID, now: t0)
 
             let counts = try await store.keyCounts()
@@ -188,11 +202,13 @@ struct KeyTests {
             #expect(counts.count(environment: .development, state: .revoked) == 0)
             #expect(counts.count(state: .active) == 4)
             #expect(counts.total == 5)
-            #expect(counts.description == "production/active=2 production/revoked=1 development/active=2 development/revoked=0")
+            #expect(
+                counts.description
+                    == "production/active=2 production/revoked=1 development/active=2 development/revoked=0")
         }
     }
 
-    @Test("state survives closing and reopening the database", arguments: StoreBackend.durable)
+    @Test("state survives closing and reopening the database", arguments: await StoreBackend.durable())
     func reopen(backend: StoreBackend) async throws {
         try await backend.withStores(count: 2) { stores in
             let registration = try TestKeys.registration()

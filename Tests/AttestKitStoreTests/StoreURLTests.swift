@@ -11,13 +11,15 @@ struct StoreURLTests {
         #expect(relative.backend == .sqlite)
         #expect(relative.sqlitePath == "attestkit-data/store.sqlite")
         #expect(try StoreURL("sqlite:/var/lib/attestkit/store.sqlite").sqlitePath == "/var/lib/attestkit/store.sqlite")
-        #expect(try StoreURL("sqlite:///var/lib/attestkit/store.sqlite").sqlitePath == "/var/lib/attestkit/store.sqlite")
+        #expect(
+            try StoreURL("sqlite:///var/lib/attestkit/store.sqlite").sqlitePath == "/var/lib/attestkit/store.sqlite")
         #expect(relative.description == "sqlite:attestkit-data/store.sqlite")
     }
 
     @Test("postgres:// with every part, percent-decoded, and its defaults")
     func postgresURLs() throws {
-        let url = try StoreURL("postgres://app%40team:p%40ss%2Fw0rd@db.internal:6543/attest?schema=tenant_1&sslmode=require")
+        let url = try StoreURL(
+            "postgres://app%40team:p%40ss%2Fw0rd@db.internal:6543/attest?schema=tenant_1&sslmode=require")
         let postgres = try #require(url.postgres)
         #expect(url.backend == .postgres)
         #expect(postgres.username == "app@team")
@@ -38,12 +40,14 @@ struct StoreURLTests {
         #expect(try StoreURL("postgres://u@[::1]:5433/db").postgres?.host == "::1")
     }
 
-    @Test("anything else is refused clearly", arguments: [
-        "", "memory", "memory:x", "sqlite:", "sqlite:dir/", "mysql://u@h/db", "file:///tmp/x", "postgres://",
-        "postgres://h/db", "postgres://u@h", "postgres://u@h/", "postgres://u@h/a/b", "postgres://u@h:0/db",
-        "postgres://u@h/db?schema=Bad-Name", "postgres://u@h/db?sslmode=verify", "postgres://u@h/db?search_path=x",
-        "postgres://u@h/db?schema=", "sqlite:a\u{0}b",
-    ])
+    @Test(
+        "anything else is refused clearly",
+        arguments: [
+            "", "memory", "memory:x", "sqlite:", "sqlite:dir/", "mysql://u@h/db", "file:///tmp/x", "postgres://",
+            "postgres://h/db", "postgres://u@h", "postgres://u@h/", "postgres://u@h/a/b", "postgres://u@h:0/db",
+            "postgres://u@h/db?schema=Bad-Name", "postgres://u@h/db?sslmode=verify", "postgres://u@h/db?search_path=x",
+            "postgres://u@h/db?schema=", "sqlite:a\u{0}b",
+        ])
     func refused(text: String) {
         #expect(throws: StoreError.invalidURL) { _ = try StoreURL(text) }
     }

@@ -22,7 +22,8 @@ public final class PostgresAttestationStore: AttestationStore {
     private let client: PostgresClient
     private let schema: PostgresSchema
     private let logger: Logger
-    private let queryLogger = Logger(label: "attestkit.store.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
+    private let queryLogger = Logger(
+        label: "attestkit.store.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
     private let closed = NIOLockedValueBox(false)
 
     /// Creates a store; no connection is opened until ``run()`` runs and a query needs one.
@@ -98,10 +99,13 @@ public final class PostgresAttestationStore: AttestationStore {
         statement.bytes(challenge.keyID?.bytes)
         statement.int64(try StoreTime.milliseconds(challenge.createdAt, "createdAt"))
         statement.int64(try StoreTime.milliseconds(challenge.expiresAt, "expiresAt"))
-        let rows = try await query("issuing a challenge", statement.query("""
-            INSERT INTO \(schema.table("challenges")) (id, challenge, purpose, key_id, created_at_ms, expires_at_ms)
-            VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING id
-            """))
+        let rows = try await query(
+            "issuing a challenge",
+            statement.query(
+                """
+                INSERT INTO \(schema.table("challenges")) (id, challenge, purpose, key_id, created_at_ms, expires_at_ms)
+                VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING id
+                """))
         guard !rows.isEmpty else {
             throw StoreError(.invalidInput, "the challenge identifier is already in use")
         }
@@ -114,16 +118,22 @@ public final class PostgresAttestationStore: AttestationStore {
         var statement = PostgresStatement()
         statement.int64(instant)
         statement.bytes(id.bytes)
-        let rows = try await query("consuming a challenge", statement.query("""
-            UPDATE \(schema.table("challenges")) SET consumed_at_ms = $1
-            WHERE id = $2 AND consumed_at_ms IS NULL AND expires_at_ms > $1
-            RETURNING \(StoreColumns.challenge)
-            """))
+        let rows = try await query(
+            "consuming a challenge",
+            statement.query(
+                """
+                UPDATE \(schema.table("challenges")) SET consumed_at_ms = $1
+                WHERE id = $2 AND consumed_at_ms IS NULL AND expires_at_ms > $1
+                RETURNING \(StoreColumns.challenge)
+                """))
         guard let row = rows.first else {
             var read = PostgresStatement()
             read.bytes(id.bytes)
-            let existing = try await query("reading a challenge", read.query(
-                "SELECT \(StoreColumns.challenge) FROM \(schema.table("challenges")) WHERE id = $1")).first
+            let existing = try await query(
+                "reading a challenge",
+                read.query(
+                    "SELECT \(StoreColumns.challenge) FROM \(schema.table("challenges")) WHERE id = $1")
+            ).first
             throw StoredChallenge.refusal(
                 for: try existing.map { row throws(StoreError) in try PostgresStoreRow(row).challenge() },
                 now: StoreTime.date(instant))
@@ -136,10 +146,13 @@ public final class PostgresAttestationStore: AttestationStore {
     public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(now, "now"))
-        let rows = try await query("deleting expired challenges", statement.query("""
-            WITH deleted AS (DELETE FROM \(schema.table("challenges")) WHERE expires_at_ms <= $1 RETURNING 1)
-            SELECT count(*) AS n FROM deleted
-            """))
+        let rows = try await query(
+            "deleting expired challenges",
+            statement.query(
+                """
+                WITH deleted AS (DELETE FROM \(schema.table("challenges")) WHERE expires_at_ms <= $1 RETURNING 1)
+                SELECT count(*) AS n FROM deleted
+                """))
         return Int(try rows.first.map { row throws(StoreError) in try PostgresStoreRow(row).requiredInteger("n") } ?? 0)
     }
 
@@ -158,13 +171,16 @@ public final class PostgresAttestationStore: AttestationStore {
         statement.text(registration.bundleVersion)
         statement.int64(registration.validationCategory.map { Int64($0) })
         statement.int64(try StoreTime.milliseconds(now, "now"))
-        let rows = try await query("registering a key", statement.query("""
-            INSERT INTO \(schema.table("keys")) (key_id, public_key, app_id, environment, counter, receipt,
-                receipt_created_at_ms, receipt_refresh_at_ms, os_version, bundle_version, validation_category,
-                created_at_ms)
-            VALUES ($1, $2, $3, $4, 0, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (key_id) DO NOTHING
-            RETURNING \(StoreColumns.key)
-            """))
+        let rows = try await query(
+            "registering a key",
+            statement.query(
+                """
+                INSERT INTO \(schema.table("keys")) (key_id, public_key, app_id, environment, counter, receipt,
+                    receipt_created_at_ms, receipt_refresh_at_ms, os_version, bundle_version, validation_category,
+                    created_at_ms)
+                VALUES ($1, $2, $3, $4, 0, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (key_id) DO NOTHING
+                RETURNING \(StoreColumns.key)
+                """))
         guard let row = rows.first else {
             throw StoreError(.keyExists, "a key with this identifier is already registered")
         }
@@ -174,8 +190,10 @@ public final class PostgresAttestationStore: AttestationStore {
     public func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
         var statement = PostgresStatement()
         statement.bytes(keyID.bytes)
-        let rows = try await query("reading a key", statement.query(
-            "SELECT \(StoreColumns.key) FROM \(schema.table("keys")) WHERE key_id = $1"))
+        let rows = try await query(
+            "reading a key",
+            statement.query(
+                "SELECT \(StoreColumns.key) FROM \(schema.table("keys")) WHERE key_id = $1"))
         return try rows.first.map { row throws(StoreError) in try PostgresStoreRow(row).keyRecord() }
     }
 
@@ -184,11 +202,14 @@ public final class PostgresAttestationStore: AttestationStore {
         statement.int64(Int64(counter))
         statement.int64(try StoreTime.milliseconds(now, "now"))
         statement.bytes(keyID.bytes)
-        let rows = try await query("advancing a counter", statement.query("""
-            UPDATE \(schema.table("keys")) SET counter = $1, last_assertion_at_ms = $2
-            WHERE key_id = $3 AND counter < $1 AND revoked_at_ms IS NULL
-            RETURNING key_id
-            """))
+        let rows = try await query(
+            "advancing a counter",
+            statement.query(
+                """
+                UPDATE \(schema.table("keys")) SET counter = $1, last_assertion_at_ms = $2
+                WHERE key_id = $3 AND counter < $1 AND revoked_at_ms IS NULL
+                RETURNING key_id
+                """))
         guard !rows.isEmpty else {
             throw KeyRecord.counterRefusal(for: try await key(keyID))
         }
@@ -205,7 +226,8 @@ public final class PostgresAttestationStore: AttestationStore {
         statement.int64(try StoreTime.milliseconds(ifPresent: update.receiptRefreshAt, "receiptRefreshAt"))
         statement.int64(update.riskMetric.map { Int64($0) })
         statement.bytes(keyID.bytes)
-        let updateQuery = statement.query("""
+        let updateQuery = statement.query(
+            """
             UPDATE \(schema.table("keys")) SET receipt = $1, receipt_created_at_ms = $2, receipt_refresh_at_ms = $3,
                 risk_metric = COALESCE($4, risk_metric)
             WHERE key_id = $5 AND revoked_at_ms IS NULL
@@ -217,7 +239,8 @@ public final class PostgresAttestationStore: AttestationStore {
         history.int64(update.riskMetric.map { Int64($0) })
         history.int64(created)
         history.int64(instant)
-        let historyQuery = history.query("""
+        let historyQuery = history.query(
+            """
             INSERT INTO \(schema.table("risk_metrics")) (key_id, risk_metric, receipt_created_at_ms, recorded_at_ms)
             VALUES ($1, $2, $3, $4)
             """)
@@ -242,8 +265,10 @@ public final class PostgresAttestationStore: AttestationStore {
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(ifPresent: refreshAt, "refreshAt"))
         statement.bytes(keyID.bytes)
-        let rows = try await query("postponing a receipt refresh", statement.query(
-            "UPDATE \(schema.table("keys")) SET receipt_refresh_at_ms = $1 WHERE key_id = $2 RETURNING key_id"))
+        let rows = try await query(
+            "postponing a receipt refresh",
+            statement.query(
+                "UPDATE \(schema.table("keys")) SET receipt_refresh_at_ms = $1 WHERE key_id = $2 RETURNING key_id"))
         guard !rows.isEmpty else { throw StoreError(.keyNotFound, "no key has this identifier") }
     }
 
@@ -252,10 +277,13 @@ public final class PostgresAttestationStore: AttestationStore {
         var statement = PostgresStatement()
         statement.bytes(keyID.bytes)
         statement.int64(Int64(limit))
-        let rows = try await query("reading a risk history", statement.query("""
-            SELECT \(StoreColumns.riskMetric) FROM \(schema.table("risk_metrics"))
-            WHERE key_id = $1 ORDER BY seq DESC LIMIT $2
-            """))
+        let rows = try await query(
+            "reading a risk history",
+            statement.query(
+                """
+                SELECT \(StoreColumns.riskMetric) FROM \(schema.table("risk_metrics"))
+                WHERE key_id = $1 ORDER BY seq DESC LIMIT $2
+                """))
         return try rows.map { row throws(StoreError) in try PostgresStoreRow(row).riskMetricEntry() }
     }
 
@@ -263,10 +291,13 @@ public final class PostgresAttestationStore: AttestationStore {
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(now, "now"))
         statement.bytes(keyID.bytes)
-        let rows = try await query("revoking a key", statement.query("""
-            UPDATE \(schema.table("keys")) SET revoked_at_ms = $1 WHERE key_id = $2 AND revoked_at_ms IS NULL
-            RETURNING \(StoreColumns.key)
-            """))
+        let rows = try await query(
+            "revoking a key",
+            statement.query(
+                """
+                UPDATE \(schema.table("keys")) SET revoked_at_ms = $1 WHERE key_id = $2 AND revoked_at_ms IS NULL
+                RETURNING \(StoreColumns.key)
+                """))
         if let row = rows.first { return try PostgresStoreRow(row).keyRecord() }
         guard let existing = try await key(keyID) else {
             throw StoreError(.keyNotFound, "no key has this identifier")
@@ -279,20 +310,26 @@ public final class PostgresAttestationStore: AttestationStore {
         statement.int64(try StoreTime.milliseconds(now, "now"))
         try StoreLimits.checkLimit(limit)
         statement.int64(Int64(limit))
-        let rows = try await query("listing keys due for a receipt refresh", statement.query("""
-            SELECT \(StoreColumns.key) FROM \(schema.table("keys"))
-            WHERE revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= $1
-            ORDER BY receipt_refresh_at_ms, key_id LIMIT $2
-            """))
+        let rows = try await query(
+            "listing keys due for a receipt refresh",
+            statement.query(
+                """
+                SELECT \(StoreColumns.key) FROM \(schema.table("keys"))
+                WHERE revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= $1
+                ORDER BY receipt_refresh_at_ms, key_id LIMIT $2
+                """))
         return try rows.map { row throws(StoreError) in try PostgresStoreRow(row).keyRecord() }
     }
 
     public func keyCounts() async throws(StoreError) -> KeyCounts {
-        let rows = try await query("counting keys", PostgresQuery(unsafeSQL: """
-            SELECT environment, CASE WHEN revoked_at_ms IS NULL THEN 0 ELSE 1 END::BIGINT AS revoked,
-                count(*) AS n
-            FROM \(schema.table("keys")) GROUP BY 1, 2
-            """))
+        let rows = try await query(
+            "counting keys",
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT environment, CASE WHEN revoked_at_ms IS NULL THEN 0 ELSE 1 END::BIGINT AS revoked,
+                        count(*) AS n
+                    FROM \(schema.table("keys")) GROUP BY 1, 2
+                    """))
         return try KeyCounts(rows: rows.map { PostgresStoreRow($0) })
     }
 

@@ -87,17 +87,22 @@ struct PostgresSchema: Sendable {
             var lock = PostgresStatement()
             lock.int64(lockKey)
             try await PostgresStatement.run(connection, lock.query("SELECT pg_advisory_xact_lock($1)"), logger: logger)
-            try await PostgresStatement.run(connection, PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(quoted)"), logger: logger)
-            try await PostgresStatement.run(connection, 
-                PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(table("schema_version")) (version BIGINT NOT NULL)"),
+            try await PostgresStatement.run(
+                connection, PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(quoted)"), logger: logger)
+            try await PostgresStatement.run(
+                connection,
+                PostgresQuery(
+                    unsafeSQL: "CREATE TABLE IF NOT EXISTS \(table("schema_version")) (version BIGINT NOT NULL)"),
                 logger: logger)
-            let rows = try await PostgresStatement.run(connection, 
+            let rows = try await PostgresStatement.run(
+                connection,
                 PostgresQuery(unsafeSQL: "SELECT version FROM \(table("schema_version"))"), logger: logger)
             let current: Int
             if let row = rows.first, let version = try PostgresStoreRow(row).integer("version") {
                 current = Int(version)
             } else {
-                try await PostgresStatement.run(connection, 
+                try await PostgresStatement.run(
+                    connection,
                     PostgresQuery(unsafeSQL: "INSERT INTO \(table("schema_version")) (version) VALUES (0)"),
                     logger: logger)
                 current = 0
@@ -115,7 +120,8 @@ struct PostgresSchema: Sendable {
             if current < migrations.count {
                 var update = PostgresStatement()
                 update.int64(Int64(migrations.count))
-                try await PostgresStatement.run(connection, 
+                try await PostgresStatement.run(
+                    connection,
                     update.query("UPDATE \(table("schema_version")) SET version = $1"), logger: logger)
             }
         }

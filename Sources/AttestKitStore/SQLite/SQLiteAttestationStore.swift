@@ -1,8 +1,8 @@
 public import AttestKit
 public import Foundation
 public import Logging
-import ServiceLifecycle
 import SQLiteNIO
+import ServiceLifecycle
 
 /// An ``AttestationStore`` in one SQLite file: the embedded default, with nothing to install.
 ///
@@ -39,7 +39,8 @@ public final class SQLiteAttestationStore: AttestationStore {
     /// Creates a store; nothing is opened until ``prepare()`` or the first operation.
     public init(configuration: Configuration, logger: Logger = StoreLogging.silent) {
         self.configuration = configuration
-        let milliseconds = configuration.busyTimeout.components.seconds * 1000
+        let milliseconds =
+            configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         self.pool = SQLiteConnectionPool(
             path: configuration.path,
@@ -109,9 +110,10 @@ public final class SQLiteAttestationStore: AttestationStore {
                 try await connection.query(
                     "SELECT \(StoreColumns.challenge) FROM challenges WHERE id = ?", [.bytes(id.bytes)])
             }.first
-            throw StoredChallenge.refusal(for: try existing.map { row throws(StoreError) in
-                try SQLiteStoreRow(row: row).challenge()
-            }, now: StoreTime.date(instant))
+            throw StoredChallenge.refusal(
+                for: try existing.map { row throws(StoreError) in
+                    try SQLiteStoreRow(row: row).challenge()
+                }, now: StoreTime.date(instant))
         }
         let consumed = try SQLiteStoreRow(row: row).challenge()
         try consumed.checkUse(purpose: purpose, keyID: keyID)

@@ -42,7 +42,8 @@ actor SQLiteConnectionPool {
     private let path: String
     private let busyTimeoutMilliseconds: Int
     private let logger: Logger
-    private let driverLogger = Logger(label: "attestkit.store.sqlite.driver", factory: { _ in SwiftLogNoOpLogHandler() })
+    private let driverLogger = Logger(
+        label: "attestkit.store.sqlite.driver", factory: { _ in SwiftLogNoOpLogHandler() })
     private var writer: Lane
     private var readers: Lane
     private var phase = Phase.new

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import SQLiteNIO
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The SQLite schema and its migrations.
 ///
@@ -84,7 +85,8 @@ enum SQLiteSchema {
     /// - Throws: ``StoreError/Code/storageUnavailable`` when the file's schema is newer than this release.
     static func migrate(_ connection: SQLiteConnection) async throws {
         try await SQLiteStatements.transaction(connection) {
-            _ = try await connection.query("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT")
+            _ = try await connection.query(
+                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT")
             let rows = try await connection.query("SELECT version FROM schema_version")
             let current: Int
             if let value = rows.first?.column("version")?.integer {

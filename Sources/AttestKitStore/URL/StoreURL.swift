@@ -2,11 +2,12 @@ import Foundation
 
 /// Where a store keeps its state, chosen by one URL.
 ///
-/// | URL | backend |
-/// |---|---|
-/// | `memory:` | ``MemoryAttestationStore``: in this process only |
-/// | `sqlite:PATH` | ``SQLiteAttestationStore`` at `PATH` (relative to the working directory, or absolute; `sqlite:///abs/path` also works) |
-/// | `postgres://USER:PASSWORD@HOST:PORT/DATABASE?schema=NAME&sslmode=MODE` | ``PostgresAttestationStore`` (`postgresql://` too; port 5432, schema `attestkit` and sslmode `prefer` by default; user and password percent-encoded) |
+/// - `memory:`: ``MemoryAttestationStore``, in this process only.
+/// - `sqlite:PATH`: ``SQLiteAttestationStore`` at `PATH`, relative to the working directory or absolute
+///   (`sqlite:///abs/path` also works).
+/// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?schema=NAME&sslmode=MODE` (or `postgresql://`):
+///   ``PostgresAttestationStore``; port 5432, schema `attestkit` and sslmode `prefer` by default; user and
+///   password percent-encoded.
 ///
 /// Anything else is refused with ``StoreError/Code/invalidURL``. The ``description`` hides the password.
 public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
@@ -54,7 +55,8 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         } else if string.hasPrefix("postgres://") || string.hasPrefix("postgresql://") {
             self.init(backend: .postgres, sqlitePath: nil, postgres: try Self.postgres(string))
         } else {
-            throw StoreError(.invalidURL, "a storage URL is memory:, sqlite:PATH or postgres://user:password@host:port/db")
+            throw StoreError(
+                .invalidURL, "a storage URL is memory:, sqlite:PATH or postgres://user:password@host:port/db")
         }
     }
 

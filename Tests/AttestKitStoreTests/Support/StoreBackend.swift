@@ -1,8 +1,9 @@
 import AttestKit
-@testable import AttestKitStore
 import Foundation
 import ServiceLifecycle
 import Testing
+
+@testable import AttestKitStore
 
 /// The backends every store test runs against.
 enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -12,14 +13,21 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
+    /// The backends to test: PostgreSQL when it answers or is required (see ``PostgresTestServer``).
+    static func all() async -> [StoreBackend] {
+        await PostgresTestServer.shared.shouldRun() ? allCases : [.memory, .sqlite]
+    }
+
     /// Backends with a durable file or server, which can be closed and reopened.
-    static let durable: [StoreBackend] = [.sqlite, .postgres]
+    static func durable() async -> [StoreBackend] {
+        await all().filter { $0 != .memory }
+    }
 
     /// Each backend with one store, and the SQL backends also with two separate stores (two processes' worth
     /// of connections on one SQLite file; two `PostgresClient`s, as two replicas).
-    static let clientVariants: [(StoreBackend, Int)] = [
-        (.memory, 1), (.sqlite, 1), (.sqlite, 2), (.postgres, 1), (.postgres, 2),
-    ]
+    static func clientVariants() async -> [(StoreBackend, Int)] {
+        await all().flatMap { backend in backend == .memory ? [(backend, 1)] : [(backend, 1), (backend, 2)] }
+    }
 
     /// Runs `body` with a fresh, prepared store of this backend, then closes and removes it.
     func withStore(_ body: (any AttestationStore) async throws -> Void) async throws {
@@ -38,7 +46,7 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let path = directory.url.appendingPathComponent("nested/store.sqlite").path
             try await Self.running((0..<count).map { _ in SQLiteAttestationStore(path: path) }, body)
         case .postgres:
-            guard try await PostgresTestServer.shared.isAvailable() else { return }
+            guard await PostgresTestServer.shared.isAvailable() else { return }
             let gate = PostgresTestServer.shared.gate
             await gate.enter()
             do {
