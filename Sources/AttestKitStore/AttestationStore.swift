@@ -1,5 +1,6 @@
 public import AttestKit
 public import Foundation
+public import Logging
 public import ServiceLifecycle
 
 /// Durable, race-free App Attest state: one-time challenges, registered keys, their counters, receipts and
@@ -131,4 +132,10 @@ extension AttestationStore {
         return try await issueChallenge(
             purpose: purpose, keyID: keyID, ttl: ttl, byteCount: byteCount, now: now, using: &generator)
     }
+}
+
+/// Loggers for stores. Stores are silent by default and never log keys, receipts or challenges.
+public enum StoreLogging {
+    /// A logger that drops everything: the default of every store.
+    public static let silent = Logger(label: "attestkit.store", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -55,10 +55,32 @@ public final class PostgresAttestationStore: AttestationStore {
 
     /// Creates the schema and applies the missing migrations, under an advisory lock. Needs ``run()``.
     public func prepare() async throws(StoreError) {
+        try await perform("connecting to PostgreSQL") { try await checkConnection() }
         try await perform("migrating the PostgreSQL schema") {
             try await schema.migrate(client, logger: queryLogger)
         }
         logger.debug("PostgreSQL store ready", metadata: ["schema": "\(configuration.schema)"])
+    }
+
+    /// Opens one connection outside the pool and closes it, so that an unreachable server or a refused login
+    /// fails ``prepare()`` at once with its reason; the pool would keep retrying for about a minute.
+    private func checkConnection() async throws {
+        let tls: PostgresConnection.Configuration.TLS
+        switch configuration.tls {
+        case .disable: tls = .disable
+        case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        default: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        var settings = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: tls)
+        let timeout = configuration.connectTimeout.components
+        settings.options.connectTimeout = .milliseconds(
+            timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)
+        let connection = try await PostgresConnection.connect(
+            on: PostgresClient.defaultEventLoopGroup.any(), configuration: settings, id: 0, logger: queryLogger
+        ).get()
+        try await connection.close()
     }
 
     /// Refuses further operations; the pool's connections close when ``run()`` returns.
