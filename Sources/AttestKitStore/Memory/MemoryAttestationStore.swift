@@ -36,6 +36,7 @@ public actor MemoryAttestationStore: AttestationStore {
 
     // MARK: Challenges
 
+    /// Stores a new challenge; see ``AttestationStore/insertChallenge(_:)``.
     public func insertChallenge(_ challenge: StoredChallenge) throws(StoreError) {
         try checkOpen()
         guard challenge.consumedAt == nil else {
@@ -47,6 +48,7 @@ public actor MemoryAttestationStore: AttestationStore {
         challenges[challenge.id] = challenge
     }
 
+    /// Consumes a challenge once; see ``AttestationStore/consumeChallenge(_:purpose:keyID:now:)``.
     public func consumeChallenge(
         _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
     ) throws(StoreError) -> StoredChallenge {
@@ -61,6 +63,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return consumed
     }
 
+    /// Deletes expired challenges; see ``AttestationStore/deleteExpiredChallenges(now:)``.
     public func deleteExpiredChallenges(now: Date) throws(StoreError) -> Int {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -71,6 +74,7 @@ public actor MemoryAttestationStore: AttestationStore {
 
     // MARK: Keys
 
+    /// Registers a key if absent; see ``AttestationStore/registerKey(_:now:)``.
     public func registerKey(_ registration: KeyRegistration, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let record = KeyRecord(registration: registration, now: try StoreTime.normalized(now, "now"))
@@ -81,11 +85,13 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
+    /// The key with this identifier, or `nil`.
     public func key(_ keyID: KeyID) throws(StoreError) -> KeyRecord? {
         try checkOpen()
         return keys[keyID]
     }
 
+    /// Advances a counter if greater; see ``AttestationStore/advanceCounter(of:to:now:)``.
     public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) throws(StoreError) {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -97,6 +103,7 @@ public actor MemoryAttestationStore: AttestationStore {
         keys[keyID] = record
     }
 
+    /// Stores a newer receipt; see ``AttestationStore/storeReceipt(_:for:now:)``.
     public func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -117,6 +124,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
+    /// Moves the next receipt exchange; see ``AttestationStore/postponeReceiptRefresh(of:until:)``.
     public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) throws(StoreError) {
         try checkOpen()
         let instant = try StoreTime.normalized(ifPresent: refreshAt, "refreshAt")
@@ -127,12 +135,14 @@ public actor MemoryAttestationStore: AttestationStore {
         keys[keyID] = record
     }
 
+    /// A key's risk metrics, newest first; see ``AttestationStore/riskHistory(of:limit:)``.
     public func riskHistory(of keyID: KeyID, limit: Int) throws(StoreError) -> [RiskMetricEntry] {
         try checkOpen()
         try StoreLimits.checkLimit(limit)
         return Array((history[keyID] ?? []).reversed().prefix(limit))
     }
 
+    /// Revokes a key; see ``AttestationStore/revokeKey(_:now:)``.
     public func revokeKey(_ keyID: KeyID, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -146,6 +156,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
+    /// Keys due for a receipt exchange; see ``AttestationStore/keysDueForReceiptRefresh(now:limit:)``.
     public func keysDueForReceiptRefresh(now: Date, limit: Int) throws(StoreError) -> [KeyRecord] {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -166,6 +177,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return Array(sorted.prefix(limit))
     }
 
+    /// Key counts by environment and state.
     public func keyCounts() throws(StoreError) -> KeyCounts {
         try checkOpen()
         var counts: [KeyCounts.Bucket: Int] = [:]

@@ -110,6 +110,7 @@ public final class PostgresAttestationStore: AttestationStore {
 
     // MARK: Challenges
 
+    /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.
     public func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
         guard challenge.consumedAt == nil else {
             throw StoreError(.invalidInput, "a new challenge cannot be consumed already")
@@ -133,6 +134,8 @@ public final class PostgresAttestationStore: AttestationStore {
         }
     }
 
+    /// Consumes a challenge once: one `UPDATE … WHERE consumed_at_ms IS NULL AND expires_at_ms > now RETURNING`, then
+    /// a read only to name a refusal.
     public func consumeChallenge(
         _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
     ) async throws(StoreError) -> StoredChallenge {
@@ -165,6 +168,7 @@ public final class PostgresAttestationStore: AttestationStore {
         return consumed
     }
 
+    /// Deletes the challenges expired at `now` in one statement and returns how many.
     public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(now, "now"))
@@ -180,6 +184,7 @@ public final class PostgresAttestationStore: AttestationStore {
 
     // MARK: Keys
 
+    /// Registers a key if absent: one `INSERT … ON CONFLICT (key_id) DO NOTHING RETURNING`.
     public func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
         var statement = PostgresStatement()
         statement.bytes(registration.keyID.bytes)
@@ -209,6 +214,7 @@ public final class PostgresAttestationStore: AttestationStore {
         return try PostgresStoreRow(row).keyRecord()
     }
 
+    /// The key with this identifier, or `nil`.
     public func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
         var statement = PostgresStatement()
         statement.bytes(keyID.bytes)
@@ -219,6 +225,8 @@ public final class PostgresAttestationStore: AttestationStore {
         return try rows.first.map { row throws(StoreError) in try PostgresStoreRow(row).keyRecord() }
     }
 
+    /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL`, then a read only to name a
+    /// refusal.
     public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
         var statement = PostgresStatement()
         statement.int64(Int64(counter))
@@ -237,6 +245,7 @@ public final class PostgresAttestationStore: AttestationStore {
         }
     }
 
+    /// Stores a newer receipt and appends its risk metric, in one transaction.
     public func storeReceipt(
         _ update: ReceiptUpdate, for keyID: KeyID, now: Date
     ) async throws(StoreError) -> KeyRecord {
@@ -283,6 +292,7 @@ public final class PostgresAttestationStore: AttestationStore {
         return try PostgresStoreRow(row).keyRecord()
     }
 
+    /// Moves a key's next receipt exchange, in one statement.
     public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(ifPresent: refreshAt, "refreshAt"))
@@ -294,6 +304,7 @@ public final class PostgresAttestationStore: AttestationStore {
         guard !rows.isEmpty else { throw StoreError(.keyNotFound, "no key has this identifier") }
     }
 
+    /// A key's risk metrics, newest first.
     public func riskHistory(of keyID: KeyID, limit: Int) async throws(StoreError) -> [RiskMetricEntry] {
         try StoreLimits.checkLimit(limit)
         var statement = PostgresStatement()
@@ -309,6 +320,7 @@ public final class PostgresAttestationStore: AttestationStore {
         return try rows.map { row throws(StoreError) in try PostgresStoreRow(row).riskMetricEntry() }
     }
 
+    /// Revokes a key in one statement; a revoked key is returned unchanged.
     public func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(now, "now"))
@@ -327,6 +339,7 @@ public final class PostgresAttestationStore: AttestationStore {
         return existing
     }
 
+    /// Active keys with a receipt due for exchange at `now`, earliest first.
     public func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(now, "now"))
@@ -343,6 +356,7 @@ public final class PostgresAttestationStore: AttestationStore {
         return try rows.map { row throws(StoreError) in try PostgresStoreRow(row).keyRecord() }
     }
 
+    /// Key counts by environment and state, in one `GROUP BY`.
     public func keyCounts() async throws(StoreError) -> KeyCounts {
         let rows = try await query(
             "counting keys",

@@ -60,18 +60,21 @@ public final class SQLiteAttestationStore: AttestationStore {
         await close()
     }
 
+    /// Creates the file and its directory if needed, switches to WAL and migrates the schema.
     public func prepare() async throws(StoreError) {
         try await StoreError.wrapping("opening the SQLite database", detail: SQLiteStatements.detail) {
             try await pool.prepare()
         }
     }
 
+    /// Closes idle connections now and leased ones when they return; later calls fail.
     public func close() async {
         await pool.close()
     }
 
     // MARK: Challenges
 
+    /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.
     public func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
         guard challenge.consumedAt == nil else {
             throw StoreError(.invalidInput, "a new challenge cannot be consumed already")
@@ -93,6 +96,8 @@ public final class SQLiteAttestationStore: AttestationStore {
         }
     }
 
+    /// Consumes a challenge once: one `UPDATE … WHERE consumed_at_ms IS NULL AND expires_at_ms > now RETURNING`, then
+    /// a read only to name a refusal.
     public func consumeChallenge(
         _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
     ) async throws(StoreError) -> StoredChallenge {
@@ -120,6 +125,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         return consumed
     }
 
+    /// Deletes the challenges expired at `now` in one statement and returns how many.
     public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
         let instant = try StoreTime.milliseconds(now, "now")
         return try await write("deleting expired challenges") { connection in
@@ -130,6 +136,7 @@ public final class SQLiteAttestationStore: AttestationStore {
 
     // MARK: Keys
 
+    /// Registers a key if absent: one `INSERT … ON CONFLICT (key_id) DO NOTHING RETURNING`.
     public func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
         let binds: [SQLiteData] = [
             .bytes(registration.keyID.bytes), .bytes(registration.publicKeyX963),
@@ -155,6 +162,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         return try SQLiteStoreRow(row: row).keyRecord()
     }
 
+    /// The key with this identifier, or `nil`.
     public func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
         let rows = try await read("reading a key") { connection in
             try await connection.query(
@@ -163,6 +171,8 @@ public final class SQLiteAttestationStore: AttestationStore {
         return try rows.first.map { row throws(StoreError) in try SQLiteStoreRow(row: row).keyRecord() }
     }
 
+    /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL`, then a read only to name a
+    /// refusal.
     public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
         let instant = try StoreTime.milliseconds(now, "now")
         let rows = try await write("advancing a counter") { connection in
@@ -178,6 +188,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         }
     }
 
+    /// Stores a newer receipt and appends its risk metric, in one transaction.
     public func storeReceipt(
         _ update: ReceiptUpdate, for keyID: KeyID, now: Date
     ) async throws(StoreError) -> KeyRecord {
@@ -214,6 +225,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         return try SQLiteStoreRow(row: row).keyRecord()
     }
 
+    /// Moves a key's next receipt exchange, in one statement.
     public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
         let instant = try StoreTime.milliseconds(ifPresent: refreshAt, "refreshAt")
         let rows = try await write("postponing a receipt refresh") { connection in
@@ -224,6 +236,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         guard !rows.isEmpty else { throw StoreError(.keyNotFound, "no key has this identifier") }
     }
 
+    /// A key's risk metrics, newest first.
     public func riskHistory(of keyID: KeyID, limit: Int) async throws(StoreError) -> [RiskMetricEntry] {
         try StoreLimits.checkLimit(limit)
         let rows = try await read("reading a risk history") { connection in
@@ -234,6 +247,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         return try rows.map { row throws(StoreError) in try SQLiteStoreRow(row: row).riskMetricEntry() }
     }
 
+    /// Revokes a key in one statement; a revoked key is returned unchanged.
     public func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
         let instant = try StoreTime.milliseconds(now, "now")
         let rows = try await write("revoking a key") { connection in
@@ -250,6 +264,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         return existing
     }
 
+    /// Active keys with a receipt due for exchange at `now`, earliest first.
     public func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
         let instant = try StoreTime.milliseconds(now, "now")
         try StoreLimits.checkLimit(limit)
@@ -264,6 +279,7 @@ public final class SQLiteAttestationStore: AttestationStore {
         return try rows.map { row throws(StoreError) in try SQLiteStoreRow(row: row).keyRecord() }
     }
 
+    /// Key counts by environment and state, in one `GROUP BY`.
     public func keyCounts() async throws(StoreError) -> KeyCounts {
         let rows = try await read("counting keys") { connection in
             try await connection.query(
