@@ -24,7 +24,9 @@ let package = Package(
         .library(name: "AttestKitTesting", targets: ["AttestKitTesting"]),
         .library(name: "AttestKitApple", targets: ["AttestKitApple"]),
         .library(name: "AttestKitAppleMock", targets: ["AttestKitAppleMock"]),
+        .library(name: "AttestKitStore", targets: ["AttestKitStore"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
+        .executable(name: "attestkit-store-worker", targets: ["AttestKitStoreWorker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
@@ -38,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -108,6 +113,26 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "AttestKitStore",
+            dependencies: [
+                "AttestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "AttestKitStoreWorker",
+            dependencies: ["AttestKit", "AttestKitStore"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "attestkit",
             dependencies: [
@@ -120,6 +145,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                "AttestKitStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -164,6 +190,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            name: "AttestKitStoreTests",
+            dependencies: [
+                "AttestKit",
+                "AttestKitStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
             swiftSettings: strictSettings
         ),

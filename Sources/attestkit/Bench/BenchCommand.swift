@@ -24,7 +24,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Approximate seconds to spend per measurement.")
     var seconds: Double = 1.0
 
+    @OptionGroup var storageOptions: StorageBenchOptions
+
     func run() async throws {
+        if try await storageOptions.runIfRequested(json: json) { return }
         let fixtures = try BenchOperations()
         let bench = Bench(secondsPerMeasurement: seconds)
         let operations: [(String, () async throws -> Void)] = [

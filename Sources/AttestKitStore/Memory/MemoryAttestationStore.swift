@@ -1,0 +1,193 @@
+public import AttestKit
+public import Foundation
+import ServiceLifecycle
+
+/// An ``AttestationStore`` held in memory: for tests and single-process tools.
+///
+/// An actor, so every operation is atomic by construction; the state is lost when the process ends. Its
+/// semantics, bounds and error codes are those of the SQL backends.
+public actor MemoryAttestationStore: AttestationStore {
+    private var challenges: [ChallengeID: StoredChallenge] = [:]
+    private var keys: [KeyID: KeyRecord] = [:]
+    private var history: [KeyID: [RiskMetricEntry]] = [:]
+    private var closed = false
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// Waits until the service group shuts down or the task is cancelled, then closes the store.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        close()
+    }
+
+    /// Nothing to prepare: checks only that the store is open.
+    public func prepare() throws(StoreError) {
+        try checkOpen()
+    }
+
+    /// Drops every record; further calls fail.
+    public func close() {
+        closed = true
+        challenges = [:]
+        keys = [:]
+        history = [:]
+    }
+
+    // MARK: Challenges
+
+    /// Stores a new challenge; see ``AttestationStore/insertChallenge(_:)``.
+    public func insertChallenge(_ challenge: StoredChallenge) throws(StoreError) {
+        try checkOpen()
+        guard challenge.consumedAt == nil else {
+            throw StoreError(.invalidInput, "a new challenge cannot be consumed already")
+        }
+        guard challenges[challenge.id] == nil else {
+            throw StoreError(.invalidInput, "the challenge identifier is already in use")
+        }
+        challenges[challenge.id] = challenge
+    }
+
+    /// Consumes a challenge once; see ``AttestationStore/consumeChallenge(_:purpose:keyID:now:)``.
+    public func consumeChallenge(
+        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
+    ) throws(StoreError) -> StoredChallenge {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        guard let existing = challenges[id], existing.consumedAt == nil, !existing.isExpired(at: instant) else {
+            throw StoredChallenge.refusal(for: challenges[id], now: instant)
+        }
+        let consumed = existing.consumed(at: instant)
+        challenges[id] = consumed
+        try consumed.checkUse(purpose: purpose, keyID: keyID)
+        return consumed
+    }
+
+    /// Deletes expired challenges; see ``AttestationStore/deleteExpiredChallenges(now:)``.
+    public func deleteExpiredChallenges(now: Date) throws(StoreError) -> Int {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        let before = challenges.count
+        challenges = challenges.filter { !$0.value.isExpired(at: instant) }
+        return before - challenges.count
+    }
+
+    // MARK: Keys
+
+    /// Registers a key if absent; see ``AttestationStore/registerKey(_:now:)``.
+    public func registerKey(_ registration: KeyRegistration, now: Date) throws(StoreError) -> KeyRecord {
+        try checkOpen()
+        let record = KeyRecord(registration: registration, now: try StoreTime.normalized(now, "now"))
+        guard keys[registration.keyID] == nil else {
+            throw StoreError(.keyExists, "a key with this identifier is already registered")
+        }
+        keys[registration.keyID] = record
+        return record
+    }
+
+    /// The key with this identifier, or `nil`.
+    public func key(_ keyID: KeyID) throws(StoreError) -> KeyRecord? {
+        try checkOpen()
+        return keys[keyID]
+    }
+
+    /// Advances a counter if greater; see ``AttestationStore/advanceCounter(of:to:now:)``.
+    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) throws(StoreError) {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        guard var record = keys[keyID], record.revokedAt == nil, record.counter < counter else {
+            throw KeyRecord.counterRefusal(for: keys[keyID])
+        }
+        record.counter = counter
+        record.lastAssertionAt = instant
+        keys[keyID] = record
+    }
+
+    /// Stores a newer receipt; see ``AttestationStore/storeReceipt(_:for:now:)``.
+    public func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) throws(StoreError) -> KeyRecord {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        guard var record = keys[keyID], record.revokedAt == nil,
+            record.receiptCreatedAt.map({ $0 < update.receiptCreatedAt }) ?? true
+        else {
+            throw KeyRecord.receiptRefusal(for: keys[keyID])
+        }
+        record.receipt = update.receipt
+        record.receiptCreatedAt = update.receiptCreatedAt
+        record.receiptRefreshAt = update.receiptRefreshAt
+        if let metric = update.riskMetric {
+            record.riskMetric = metric
+            history[keyID, default: []].append(
+                RiskMetricEntry(riskMetric: metric, receiptCreatedAt: update.receiptCreatedAt, recordedAt: instant))
+        }
+        keys[keyID] = record
+        return record
+    }
+
+    /// Moves the next receipt exchange; see ``AttestationStore/postponeReceiptRefresh(of:until:)``.
+    public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) throws(StoreError) {
+        try checkOpen()
+        let instant = try StoreTime.normalized(ifPresent: refreshAt, "refreshAt")
+        guard var record = keys[keyID] else {
+            throw StoreError(.keyNotFound, "no key has this identifier")
+        }
+        record.receiptRefreshAt = instant
+        keys[keyID] = record
+    }
+
+    /// A key's risk metrics, newest first; see ``AttestationStore/riskHistory(of:limit:)``.
+    public func riskHistory(of keyID: KeyID, limit: Int) throws(StoreError) -> [RiskMetricEntry] {
+        try checkOpen()
+        try StoreLimits.checkLimit(limit)
+        return Array((history[keyID] ?? []).reversed().prefix(limit))
+    }
+
+    /// Revokes a key; see ``AttestationStore/revokeKey(_:now:)``.
+    public func revokeKey(_ keyID: KeyID, now: Date) throws(StoreError) -> KeyRecord {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        guard var record = keys[keyID] else {
+            throw StoreError(.keyNotFound, "no key has this identifier")
+        }
+        if record.revokedAt == nil {
+            record.revokedAt = instant
+            keys[keyID] = record
+        }
+        return record
+    }
+
+    /// Keys due for a receipt exchange; see ``AttestationStore/keysDueForReceiptRefresh(now:limit:)``.
+    public func keysDueForReceiptRefresh(now: Date, limit: Int) throws(StoreError) -> [KeyRecord] {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        try StoreLimits.checkLimit(limit)
+        let due = keys.values.filter { record in
+            guard record.revokedAt == nil, record.receipt != nil, let refreshAt = record.receiptRefreshAt else {
+                return false
+            }
+            return refreshAt <= instant
+        }
+        let sorted = due.sorted { lhs, rhs in
+            // Ties are broken by identifier bytes, as the SQL backends do.
+            guard lhs.receiptRefreshAt == rhs.receiptRefreshAt else {
+                return (lhs.receiptRefreshAt ?? instant) < (rhs.receiptRefreshAt ?? instant)
+            }
+            return lhs.keyID.bytes.lexicographicallyPrecedes(rhs.keyID.bytes)
+        }
+        return Array(sorted.prefix(limit))
+    }
+
+    /// Key counts by environment and state.
+    public func keyCounts() throws(StoreError) -> KeyCounts {
+        try checkOpen()
+        var counts: [KeyCounts.Bucket: Int] = [:]
+        for record in keys.values {
+            counts[KeyCounts.Bucket(environment: record.environment, state: record.state), default: 0] += 1
+        }
+        return KeyCounts(counts: counts)
+    }
+
+    private func checkOpen() throws(StoreError) {
+        guard !closed else { throw StoreError(.storageUnavailable, "the store is closed") }
+    }
+}

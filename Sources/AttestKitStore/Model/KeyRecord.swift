@@ -1,0 +1,125 @@
+public import AttestKit
+public import Foundation
+
+/// A registered App Attest key, as the store holds it.
+///
+/// The ``description`` shows the App ID, environment, counter, state and times; never the key identifier,
+/// the public key or the receipt.
+public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
+    /// The key identifier (SHA-256 of the public key).
+    public let keyID: KeyID
+    /// The public key as the 65-byte X9.63 point `04 ‖ X ‖ Y`.
+    public let publicKeyX963: [UInt8]
+    /// The App ID the key was attested for.
+    public let appID: AppID
+    /// The environment the key was attested in.
+    public let environment: AppAttestEnvironment
+    /// The last accepted assertion counter (0 right after attestation).
+    public internal(set) var counter: UInt32
+    /// The newest receipt: the attestation's `ATTEST` receipt, or the last `RECEIPT` Apple returned.
+    public internal(set) var receipt: [UInt8]?
+    /// When Apple created ``receipt``.
+    public internal(set) var receiptCreatedAt: Date?
+    /// When the receipt should next be exchanged with Apple, or `nil` for never.
+    public internal(set) var receiptRefreshAt: Date?
+    /// The newest risk metric, from the newest `RECEIPT`.
+    public internal(set) var riskMetric: Int?
+    /// The OS version from the attestation, e.g. `"17.4"`.
+    public let osVersion: String?
+    /// iOS 27+: the bundle version the device reported at attestation.
+    public let bundleVersion: String?
+    /// iOS 27+: the launch validation category reported at attestation.
+    public let validationCategory: UInt32?
+    /// When the key was registered.
+    public let createdAt: Date
+    /// When the counter last advanced, or `nil` before the first assertion.
+    public internal(set) var lastAssertionAt: Date?
+    /// When the key was revoked, or `nil` while it is active.
+    public internal(set) var revokedAt: Date?
+
+    /// Whether the key is active or revoked.
+    public var state: KeyState { revokedAt == nil ? .active : .revoked }
+
+    /// Creates a record from stored values; used by the backends.
+    init(
+        keyID: KeyID, publicKeyX963: [UInt8], appID: AppID, environment: AppAttestEnvironment, counter: UInt32,
+        receipt: [UInt8]?, receiptCreatedAt: Date?, receiptRefreshAt: Date?, riskMetric: Int?,
+        osVersion: String?, bundleVersion: String?, validationCategory: UInt32?, createdAt: Date,
+        lastAssertionAt: Date?, revokedAt: Date?
+    ) {
+        self.keyID = keyID
+        self.publicKeyX963 = publicKeyX963
+        self.appID = appID
+        self.environment = environment
+        self.counter = counter
+        self.receipt = receipt
+        self.receiptCreatedAt = receiptCreatedAt
+        self.receiptRefreshAt = receiptRefreshAt
+        self.riskMetric = riskMetric
+        self.osVersion = osVersion
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
+        self.createdAt = createdAt
+        self.lastAssertionAt = lastAssertionAt
+        self.revokedAt = revokedAt
+    }
+
+    /// The record a fresh registration creates at `now`: counter 0, active.
+    init(registration: KeyRegistration, now: Date) {
+        self.init(
+            keyID: registration.keyID, publicKeyX963: registration.publicKeyX963, appID: registration.appID,
+            environment: registration.environment, counter: 0, receipt: registration.receipt,
+            receiptCreatedAt: registration.receiptCreatedAt, receiptRefreshAt: registration.receiptRefreshAt,
+            riskMetric: nil, osVersion: registration.osVersion, bundleVersion: registration.bundleVersion,
+            validationCategory: registration.validationCategory, createdAt: now, lastAssertionAt: nil,
+            revokedAt: nil)
+    }
+
+    /// The App ID, environment, counter, state and times; never the key, its identifier or the receipt.
+    public var description: String {
+        var text = "KeyRecord(appID: \(appID), environment: \(environment.rawValue), counter: \(counter), "
+        text += "state: \(state), createdAt: \(createdAt)"
+        if let riskMetric { text += ", riskMetric: \(riskMetric)" }
+        if let revokedAt { text += ", revokedAt: \(revokedAt)" }
+        return text + ")"
+    }
+}
+
+/// Whether a registered key may still be used.
+///
+/// A revoked key stays in the store (so its keyId can never be registered again) but every counter
+/// advance and receipt update for it is refused with ``StoreError/Code/keyRevoked``.
+public struct KeyState: Sendable, Hashable, CustomStringConvertible {
+    /// The stable name: `active` or `revoked`.
+    public let rawValue: String
+
+    private init(_ rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// The key is registered and in use.
+    public static let active = KeyState("active")
+    /// The key was revoked; it can no longer advance its counter.
+    public static let revoked = KeyState("revoked")
+
+    /// Both states.
+    public static let allCases: [KeyState] = [.active, .revoked]
+
+    public var description: String { rawValue }
+}
+
+extension KeyRecord {
+    /// The reason a compare-and-set that changed nothing was refused, from a read of the key after it.
+    static func counterRefusal(for existing: KeyRecord?) -> StoreError {
+        guard let existing else { return StoreError(.keyNotFound, "no key has this identifier") }
+        if existing.revokedAt != nil { return StoreError(.keyRevoked, "the key was revoked") }
+        return StoreError(.counterNotIncreasing, "the counter is not greater than the stored one")
+    }
+
+    /// The reason a receipt update that changed nothing was refused, from a read of the key after it.
+    static func receiptRefusal(for existing: KeyRecord?) -> StoreError {
+        guard let existing else { return StoreError(.keyNotFound, "no key has this identifier") }
+        if existing.revokedAt != nil { return StoreError(.keyRevoked, "the key was revoked") }
+        return StoreError(.receiptNotNewer, "the stored receipt is as new or newer")
+    }
+}

@@ -1,0 +1,54 @@
+/// The bounds every store enforces before a value reaches the database.
+///
+/// Each backend refuses an argument outside these bounds with ``StoreError/Code/invalidInput``, so the
+/// same inputs fail the same way on every backend and no oversized or badly encoded value reaches SQL.
+public enum StoreLimits {
+    /// The fewest random bytes in a challenge.
+    public static let minimumChallengeBytes = 32
+    /// The most random bytes in a challenge.
+    public static let maximumChallengeBytes = 1_024
+    /// The longest time to live of a challenge, in milliseconds: one day.
+    public static let maximumChallengeTTLMilliseconds: Int64 = 86_400_000
+    /// The largest receipt a store keeps, in bytes. Apple's receipts are about 5 KB.
+    public static let maximumReceiptBytes = 65_536
+    /// The longest OS or bundle version string, in UTF-8 bytes.
+    public static let maximumVersionBytes = 64
+    /// The largest risk metric accepted. Apple's metric counts attested keys, a small number.
+    public static let maximumRiskMetric = Int(Int32.max)
+    /// The most rows one listing returns.
+    public static let maximumListLimit = 10_000
+
+    /// Checks a short, printable text: at most ``maximumVersionBytes`` UTF-8 bytes, not empty, no control
+    /// characters.
+    static func checkVersion(_ text: String?, _ name: StaticString) throws(StoreError) {
+        guard let text else { return }
+        guard !text.isEmpty, text.utf8.count <= maximumVersionBytes else {
+            throw StoreError(.invalidInput, "\(name) must have 1 to \(maximumVersionBytes) UTF-8 bytes")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw StoreError(.invalidInput, "\(name) must not contain control characters")
+        }
+    }
+
+    /// Checks a receipt's size.
+    static func checkReceipt(_ bytes: [UInt8]) throws(StoreError) {
+        guard !bytes.isEmpty, bytes.count <= maximumReceiptBytes else {
+            throw StoreError(.invalidInput, "a receipt must have 1 to \(maximumReceiptBytes) bytes")
+        }
+    }
+
+    /// Checks a risk metric.
+    static func checkRiskMetric(_ value: Int?) throws(StoreError) {
+        guard let value else { return }
+        guard (0...maximumRiskMetric).contains(value) else {
+            throw StoreError(.invalidInput, "a risk metric must lie between 0 and \(maximumRiskMetric)")
+        }
+    }
+
+    /// Checks a listing limit.
+    static func checkLimit(_ limit: Int) throws(StoreError) {
+        guard (1...maximumListLimit).contains(limit) else {
+            throw StoreError(.invalidInput, "a limit must lie between 1 and \(maximumListLimit)")
+        }
+    }
+}

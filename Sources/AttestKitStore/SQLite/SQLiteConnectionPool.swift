@@ -1,0 +1,270 @@
+import Foundation
+import Logging
+import NIOPosix
+import SQLiteNIO
+
+/// The connections of one SQLite store: one writer and a few readers, each leased to one caller at a time.
+///
+/// An SQLite connection runs one statement at a time and a transaction belongs to the connection, so a
+/// connection is never shared by two operations at once. Writes all go through the single writer, which
+/// serialises them within the process without lock contention; other processes are waited for through
+/// `busy_timeout`. Readers see the last committed state (WAL). Waiters are served first come, first served.
+///
+/// Each pool has its own thread pool with one thread per connection. SQLite blocks its thread while it waits
+/// for a lock (`busy_timeout`); on a shared thread pool, stores waiting for a lock could take every thread
+/// and starve the store that holds the lock, which then cannot commit.
+///
+/// The database is prepared on the first lease: its directory and file are created (mode 0600), WAL is
+/// switched on and the schema migrated, before any connection is handed out.
+actor SQLiteConnectionPool {
+    /// Which kind of connection an operation needs.
+    enum Role: Sendable {
+        /// The single connection that writes.
+        case writer
+        /// A read-only connection.
+        case reader
+    }
+
+    private struct Lane {
+        var idle: [SQLiteConnection] = []
+        var opened = 0
+        var maximum: Int
+        var waiters: [CheckedContinuation<SQLiteConnection, any Error>] = []
+    }
+
+    private enum Phase {
+        case new
+        case preparing([CheckedContinuation<Void, any Error>])
+        case ready
+        case closed
+    }
+
+    private let path: String
+    private let busyTimeoutMilliseconds: Int
+    private let logger: Logger
+    private let driverLogger = Logger(
+        label: "attestkit.store.sqlite.driver", factory: { _ in SwiftLogNoOpLogHandler() })
+    private var writer: Lane
+    private var readers: Lane
+    private var phase = Phase.new
+    private var threads: NIOThreadPool?
+    private var live = 0
+
+    init(path: String, readerCount: Int, busyTimeoutMilliseconds: Int, logger: Logger) {
+        self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.logger = logger
+        self.writer = Lane(maximum: 1)
+        self.readers = Lane(maximum: readerCount)
+    }
+
+    /// Prepares the database if no one has yet; waits for a preparation under way.
+    func prepare() async throws {
+        switch phase {
+        case .ready:
+            return
+        case .closed:
+            throw StoreError(.storageUnavailable, "the store is closed")
+        case .preparing(var waiters):
+            try await withCheckedThrowingContinuation { continuation in
+                waiters.append(continuation)
+                phase = .preparing(waiters)
+            }
+        case .new:
+            phase = .preparing([])
+            let result: Result<Void, any Error>
+            do {
+                let connection = try await openPrepared()
+                writer.opened = 1
+                writer.idle = [connection]
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            guard case .preparing(let waiters) = phase else {
+                // Closed while preparing: the connection, if any, is closed by close().
+                if case .success = result { await closeAll() }
+                throw StoreError(.storageUnavailable, "the store is closed")
+            }
+            switch result {
+            case .success:
+                phase = .ready
+                waiters.forEach { $0.resume() }
+            case .failure(let error):
+                phase = .new
+                waiters.forEach { $0.resume(throwing: error) }
+                throw error
+            }
+        }
+    }
+
+    /// Leases a connection of `role`, waiting for one to be free.
+    func acquire(_ role: Role) async throws -> SQLiteConnection {
+        try await prepare()
+        let role = readers.maximum == 0 ? .writer : role
+        if let connection = popIdle(role) { return connection }
+        if lane(role).opened < lane(role).maximum {
+            update(role) { $0.opened += 1 }
+            do {
+                let connection = try await open(readOnly: role == .reader)
+                guard case .ready = phase else {
+                    await retire(connection)
+                    throw StoreError(.storageUnavailable, "the store is closed")
+                }
+                return connection
+            } catch {
+                update(role) { $0.opened -= 1 }
+                throw error
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            update(role) { $0.waiters.append(continuation) }
+        }
+    }
+
+    /// Returns a leased connection: to the first waiter, or to the idle list.
+    func release(_ connection: SQLiteConnection, _ role: Role) async {
+        let role = readers.maximum == 0 ? .writer : role
+        guard case .ready = phase else {
+            await retire(connection)
+            return
+        }
+        if !lane(role).waiters.isEmpty {
+            var waiter: CheckedContinuation<SQLiteConnection, any Error>?
+            update(role) { waiter = $0.waiters.removeFirst() }
+            waiter?.resume(returning: connection)
+        } else {
+            update(role) { $0.idle.append(connection) }
+        }
+    }
+
+    /// Closes every idle connection now and every leased one when it comes back; fails all waiters.
+    func close() async {
+        if case .preparing(let waiters) = phase {
+            waiters.forEach { $0.resume(throwing: StoreError(.storageUnavailable, "the store is closed")) }
+        }
+        phase = .closed
+        await closeAll()
+        if live == 0, let threads {
+            self.threads = nil
+            try? await threads.shutdownGracefully()
+        }
+    }
+
+    private func closeAll() async {
+        let idle = writer.idle + readers.idle
+        let waiters = writer.waiters + readers.waiters
+        writer.idle = []
+        readers.idle = []
+        writer.waiters = []
+        readers.waiters = []
+        waiters.forEach { $0.resume(throwing: StoreError(.storageUnavailable, "the store is closed")) }
+        for connection in idle {
+            await retire(connection)
+        }
+    }
+
+    /// Closes a connection; once the pool is closed and the last connection is gone, stops the threads.
+    private func retire(_ connection: SQLiteConnection) async {
+        try? await connection.close()
+        live -= 1
+        if case .closed = phase, live == 0, let threads {
+            self.threads = nil
+            try? await threads.shutdownGracefully()
+        }
+    }
+
+    // MARK: Lanes
+
+    private func lane(_ role: Role) -> Lane {
+        role == .writer ? writer : readers
+    }
+
+    private func update(_ role: Role, _ body: (inout Lane) -> Void) {
+        switch role {
+        case .writer: body(&writer)
+        case .reader: body(&readers)
+        }
+    }
+
+    private func popIdle(_ role: Role) -> SQLiteConnection? {
+        var connection: SQLiteConnection?
+        update(role) { connection = $0.idle.popLast() }
+        return connection
+    }
+
+    // MARK: Opening
+
+    /// Opens a connection and sets its per-connection pragmas.
+    private func open(readOnly: Bool) async throws -> SQLiteConnection {
+        let threads: NIOThreadPool
+        if let existing = self.threads {
+            threads = existing
+        } else {
+            threads = NIOThreadPool(numberOfThreads: writer.maximum + readers.maximum)
+            threads.start()
+            self.threads = threads
+        }
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: threads, logger: driverLogger,
+            on: MultiThreadedEventLoopGroup.singleton.any())
+        live += 1
+        do {
+            // Replaces the driver's busy handler (which retries forever) with a bounded wait.
+            _ = try await connection.query("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
+            _ = try await connection.query("PRAGMA synchronous = FULL")
+            _ = try await connection.query("PRAGMA foreign_keys = ON")
+            if readOnly { _ = try await connection.query("PRAGMA query_only = ON") }
+            return connection
+        } catch {
+            await retire(connection)
+            throw error
+        }
+    }
+
+    /// Creates the file if needed, opens the writer, switches to WAL and migrates the schema.
+    ///
+    /// Switching a new file to WAL needs an exclusive lock that SQLite does not wait for; when another
+    /// process (or store) is preparing the same file at the same moment, the step is retried with a short
+    /// backoff for up to the busy timeout.
+    private func openPrepared() async throws -> SQLiteConnection {
+        try SQLiteSchema.createFile(at: path)
+        let connection = try await open(readOnly: false)
+        do {
+            try await retryingWhileBusy {
+                let mode = try await connection.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
+                guard mode?.lowercased() == "wal" else {
+                    throw StoreError(.storageUnavailable, "the SQLite database could not switch to WAL")
+                }
+            }
+            try await retryingWhileBusy { try await SQLiteSchema.migrate(connection) }
+            logger.debug("SQLite store ready", metadata: ["path": "\(path)"])
+            return connection
+        } catch {
+            await retire(connection)
+            throw error
+        }
+    }
+
+    /// Runs `body` again while SQLite answers busy or locked, for at most the busy timeout.
+    private func retryingWhileBusy(_ body: () async throws -> Void) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(busyTimeoutMilliseconds))
+        var pause = Duration.milliseconds(2)
+        while true {
+            do {
+                return try await body()
+            } catch let error as SQLiteError where Self.isBusy(error) && clock.now < deadline {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(100))
+            }
+        }
+    }
+
+    private static func isBusy(_ error: SQLiteError) -> Bool {
+        switch error.reason {
+        case .busy, .locked, .busyInRecovery, .busyInSnapshot, .busyTimeout, .lockedBySharedCache: true
+        default: false
+        }
+    }
+}

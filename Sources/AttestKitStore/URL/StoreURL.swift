@@ -1,0 +1,118 @@
+import Foundation
+
+/// Where a store keeps its state, chosen by one URL.
+///
+/// - `memory:`: ``MemoryAttestationStore``, in this process only.
+/// - `sqlite:PATH`: ``SQLiteAttestationStore`` at `PATH`, relative to the working directory or absolute
+///   (`sqlite:///abs/path` also works).
+/// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?schema=NAME&sslmode=MODE` (or `postgresql://`):
+///   ``PostgresAttestationStore``; port 5432, schema `attestkit` and sslmode `prefer` by default; user and
+///   password percent-encoded.
+///
+/// Anything else is refused with ``StoreError/Code/invalidURL``. The ``description`` hides the password.
+public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
+    /// Which backend the URL names.
+    public struct Backend: Sendable, Hashable, CustomStringConvertible {
+        /// `memory`, `sqlite` or `postgres`.
+        public let rawValue: String
+
+        private init(_ rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        /// ``MemoryAttestationStore``.
+        public static let memory = Backend("memory")
+        /// ``SQLiteAttestationStore``.
+        public static let sqlite = Backend("sqlite")
+        /// ``PostgresAttestationStore``.
+        public static let postgres = Backend("postgres")
+
+        public var description: String { rawValue }
+    }
+
+    /// The backend.
+    public let backend: Backend
+    /// For ``Backend/sqlite``: the database file.
+    public let sqlitePath: String?
+    /// For ``Backend/postgres``: the connection settings.
+    public let postgres: PostgresStoreConfiguration?
+
+    /// Parses a storage URL.
+    /// - Throws: ``StoreError/Code/invalidURL`` for an unknown scheme or a malformed URL.
+    public init(_ string: String) throws(StoreError) {
+        guard string.utf8.count <= 4_096, !string.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw StoreError(.invalidURL, "a storage URL is at most 4096 printable characters")
+        }
+        if string == "memory:" {
+            self.init(backend: .memory, sqlitePath: nil, postgres: nil)
+        } else if string.hasPrefix("sqlite:") {
+            var path = String(string.dropFirst("sqlite:".count))
+            if path.hasPrefix("//") { path.removeFirst(2) }
+            guard !path.isEmpty, !path.hasSuffix("/") else {
+                throw StoreError(.invalidURL, "sqlite:PATH needs the path of a file")
+            }
+            self.init(backend: .sqlite, sqlitePath: path, postgres: nil)
+        } else if string.hasPrefix("postgres://") || string.hasPrefix("postgresql://") {
+            self.init(backend: .postgres, sqlitePath: nil, postgres: try Self.postgres(string))
+        } else {
+            throw StoreError(
+                .invalidURL, "a storage URL is memory:, sqlite:PATH or postgres://user:password@host:port/db")
+        }
+    }
+
+    private init(backend: Backend, sqlitePath: String?, postgres: PostgresStoreConfiguration?) {
+        self.backend = backend
+        self.sqlitePath = sqlitePath
+        self.postgres = postgres
+    }
+
+    /// The URL, with the PostgreSQL password left out.
+    public var description: String {
+        switch backend {
+        case .sqlite: "sqlite:\(sqlitePath ?? "")"
+        case .postgres: postgres?.description ?? "postgres:"
+        default: "memory:"
+        }
+    }
+
+    private static func postgres(_ string: String) throws(StoreError) -> PostgresStoreConfiguration {
+        guard let components = URLComponents(string: string), let host = components.host, !host.isEmpty else {
+            throw StoreError(.invalidURL, "a PostgreSQL URL is postgres://user:password@host:port/database")
+        }
+        guard let user = components.user, !user.isEmpty else {
+            throw StoreError(.invalidURL, "a PostgreSQL URL names a user: postgres://user@host/database")
+        }
+        var database = components.path
+        if database.hasPrefix("/") { database.removeFirst() }
+        guard !database.isEmpty, !database.contains("/") else {
+            throw StoreError(.invalidURL, "a PostgreSQL URL names one database: postgres://user@host/database")
+        }
+        let port = components.port ?? 5432
+        guard (1...65_535).contains(port) else {
+            throw StoreError(.invalidURL, "the PostgreSQL port must lie between 1 and 65535")
+        }
+        var configuration = PostgresStoreConfiguration(
+            host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host,
+            port: port,
+            username: user,
+            password: components.password,
+            database: database)
+        for item in components.queryItems ?? [] {
+            guard let value = item.value, !value.isEmpty else {
+                throw StoreError(.invalidURL, "the URL parameter \(item.name) has no value")
+            }
+            switch item.name {
+            case "schema":
+                guard PostgresStoreConfiguration.isIdentifier(value) else {
+                    throw StoreError(.invalidURL, "schema must be a lower-case identifier")
+                }
+                configuration.schema = value
+            case "sslmode":
+                configuration.tls = try PostgresStoreConfiguration.TLSMode(sslmode: value)
+            default:
+                throw StoreError(.invalidURL, "unknown PostgreSQL URL parameter \(item.name)")
+            }
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,236 @@
+import AttestKit
+import AttestKitStore
+import Foundation
+import Testing
+
+@Suite("Keys")
+struct KeyTests {
+    let t0 = TestKeys.t0
+
+    @Test("a key registers once, with every field, at counter 0", arguments: await StoreBackend.all())
+    func register(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let registration = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(3600))
+            let record = try await store.registerKey(registration, now: t0)
+            #expect(record.keyID == registration.keyID)
+            #expect(record.publicKeyX963 == registration.publicKeyX963)
+            #expect(record.appID == TestKeys.appID)
+            #expect(record.environment == .production)
+            #expect(record.counter == 0)
+            #expect(record.receipt == registration.receipt)
+            #expect(record.receiptCreatedAt == t0.addingTimeInterval(-60))
+            #expect(record.receiptRefreshAt == t0.addingTimeInterval(3600))
+            #expect(record.riskMetric == nil)
+            #expect(record.osVersion == "17.4")
+            #expect(record.bundleVersion == "42")
+            #expect(record.validationCategory == 1)
+            #expect(record.createdAt == t0)
+            #expect(record.state == .active)
+            #expect(try await store.key(registration.keyID) == record)
+            await #expect(throws: StoreError.keyExists) {
+                _ = try await store.registerKey(registration, now: t0.addingTimeInterval(1))
+            }
+            #expect(try await store.key(TestKeys.key().keyID) == nil)
+        }
+    }
+
+    @Test("optional fields may be absent", arguments: await StoreBackend.all())
+    func minimalRegistration(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let key = TestKeys.key()
+            let registration = try KeyRegistration(
+                keyID: key.keyID, publicKeyX963: key.publicKeyX963, appID: TestKeys.appID, environment: .development)
+            let record = try await store.registerKey(registration, now: t0)
+            #expect(record.receipt == nil && record.receiptCreatedAt == nil && record.osVersion == nil)
+            #expect(record.bundleVersion == nil && record.validationCategory == nil && record.lastAssertionAt == nil)
+            #expect(try await store.key(key.keyID) == record)
+        }
+    }
+
+    @Test("the counter advances only upwards", arguments: await StoreBackend.all())
+    func advance(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let registration = try TestKeys.registration()
+            let keyID = registration.keyID
+            _ = try await store.registerKey(registration, now: t0)
+            try await store.advanceCounter(of: keyID, to: 1, now: t0.addingTimeInterval(1))
+            for replay: UInt32 in [1, 0] {
+                await #expect(throws: StoreError.counterNotIncreasing) {
+                    try await store.advanceCounter(of: keyID, to: replay, now: t0.addingTimeInterval(2))
+                }
+            }
+            try await store.advanceCounter(of: keyID, to: 5, now: t0.addingTimeInterval(3))
+            let record = try #require(try await store.key(keyID))
+            #expect(record.counter == 5)
+            #expect(record.lastAssertionAt == t0.addingTimeInterval(3))
+            try await store.advanceCounter(of: keyID, to: .max, now: t0.addingTimeInterval(4))
+            #expect(try await store.key(keyID)?.counter == .max)
+            await #expect(throws: StoreError.counterNotIncreasing) {
+                try await store.advanceCounter(of: keyID, to: .max, now: t0.addingTimeInterval(5))
+            }
+            await #expect(throws: StoreError.keyNotFound) {
+                try await store.advanceCounter(of: TestKeys.key().keyID, to: 1, now: t0)
+            }
+        }
+    }
+
+    @Test("a revoked key stays, refuses advances and cannot be registered again", arguments: await StoreBackend.all())
+    func revoke(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let registration = try TestKeys.registration()
+            let keyID = registration.keyID
+            _ = try await store.registerKey(registration, now: t0)
+            let revoked = try await store.revokeKey(keyID, now: t0.addingTimeInterval(10))
+            #expect(revoked.state == .revoked)
+            #expect(revoked.revokedAt == t0.addingTimeInterval(10))
+            #expect(
+                try await store.revokeKey(keyID, now: t0.addingTimeInterval(20)).revokedAt == t0.addingTimeInterval(10))
+            await #expect(throws: StoreError.keyRevoked) {
+                try await store.advanceCounter(of: keyID, to: 1, now: t0.addingTimeInterval(30))
+            }
+            await #expect(throws: StoreError.keyRevoked) {
+                _ = try await store.storeReceipt(try TestKeys.receipt(at: 100, riskMetric: 1), for: keyID, now: t0)
+            }
+            await #expect(throws: StoreError.keyExists) {
+                _ = try await store.registerKey(registration, now: t0.addingTimeInterval(40))
+            }
+            await #expect(throws: StoreError.keyNotFound) {
+                _ = try await store.revokeKey(TestKeys.key().keyID, now: t0)
+            }
+            #expect(try await store.key(keyID)?.counter == 0)
+        }
+    }
+
+    @Test("newer receipts replace older ones and build the risk history", arguments: await StoreBackend.all())
+    func receipts(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let registration = try TestKeys.registration()
+            let keyID = registration.keyID
+            _ = try await store.registerKey(registration, now: t0)
+            let first = try TestKeys.receipt(at: 86_400, riskMetric: 3, refreshAt: t0.addingTimeInterval(2 * 86_400))
+            let afterFirst = try await store.storeReceipt(first, for: keyID, now: t0.addingTimeInterval(86_401))
+            #expect(afterFirst.receipt == first.receipt)
+            #expect(afterFirst.receiptCreatedAt == t0.addingTimeInterval(86_400))
+            #expect(afterFirst.receiptRefreshAt == t0.addingTimeInterval(2 * 86_400))
+            #expect(afterFirst.riskMetric == 3)
+
+            await #expect(throws: StoreError.receiptNotNewer) {
+                _ = try await store.storeReceipt(first, for: keyID, now: t0.addingTimeInterval(86_402))
+            }
+            await #expect(throws: StoreError.receiptNotNewer) {
+                _ = try await store.storeReceipt(try TestKeys.receipt(at: 10, riskMetric: 9), for: keyID, now: t0)
+            }
+            let withoutMetric = try await store.storeReceipt(
+                try TestKeys.receipt(at: 2 * 86_400, riskMetric: nil), for: keyID,
+                now: t0.addingTimeInterval(2 * 86_400))
+            #expect(withoutMetric.riskMetric == 3)
+            #expect(withoutMetric.receiptRefreshAt == nil)
+            _ = try await store.storeReceipt(
+                try TestKeys.receipt(at: 3 * 86_400, riskMetric: 7), for: keyID,
+                now: t0.addingTimeInterval(3 * 86_400 + 5))
+
+            let history = try await store.riskHistory(of: keyID, limit: 10)
+            #expect(history.map(\.riskMetric) == [7, 3])
+            #expect(history.first?.receiptCreatedAt == t0.addingTimeInterval(3 * 86_400))
+            #expect(history.first?.recordedAt == t0.addingTimeInterval(3 * 86_400 + 5))
+            #expect(try await store.riskHistory(of: keyID, limit: 1).map(\.riskMetric) == [7])
+            #expect(try await store.riskHistory(of: TestKeys.key().keyID, limit: 10).isEmpty)
+            #expect(try await store.key(keyID)?.riskMetric == 7)
+            await #expect(throws: StoreError.keyNotFound) {
+                _ = try await store.storeReceipt(first, for: TestKeys.key().keyID, now: t0)
+            }
+        }
+    }
+
+    @Test("keys due for a receipt refresh: active, with a receipt, earliest first", arguments: await StoreBackend.all())
+    func dueForRefresh(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let soon = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(3_600))
+            let later = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(7_200))
+            let never = try TestKeys.registration(receiptRefreshAt: nil)
+            let revoked = try TestKeys.registration(receiptRefreshAt: t0)
+            for registration in [soon, later, never, revoked] { _ = try await store.registerKey(registration, now: t0) }
+            _ = try await store.revokeKey(revoked.keyID, now: t0)
+
+            #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(3_599), limit: 10).isEmpty)
+            #expect(
+                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(5_400), limit: 10).map(\.keyID) == [
+                    soon.keyID
+                ])
+            #expect(
+                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 10).map(\.keyID)
+                    == [soon.keyID, later.keyID])
+            #expect(
+                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 1).map(\.keyID) == [
+                    soon.keyID
+                ])
+
+            try await store.postponeReceiptRefresh(of: soon.keyID, until: t0.addingTimeInterval(10_800))
+            #expect(
+                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 10).map(\.keyID) == [
+                    later.keyID
+                ])
+            try await store.postponeReceiptRefresh(of: later.keyID, until: nil)
+            #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(9_000), limit: 10).isEmpty)
+            await #expect(throws: StoreError.keyNotFound) {
+                try await store.postponeReceiptRefresh(of: TestKeys.key().keyID, until: t0)
+            }
+            for limit in [0, StoreLimits.maximumListLimit + 1] {
+                await #expect(throws: StoreError.invalidInput) {
+                    _ = try await store.keysDueForReceiptRefresh(now: t0, limit: limit)
+                }
+            }
+        }
+    }
+
+    @Test("counts by environment and state", arguments: await StoreBackend.all())
+    func counts(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            #expect(try await store.keyCounts().total == 0)
+            var production: [KeyRegistration] = []
+            for _ in 0..<3 { production.append(try TestKeys.registration(environment: .production)) }
+            for registration in production { _ = try await store.registerKey(registration, now: t0) }
+            for _ in 0..<2 {
+                _ = try await store.registerKey(try TestKeys.registration(environment: .development), now: t0)
+            }
+            _ = try await store.revokeKey(production[0].keyID, now: t0)
+
+            let counts = try await store.keyCounts()
+            #expect(counts.count(environment: .production, state: .active) == 2)
+            #expect(counts.count(environment: .production, state: .revoked) == 1)
+            #expect(counts.count(environment: .development, state: .active) == 2)
+            #expect(counts.count(environment: .development, state: .revoked) == 0)
+            #expect(counts.count(state: .active) == 4)
+            #expect(counts.total == 5)
+            #expect(
+                counts.description
+                    == "production/active=2 production/revoked=1 development/active=2 development/revoked=0")
+        }
+    }
+
+    @Test("state survives closing and reopening the database", arguments: await StoreBackend.durable())
+    func reopen(backend: StoreBackend) async throws {
+        try await backend.withStores(count: 2) { stores in
+            let registration = try TestKeys.registration()
+            _ = try await stores[0].registerKey(registration, now: t0)
+            try await stores[0].advanceCounter(of: registration.keyID, to: 9, now: t0)
+            let challenge = try await stores[0].issueChallenge(purpose: .attest, now: t0)
+            await stores[0].close()
+            await #expect(throws: StoreError.storageUnavailable) {
+                _ = try await stores[0].key(registration.keyID)
+            }
+            #expect(try await stores[1].key(registration.keyID)?.counter == 9)
+            _ = try await stores[1].consumeChallenge(challenge.id, purpose: .attest, keyID: nil, now: t0)
+        }
+    }
+
+    @Test("the description shows no key material")
+    func description() async throws {
+        let registration = try TestKeys.registration()
+        let record = try await MemoryAttestationStore().registerKey(registration, now: t0)
+        for secret in [registration.keyID.base64, Data(registration.publicKeyX963).base64EncodedString()] {
+            #expect(!record.description.contains(secret))
+        }
+        #expect(record.description.contains("ABCDE12345.com.example.app"))
+    }
+}

@@ -1,0 +1,68 @@
+import AttestKitStore
+import Foundation
+import Testing
+
+@Suite("Storage URLs")
+struct StoreURLTests {
+    @Test("memory: and sqlite:PATH")
+    func simpleURLs() throws {
+        #expect(try StoreURL("memory:").backend == .memory)
+        let relative = try StoreURL("sqlite:attestkit-data/store.sqlite")
+        #expect(relative.backend == .sqlite)
+        #expect(relative.sqlitePath == "attestkit-data/store.sqlite")
+        #expect(try StoreURL("sqlite:/var/lib/attestkit/store.sqlite").sqlitePath == "/var/lib/attestkit/store.sqlite")
+        #expect(
+            try StoreURL("sqlite:///var/lib/attestkit/store.sqlite").sqlitePath == "/var/lib/attestkit/store.sqlite")
+        #expect(relative.description == "sqlite:attestkit-data/store.sqlite")
+    }
+
+    @Test("postgres:// with every part, percent-decoded, and its defaults")
+    func postgresURLs() throws {
+        let url = try StoreURL(
+            "postgres://app%40team:p%40ss%2Fw0rd@db.internal:6543/attest?schema=tenant_1&sslmode=require")
+        let postgres = try #require(url.postgres)
+        #expect(url.backend == .postgres)
+        #expect(postgres.username == "app@team")
+        #expect(postgres.password == "p@ss/w0rd")
+        #expect(postgres.host == "db.internal")
+        #expect(postgres.port == 6543)
+        #expect(postgres.database == "attest")
+        #expect(postgres.schema == "tenant_1")
+        #expect(postgres.tls == .require)
+        #expect(!url.description.contains("p@ss"))
+        #expect(!url.description.contains("p%40ss"))
+
+        let defaults = try #require(try StoreURL("postgresql://attestkit@127.0.0.1/attestkit").postgres)
+        #expect(defaults.port == 5432)
+        #expect(defaults.password == nil)
+        #expect(defaults.schema == "attestkit")
+        #expect(defaults.tls == .prefer)
+        #expect(try StoreURL("postgres://u@[::1]:5433/db").postgres?.host == "::1")
+    }
+
+    @Test(
+        "anything else is refused clearly",
+        arguments: [
+            "", "memory", "memory:x", "sqlite:", "sqlite:dir/", "mysql://u@h/db", "file:///tmp/x", "postgres://",
+            "postgres://h/db", "postgres://u@h", "postgres://u@h/", "postgres://u@h/a/b", "postgres://u@h:0/db",
+            "postgres://u@h/db?schema=Bad-Name", "postgres://u@h/db?sslmode=verify", "postgres://u@h/db?search_path=x",
+            "postgres://u@h/db?schema=", "sqlite:a\u{0}b",
+        ])
+    func refused(text: String) {
+        #expect(throws: StoreError.invalidURL) { _ = try StoreURL(text) }
+    }
+
+    @Test("withStore runs a prepared store and closes it")
+    func withStore() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try StoreURL("sqlite:" + directory.url.appendingPathComponent("a/b/store.sqlite").path)
+        let counts = try await url.withStore { store in
+            _ = try await store.issueChallenge(purpose: .attest, now: TestKeys.t0)
+            return try await store.keyCounts()
+        }
+        #expect(counts.total == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("a/b/store.sqlite").path))
+        #expect(try await StoreURL("memory:").withStore { _ in 1 } == 1)
+    }
+}

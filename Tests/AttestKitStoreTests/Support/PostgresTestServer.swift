@@ -1,0 +1,128 @@
+import Foundation
+import ServiceLifecycle
+import Testing
+
+@testable import AttestKitStore
+
+/// The PostgreSQL server the tests use, from `POSTGRES_HOST`, `POSTGRES_PORT`, `POSTGRES_USER`,
+/// `POSTGRES_PASSWORD` and `POSTGRES_DB` (defaults 127.0.0.1, 5432, attestkit, attestkit, attestkit_test).
+///
+/// When it cannot be reached, the PostgreSQL cases fail if `CI` is set or `ATTESTKIT_REQUIRE_POSTGRES=1`
+/// (as `scripts/test` sets); otherwise they are left out and the test "PostgreSQL backend" is reported
+/// skipped with the reason. Each test
+/// works in a schema of its own, dropped at the end; a gate bounds how many run at once, so the server's
+/// connection limit is never reached.
+actor PostgresTestServer {
+    static let shared = PostgresTestServer()
+
+    /// At most this many PostgreSQL tests at once, each with at most ``connectionsPerStore`` per store.
+    let gate = AsyncGate(limit: 4)
+    static let connectionsPerStore = 6
+
+    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    static var required: Bool {
+        environment["CI"].map { !$0.isEmpty } == true || environment["ATTESTKIT_REQUIRE_POSTGRES"] == "1"
+    }
+
+    static func configuration(schema: String) -> PostgresStoreConfiguration {
+        let environment = Self.environment
+        return PostgresStoreConfiguration(
+            host: environment["POSTGRES_HOST"] ?? "127.0.0.1",
+            port: environment["POSTGRES_PORT"].flatMap(Int.init) ?? 5432,
+            username: environment["POSTGRES_USER"] ?? "attestkit",
+            password: environment["POSTGRES_PASSWORD"] ?? "attestkit",
+            database: environment["POSTGRES_DB"] ?? "attestkit_test",
+            schema: schema,
+            tls: .disable,
+            maximumConnections: connectionsPerStore,
+            connectTimeout: .seconds(5))
+    }
+
+    static func store(schema: String) throws -> PostgresAttestationStore {
+        try PostgresAttestationStore(configuration: configuration(schema: schema))
+    }
+
+    /// Whether the PostgreSQL cases run: the server answers, or it is required (and its cases then fail).
+    func shouldRun() async -> Bool {
+        if Self.required { return true }
+        return await probe()
+    }
+
+    /// Whether the server answers; records a failure when it does not (callers run only when required).
+    func isAvailable() async -> Bool {
+        guard await probe() else {
+            let location = Self.configuration(schema: "attestkit").description
+            Issue.record("PostgreSQL is required (CI or ATTESTKIT_REQUIRE_POSTGRES=1) but not reachable at \(location)")
+            return false
+        }
+        return true
+    }
+
+    private var probeTask: Task<Bool, Never>?
+
+    /// Prepares a probe schema within a few seconds, once per process.
+    func probe() async -> Bool {
+        if let probeTask { return await probeTask.value }
+        guard let store = try? Self.store(schema: "attestkit_probe") else { return false }
+        let task = Task {
+            await withTaskGroup(of: Bool?.self) { group in
+                group.addTask {
+                    try? await store.run()
+                    return nil
+                }
+                group.addTask {
+                    do {
+                        try await store.prepare()
+                        try await store.dropSchema()
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(6))
+                    return false
+                }
+                var answer = false
+                while let value = await group.next() {
+                    if let value {
+                        answer = value
+                        break
+                    }
+                }
+                group.cancelAll()
+                return answer
+            }
+        }
+        probeTask = task
+        return await task.value
+    }
+}
+
+/// A counting semaphore for async code.
+actor AsyncGate {
+    private let limit: Int
+    private var running = 0
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func enter() async {
+        if running < limit {
+            running += 1
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func leave() {
+        if waiters.isEmpty {
+            running -= 1
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+}
