@@ -158,6 +158,7 @@ let package = Package(
             dependencies: [
                 "AttestKit",
                 "AttestKitConformance",
+                "AttestKitTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -198,6 +199,7 @@ let package = Package(
             dependencies: [
                 "AttestKit",
                 "AttestKitStore",
+                "AttestKitTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

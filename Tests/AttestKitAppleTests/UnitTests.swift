@@ -1,22 +1,11 @@
 import AttestKit
 import AttestKitApple
+import AttestKitTesting
 import Foundation
 import Testing
 
 /// The pieces that need no HTTP: backoff arithmetic, months, and the error type's shape.
 @Suite struct UnitTests {
-    /// A repeatable generator for jitter.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func backoffCapsDoubleUpToTheMaximum() {
         let policy = RetryPolicy(maximumAttempts: 6, baseDelay: .milliseconds(250), maximumDelay: .seconds(1))
         #expect(
@@ -30,20 +19,20 @@ import Testing
 
     @Test func jitterIsFullAndRepeatableWithASeed() {
         let policy = RetryPolicy(baseDelay: .seconds(1), maximumDelay: .seconds(8))
-        var generator = SplitMix(state: 42)
+        var generator = SplitMix64(seed: 42)
         let delays = (0..<200).map { index in policy.delay(beforeRetry: 1 + index % 4, using: &generator) }
         for (index, delay) in delays.enumerated() {
             #expect(delay >= .zero && delay <= policy.delayCap(beforeRetry: 1 + index % 4))
         }
         #expect(Set(delays).count > 150, "jittered, not constant")
         #expect(delays.contains { $0 < .milliseconds(100) }, "full jitter reaches near zero")
-        var again = SplitMix(state: 42)
+        var again = SplitMix64(seed: 42)
         #expect((0..<200).map { index in policy.delay(beforeRetry: 1 + index % 4, using: &again) } == delays)
     }
 
     @Test func retryAfterIsHonouredUpToTheMaximum() {
         let policy = RetryPolicy(baseDelay: .seconds(1), maximumDelay: .seconds(5))
-        var generator = SplitMix(state: 1)
+        var generator = SplitMix64(seed: 1)
         #expect(policy.delay(beforeRetry: 1, retryAfter: .seconds(3), using: &generator) == .seconds(3))
         #expect(policy.delay(beforeRetry: 1, retryAfter: .seconds(60), using: &generator) == .seconds(5))
         #expect(RetryPolicy(baseDelay: .zero).delay(beforeRetry: 1, using: &generator) == .zero)

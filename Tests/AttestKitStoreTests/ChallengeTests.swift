@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitStore
+import AttestKitTesting
 import Foundation
 import Testing
 
@@ -115,8 +116,8 @@ struct ChallengeTests {
     @Test("randomness is injected: one seed, one challenge", arguments: await StoreBackend.all())
     func injectedRandomness(backend: StoreBackend) async throws {
         try await backend.withStore { store in
-            var first = SeededGenerator(state: 7)
-            var second = SeededGenerator(state: 7)
+            var first = SplitMix64(seed: 7)
+            var second = SplitMix64(seed: 7)
             let a = try StoredChallenge.random(
                 purpose: .attest, ttl: .seconds(60), byteCount: 48, now: t0, using: &first)
             let b = try await store.issueChallenge(
@@ -126,7 +127,7 @@ struct ChallengeTests {
             await #expect(throws: StoreError.invalidInput) {
                 try await store.insertChallenge(a)
             }
-            var other = SeededGenerator(state: 8)
+            var other = SplitMix64(seed: 8)
             let c = try await store.issueChallenge(purpose: .attest, now: t0, using: &other)
             #expect(c.id != b.id)
             #expect(c.bytes != Array(b.bytes.prefix(32)))
@@ -154,7 +155,7 @@ struct ChallengeTests {
 
     @Test("the description never shows the challenge bytes")
     func description() throws {
-        var generator = SeededGenerator(state: 1)
+        var generator = SplitMix64(seed: 1)
         let challenge = try StoredChallenge.random(purpose: .attest, ttl: .seconds(60), now: t0, using: &generator)
         let hex = challenge.bytes.prefix(4).map { String(format: "%02x", $0) }.joined()
         #expect(!challenge.description.contains(hex))

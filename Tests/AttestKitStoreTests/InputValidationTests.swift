@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitStore
+import AttestKitTesting
 import Foundation
 import Testing
 
@@ -22,7 +23,7 @@ struct InputValidationTests {
 
     @Test("a challenge identifier round-trips through its text")
     func challengeIDRoundTrip() throws {
-        var generator = SeededGenerator(state: 3)
+        var generator = SplitMix64(seed: 3)
         for _ in 0..<100 {
             let id = ChallengeID.random(using: &generator)
             #expect(id.string.utf8.count == 22)

@@ -1,3 +1,4 @@
+import AttestKitTesting
 import Crypto
 import Foundation
 import SwiftASN1
@@ -210,7 +211,6 @@ import X509
         try serializer.serialize(certificate)
         return serializer.serializedBytes
     }
-
 
     /// Re-encodes an attestation object with other certificates (canonical CBOR, as Apple writes it).
     static func reencode(_ object: AttestationObject, certificates: [[UInt8]]) -> [UInt8] {

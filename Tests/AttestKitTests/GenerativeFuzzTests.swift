@@ -1,3 +1,4 @@
+import AttestKitTesting
 import Foundation
 import Testing
 
@@ -28,7 +29,9 @@ import Testing
             case 1: bytes[index] ^= 1 << UInt8.random(in: 0..<8, using: &generator)
             case 2: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: index)
             case 3: bytes.remove(at: index)
-            case 4: bytes[index] = [0x00, 0xFF, 0x7F, 0x80, 0x18, 0x1B, 0x5B, 0x9F, 0xBF][Int.random(in: 0..<9, using: &generator)]
+            case 4:
+                bytes[index] =
+                    [0x00, 0xFF, 0x7F, 0x80, 0x18, 0x1B, 0x5B, 0x9F, 0xBF][Int.random(in: 0..<9, using: &generator)]
             case 5:
                 let end = min(bytes.count, index + Int.random(in: 1...64, using: &generator))
                 bytes.insert(contentsOf: bytes[index..<end], at: index)

@@ -1,3 +1,4 @@
+import AttestKitTesting
 import Testing
 
 @testable import AttestKit
