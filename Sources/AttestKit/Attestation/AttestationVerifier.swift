@@ -123,7 +123,13 @@ public struct AttestationVerifier: Sendable {
                 .certificateChainLength, "x5c holds \(object.certificates.count) certificates, expected 2")
         }
         let leaf = try Self.certificate(object.certificates[0], role: "credential")
-        let intermediate = try Self.certificate(object.certificates[1], role: "intermediate")
+        // The intermediate is the same for every device: parsed once per process (by exact bytes).
+        let intermediate: Certificate
+        do {
+            intermediate = try CertificateCache.shared.certificate(derEncoded: object.certificates[1][...])
+        } catch {
+            throw AttestKitError(.certificateMalformed, "the intermediate certificate does not parse")
+        }
         guard let publicKey = P256.Signing.PublicKey(leaf.publicKey) else {
             throw AttestKitError(.publicKeyMalformed, "the credential certificate's key is not P-256")
         }
@@ -152,7 +158,7 @@ public struct AttestationVerifier: Sendable {
         // Step 7: a fresh key has never signed.
         guard authenticatorData.signCount == 0 else {
             throw AttestKitError(
-                .counterNotZero, "an attestation's sign count is 0, got \(authenticatorData.signCount)")
+                .counterNotZero, "an attestation's sign count must be 0, got \(authenticatorData.signCount)")
         }
         // Step 8: the environment is allowed.
         guard let environment = credential.environment else {
