@@ -122,14 +122,9 @@ public struct AttestationVerifier: Sendable {
             throw AttestKitError(
                 .certificateChainLength, "x5c holds \(object.certificates.count) certificates, expected 2")
         }
-        let leaf = try Self.certificate(object.certificates[0], role: "credential")
+        let leaf = try Self.certificate(object.certificates[0], role: "credential", cached: false)
         // The intermediate is the same for every device: parsed once per process (by exact bytes).
-        let intermediate: Certificate
-        do {
-            intermediate = try CertificateCache.shared.certificate(derEncoded: object.certificates[1][...])
-        } catch {
-            throw AttestKitError(.certificateMalformed, "the intermediate certificate does not parse")
-        }
+        let intermediate = try Self.certificate(object.certificates[1], role: "intermediate", cached: true)
         guard let publicKey = P256.Signing.PublicKey(leaf.publicKey) else {
             throw AttestKitError(.publicKeyMalformed, "the credential certificate's key is not P-256")
         }
@@ -227,9 +222,12 @@ public struct AttestationVerifier: Sendable {
         return device.osVersion
     }
 
-    private static func certificate(_ der: [UInt8], role: String) throws(AttestKitError) -> Certificate {
+    private static func certificate(_ der: [UInt8], role: String, cached: Bool) throws(AttestKitError)
+        -> Certificate
+    {
         do {
-            return try Certificate(derEncoded: der)
+            return cached
+                ? try CertificateCache.shared.certificate(derEncoded: der[...]) : try Certificate(derEncoded: der)
         } catch {
             throw AttestKitError(.certificateMalformed, "the \(role) certificate does not parse")
         }
