@@ -17,7 +17,7 @@ let strictSettings: [SwiftSetting] =
 
 let package = Package(
     name: "AttestKit",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .library(name: "AttestKit", targets: ["AttestKit"]),
         .library(name: "AttestKitWire", targets: ["AttestKitWire"]),
@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "AttestKitApple", targets: ["AttestKitApple"]),
         .library(name: "AttestKitAppleMock", targets: ["AttestKitAppleMock"]),
         .library(name: "AttestKitStore", targets: ["AttestKitStore"]),
+        .library(name: "AttestKitServer", targets: ["AttestKitServer"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
         .executable(name: "attestkit-store-worker", targets: ["AttestKitStoreWorker"]),
     ],
@@ -43,6 +44,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .target(
@@ -128,6 +132,47 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The HTTP service (`attestkit serve`) and the Hummingbird middleware.
+        .target(
+            name: "AttestKitServer",
+            dependencies: [
+                "AttestKit",
+                "AttestKitApple",
+                "AttestKitStore",
+                "AttestKitWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitServerTests",
+            dependencies: [
+                "AttestKit",
+                "AttestKitApple",
+                "AttestKitAppleMock",
+                "AttestKitServer",
+                "AttestKitStore",
+                "AttestKitTesting",
+                "AttestKitWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "AttestKitStoreWorker",
             dependencies: ["AttestKit", "AttestKitStore"],
@@ -146,6 +191,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "AttestKitStore",
+                "AttestKitServer",
+                "AttestKitWire",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

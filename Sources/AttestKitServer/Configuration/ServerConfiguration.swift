@@ -1,0 +1,243 @@
+public import AttestKit
+public import Foundation
+public import Logging
+
+/// Everything `attestkit serve` and ``AttestKitServer`` need to know, with the defaults of a local run.
+///
+/// Build one in code, or read one with ``init(reader:)`` from a JSON file, environment variables and command-line
+/// flags (swift-configuration). ``validate()`` refuses inconsistent settings before anything listens; in particular
+/// a test trust anchor (the software Apple) is refused when production keys are allowed.
+public struct ServerConfiguration: Sendable {
+    /// Where Apple's web services are, and the key that signs provider tokens. Without it, DeviceCheck and receipt
+    /// refresh answer 503 `apple_not_configured`.
+    public struct Apple: Sendable {
+        /// The `.p8` private key in PEM (PKCS#8). Never logged.
+        public var privateKeyPEM: String
+        /// The 10-character key id (the JWT `kid`).
+        public var keyID: String
+        /// The Apple Developer Team ID (the JWT `iss`).
+        public var teamID: String
+        /// DeviceCheck's environment: Apple's production or development host.
+        public var deviceCheckEnvironment: AppAttestEnvironment
+        /// Another DeviceCheck base URL (a mock's), instead of Apple's.
+        public var deviceCheckBaseURL: String?
+        /// Another receipt exchange URL (a mock's), instead of Apple's for the key's environment.
+        public var receiptExchangeURL: String?
+        /// Seconds one call to Apple may take, retries included.
+        public var timeout: TimeInterval
+
+        /// Creates an Apple configuration.
+        public init(
+            privateKeyPEM: String,
+            keyID: String,
+            teamID: String,
+            deviceCheckEnvironment: AppAttestEnvironment = .production,
+            deviceCheckBaseURL: String? = nil,
+            receiptExchangeURL: String? = nil,
+            timeout: TimeInterval = 15
+        ) {
+            self.privateKeyPEM = privateKeyPEM
+            self.keyID = keyID
+            self.teamID = teamID
+            self.deviceCheckEnvironment = deviceCheckEnvironment
+            self.deviceCheckBaseURL = deviceCheckBaseURL
+            self.receiptExchangeURL = receiptExchangeURL
+            self.timeout = timeout
+        }
+    }
+
+    /// What an attested key must satisfy beyond Apple's checks.
+    public struct Policy: Sendable, Hashable {
+        /// The iOS 27 validation categories accepted; `nil` accepts any (and attestations without one).
+        public var allowedValidationCategories: Set<UInt32>?
+        /// The lowest OS version accepted (dotted, `17.4`); `nil` accepts any. An attestation without an OS
+        /// version is refused when this is set.
+        public var minimumOSVersion: String?
+        /// A receipt's risk metric above this marks the key for step-up; `nil` never does.
+        public var riskMetricThreshold: Int?
+
+        /// Creates a policy.
+        public init(
+            allowedValidationCategories: Set<UInt32>? = nil,
+            minimumOSVersion: String? = nil,
+            riskMetricThreshold: Int? = nil
+        ) {
+            self.allowedValidationCategories = allowedValidationCategories
+            self.minimumOSVersion = minimumOSVersion
+            self.riskMetricThreshold = riskMetricThreshold
+        }
+    }
+
+    /// Request budgets per minute. Zero disables a limit.
+    public struct RateLimits: Sendable, Hashable {
+        /// Attestations per client IP per minute.
+        public var attestationsPerIP: Int
+        /// Attestations per app (App ID) per minute, against token farming from many addresses.
+        public var attestationsPerApp: Int
+        /// Challenges per client IP per minute.
+        public var challengesPerIP: Int
+
+        /// Creates rate limits.
+        public init(attestationsPerIP: Int = 30, attestationsPerApp: Int = 6_000, challengesPerIP: Int = 120) {
+            self.attestationsPerIP = attestationsPerIP
+            self.attestationsPerApp = attestationsPerApp
+            self.challengesPerIP = challengesPerIP
+        }
+    }
+
+    /// How logs are written.
+    public enum LogFormat: String, Sendable, Hashable, CaseIterable {
+        /// One JSON object per line.
+        case json
+        /// swift-log's plain text.
+        case text
+    }
+
+    /// The address to bind.
+    public var host: String
+    /// The port to bind; 0 picks a free one.
+    public var port: Int
+    /// The apps whose keys are accepted (team id + bundle id). With none, the service starts but answers
+    /// attestations with 503 `apps_not_configured`.
+    public var appIDs: [AppID]
+    /// The App Attest environments accepted.
+    public var environments: EnvironmentPolicy
+    /// The storage URL: `sqlite:PATH`, `postgres://...` or `memory:`.
+    public var storageURL: String
+    /// Apple's web services, or `nil` when no key is configured.
+    public var apple: Apple?
+    /// The roots attestations and receipts must chain to: Apple's unless testing.
+    public var trustAnchors: TrustAnchors
+    /// How long a challenge lives.
+    public var challengeTTL: Duration
+    /// Seconds of clock skew tolerated on certificate and receipt times.
+    public var leeway: TimeInterval
+    /// How far (seconds) a `timestamp:` freshness may be from the server's clock, either way.
+    public var timestampWindow: TimeInterval
+    /// The attestation policy.
+    public var policy: Policy
+    /// Rate limits.
+    public var rateLimits: RateLimits
+    /// The largest request body accepted, in bytes.
+    public var bodyLimit: Int
+    /// The bearer token of the admin endpoints, or `nil` to disable them (503 `admin_not_configured`).
+    public var adminToken: String?
+    /// The log level.
+    public var logLevel: Logger.Level
+    /// The log format.
+    public var logFormat: LogFormat
+    /// How often the receipt refresher looks for due keys.
+    public var receiptRefreshInterval: Duration
+    /// How many due keys one refresh round handles at most.
+    public var receiptRefreshBatch: Int
+    /// How often expired challenges are deleted.
+    public var challengeCleanupInterval: Duration
+
+    /// The defaults of `attestkit serve` with no arguments, for the given apps.
+    public init(
+        appIDs: [AppID],
+        environments: EnvironmentPolicy = .production,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        storageURL: String = "sqlite:attestkit-data/attestkit.sqlite",
+        apple: Apple? = nil,
+        trustAnchors: TrustAnchors,
+        challengeTTL: Duration = .seconds(300),
+        leeway: TimeInterval = 60,
+        timestampWindow: TimeInterval = 300,
+        policy: Policy = Policy(),
+        rateLimits: RateLimits = RateLimits(),
+        bodyLimit: Int = 65_536,
+        adminToken: String? = nil,
+        logLevel: Logger.Level = .info,
+        logFormat: LogFormat = .json,
+        receiptRefreshInterval: Duration = .seconds(60),
+        receiptRefreshBatch: Int = 100,
+        challengeCleanupInterval: Duration = .seconds(60)
+    ) {
+        self.host = host
+        self.port = port
+        self.appIDs = appIDs
+        self.environments = environments
+        self.storageURL = storageURL
+        self.apple = apple
+        self.trustAnchors = trustAnchors
+        self.challengeTTL = challengeTTL
+        self.leeway = leeway
+        self.timestampWindow = timestampWindow
+        self.policy = policy
+        self.rateLimits = rateLimits
+        self.bodyLimit = bodyLimit
+        self.adminToken = adminToken
+        self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.receiptRefreshInterval = receiptRefreshInterval
+        self.receiptRefreshBatch = receiptRefreshBatch
+        self.challengeCleanupInterval = challengeCleanupInterval
+    }
+
+    /// Refuses settings that cannot work or that would weaken verification.
+    /// - Throws: ``ServerConfigurationError`` naming the setting.
+    public func validate() throws(ServerConfigurationError) {
+        guard (0...65_535).contains(port) else { throw ServerConfigurationError("http.port", "is 0 to 65535") }
+        guard !host.isEmpty else { throw ServerConfigurationError("http.host", "is empty") }
+        if environments.allows(.production) && !trustAnchors.isApple {
+            throw ServerConfigurationError(
+                "environments",
+                "a test trust anchor (software Apple) is configured while production keys are allowed; "
+                    + "production must trust Apple's roots only")
+        }
+        guard challengeTTL >= .seconds(1), challengeTTL <= .seconds(86_400) else {
+            throw ServerConfigurationError("challenge.ttl", "is between 1 second and one day")
+        }
+        guard leeway >= 0, leeway <= 3_600 else { throw ServerConfigurationError("leeway", "is 0 to 3600 seconds") }
+        guard timestampWindow >= 1, timestampWindow <= 86_400 else {
+            throw ServerConfigurationError("assertion.timestamp-window", "is 1 to 86400 seconds")
+        }
+        guard bodyLimit >= 1_024, bodyLimit <= 16 * 1_048_576 else {
+            throw ServerConfigurationError("http.body-limit", "is 1 KiB to 16 MiB")
+        }
+        for (name, value) in [
+            ("rate-limit.attestations-per-ip", rateLimits.attestationsPerIP),
+            ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),
+            ("rate-limit.challenges-per-ip", rateLimits.challengesPerIP),
+        ] where value < 0 {
+            throw ServerConfigurationError(name, "is 0 (off) or more")
+        }
+        if let adminToken, adminToken.utf8.count < 16 {
+            throw ServerConfigurationError("admin.token", "is at least 16 characters")
+        }
+        if let minimum = policy.minimumOSVersion, OSVersion(minimum) == nil {
+            throw ServerConfigurationError("policy.minimum-os-version", "is a dotted version such as 17.4")
+        }
+        if let threshold = policy.riskMetricThreshold, threshold < 0 {
+            throw ServerConfigurationError("policy.risk-metric-threshold", "is 0 or more")
+        }
+        guard receiptRefreshInterval >= .milliseconds(10), challengeCleanupInterval >= .milliseconds(10) else {
+            throw ServerConfigurationError("intervals", "are at least 10 ms")
+        }
+        guard (1...10_000).contains(receiptRefreshBatch) else {
+            throw ServerConfigurationError("receipt-refresh.batch", "is 1 to 10000")
+        }
+        if let apple, apple.timeout <= 0 || apple.timeout > 600 {
+            throw ServerConfigurationError("apple.timeout", "is between 0 and 600 seconds")
+        }
+    }
+}
+
+/// A setting that cannot be used, and why.
+public struct ServerConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The configuration key (`http.port`, `apps`, ...).
+    public let key: String
+    /// What is wrong.
+    public let reason: String
+
+    /// Creates an error.
+    public init(_ key: String, _ reason: String) {
+        self.key = key
+        self.reason = reason
+    }
+
+    /// `key: reason`.
+    public var description: String { "\(key): \(reason)" }
+}
