@@ -1,0 +1,74 @@
+import AttestKit
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Reads a JSON request body strictly: bounded by the configured limit, UTF-8 JSON, the expected types.
+enum JSONRequest {
+    /// Collects at most `limit` bytes of the body.
+    static func body(of request: inout Request, limit: Int) async throws -> [UInt8] {
+        let buffer = try await request.collectBody(upTo: limit)
+        return Array(buffer.readableBytesView)
+    }
+
+    /// Decodes `T` from the body; an empty body decodes from `{}` when `emptyAsObject`.
+    static func decode<T: Decodable>(
+        _ type: T.Type, from request: inout Request, limit: Int, emptyAsObject: Bool = false
+    ) async throws -> T {
+        var bytes = try await body(of: &request, limit: limit)
+        if bytes.isEmpty && emptyAsObject { bytes = Array("{}".utf8) }
+        return try decode(type, from: bytes)
+    }
+
+    /// Decodes `T` from JSON bytes, turning every decoding failure into a 400 that names the field.
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        guard !bytes.isEmpty else { throw APIError.invalidJSON("the body is empty; a JSON object is expected") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch let error as APIError {
+            throw error
+        } catch let error as DecodingError {
+            throw APIError.invalidJSON(describe(error))
+        } catch {
+            throw APIError.invalidJSON("the body is not JSON")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return text.isEmpty ? "the body" : text
+        }
+        switch error {
+        case .typeMismatch(_, let context): return "\(path(context.codingPath)): wrong type"
+        case .valueNotFound(_, let context): return "\(path(context.codingPath)): must not be null"
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])): is required"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "the body is not valid JSON" : "\(path(context.codingPath)): invalid"
+        @unknown default: return "the body is not valid JSON"
+        }
+    }
+}
+
+/// Decoding helpers for the API's string fields.
+enum Field {
+    /// Standard Base64 or base64url bytes, at most `maximum` bytes once decoded.
+    static func bytes(_ text: String, _ name: String, maximum: Int) throws -> [UInt8] {
+        guard text.utf8.count <= (maximum / 3 + 1) * 4 + 4 else {
+            throw APIError.invalidField(name, "is longer than \(maximum) bytes")
+        }
+        guard let bytes = Base64.decode(text), !bytes.isEmpty else {
+            throw APIError.invalidField(name, "is not Base64")
+        }
+        return bytes
+    }
+
+    /// A key identifier: Base64 of 32 bytes.
+    static func keyID(_ text: String) throws -> KeyID {
+        do {
+            return try KeyID(string: text)
+        } catch {
+            throw APIError(.badRequest, "key_id_malformed", "keyId: is not Base64 of 32 bytes")
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import AsyncHTTPClient
+import AttestKit
+import AttestKitApple
+public import AttestKitStore
+public import Foundation
+import Hummingbird
+public import Logging
+import NIOCore
+public import ServiceLifecycle
+
+/// The AttestKit HTTP service (`attestkit serve`): challenges, attestations, assertion checks, DeviceCheck bits
+/// and key administration over JSON, with receipt refresh and challenge cleanup running beside it.
+///
+/// A `Service`: run it in a `ServiceGroup` (or call ``run()`` under one) and it shuts down gracefully: the HTTP
+/// server stops accepting, in-flight requests finish, the background services stop, the store closes.
+///
+/// ```swift
+/// let server = try AttestKitServer(configuration: configuration, logger: logger)
+/// let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm], logger: logger))
+/// try await group.run()
+/// ```
+public final class AttestKitServer: Service, Sendable {
+    /// The configuration in use (validated).
+    public let configuration: ServerConfiguration
+    /// The state, shared with ``AttestKitMiddleware`` users through ``gate``.
+    public let store: any AttestationStore
+    /// The assertion gate of this server, to guard routes of the same process.
+    public let gate: AssertionGate
+    /// The metrics `/metrics` exposes.
+    public let metrics: ServerMetrics
+    /// Receipt exchange rounds, when an Apple key is configured.
+    public let receiptRefresh: ReceiptRefreshService?
+    /// Expired challenge cleanup.
+    public let challengeCleanup: ChallengeCleanupService
+    private let api: AttestKitAPI
+    private let logger: Logger
+    private let ownsStore: Bool
+    private let httpClient: HTTPClient
+    private let port = PortPromise()
+
+    /// Every route, `METHOD /path`, as registered (what the OpenAPI document must list).
+    public static var routes: [String] { AttestKitAPI.routes }
+
+    /// Creates a server.
+    ///
+    /// - Parameters:
+    ///   - configuration: Validated here.
+    ///   - store: A store to use, run and close by the caller; `nil` opens ``ServerConfiguration/storageURL``,
+    ///     which the server then runs, prepares and closes itself.
+    ///   - logger: The service's logger.
+    ///   - now: The clock of every verification, challenge and refresh (inject one in tests).
+    /// - Throws: ``ServerConfigurationError``, or a `StoreError` for an unusable storage URL.
+    public init(
+        configuration: ServerConfiguration,
+        store: (any AttestationStore)? = nil,
+        logger: Logger = Logger(label: "attestkit.server"),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.logger = logger
+        self.ownsStore = store == nil
+        let store = try store ?? Self.openStore(configuration.storageURL, logger: logger)
+        self.store = store
+        var httpConfiguration = HTTPClient.Configuration()
+        httpConfiguration.connectionPool.retryConnectionEstablishment = false
+        httpConfiguration.redirectConfiguration = .disallow
+        let httpClient = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        self.httpClient = httpClient
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        let apple: AppleServices?
+        do {
+            apple = try configuration.apple.map {
+                try AppleServices(
+                    $0, receiptAnchor: configuration.trustAnchors.receipt, leeway: configuration.leeway,
+                    httpClient: httpClient, now: now)
+            }
+        } catch {
+            try? httpClient.syncShutdown()
+            throw ServerConfigurationError("apple", "the Apple key cannot be used: \(error)")
+        }
+        let verifier = try? AttestationVerifier(
+            configuration: .init(
+                appIDs: configuration.appIDs, environments: configuration.environments,
+                leeway: configuration.leeway, trustAnchors: configuration.trustAnchors))
+        self.gate = AssertionGate(store: store, timestampWindow: configuration.timestampWindow, now: now)
+        self.api = AttestKitAPI(
+            configuration: configuration, store: store,
+            registrar: AttestationRegistrar(verifier: verifier, store: store, policy: configuration.policy),
+            gate: gate, apple: apple, metrics: metrics,
+            attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
+            attestationsPerApp: RateLimiter(perMinute: configuration.rateLimits.attestationsPerApp),
+            challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP), now: now)
+        self.receiptRefresh = apple.map {
+            ReceiptRefreshService(
+                store: store, exchange: $0.receiptExchange, interval: configuration.receiptRefreshInterval,
+                batch: configuration.receiptRefreshBatch, riskThreshold: configuration.policy.riskMetricThreshold,
+                metrics: metrics, logger: logger, now: now)
+        }
+        self.challengeCleanup = ChallengeCleanupService(
+            store: store, interval: configuration.challengeCleanupInterval, logger: logger, now: now)
+    }
+
+    /// Serves until graceful shutdown or cancellation.
+    public func run() async throws {
+        announce()
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+        api.register(on: router)
+        var services: [any Service] = [challengeCleanup]
+        if let receiptRefresh { services.append(receiptRefresh) }
+        if ownsStore { services.insert(store, at: 0) }
+        let port = self.port
+        var application = Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "AttestKit"),
+            services: services,
+            onServerRunning: { channel in port.settle(.success(channel.localAddress?.port ?? 0)) },
+            logger: logger)
+        let store = self.store
+        application.beforeServerStarts { try await store.prepare() }
+        do {
+            try await application.run()
+        } catch {
+            port.settle(.failure(error))
+            await shutdown()
+            throw error
+        }
+        port.settle(.failure(CancellationError()))
+        await shutdown()
+    }
+
+    /// The bound port, once listening (useful with port 0).
+    /// - Throws: the error that stopped the server from listening.
+    public func boundPort() async throws -> Int { try await port.value() }
+
+    /// Opens the store of `url`, creating the folder of a SQLite file.
+    private static func openStore(_ url: String, logger: Logger) throws -> any AttestationStore {
+        let url = try StoreURL(url)
+        if let path = url.sqlitePath {
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        return try url.makeStore(logger: logger)
+    }
+
+    private func shutdown() async {
+        if ownsStore { await store.close() }
+        try? await httpClient.shutdown()
+    }
+
+    private func announce() {
+        if !configuration.trustAnchors.isApple {
+            logger.critical(
+                """
+                TRUSTING A TEST CERTIFICATE AUTHORITY: attestations and receipts from the software Apple are \
+                accepted. Never run this configuration in production.
+                """)
+        }
+        if configuration.appIDs.isEmpty {
+            logger.warning("no app is configured (apps): attestations are refused with apps_not_configured")
+        }
+        if configuration.apple == nil {
+            logger.notice("no Apple key: DeviceCheck answers apple_not_configured and receipts are not refreshed")
+        }
+        logger.info(
+            "attestkit serve starting",
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(configuration.port)",
+                "apps": "\(configuration.appIDs.map(\.description).joined(separator: ","))",
+                "environments": "\(configuration.environments)", "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
+            ])
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// The outermost middleware: turns every error into the API's JSON error envelope (a 500 `internal_error` for
+/// anything unexpected, logged as a bug), counts requests by route pattern and status, and logs one line per
+/// request without bodies or credentials.
+struct RequestMetricsMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    let metrics: ServerMetrics
+
+    func handle(
+        _ request: Request, context: ServerRequestContext,
+        next: (Request, ServerRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let failure = APIError(any: error)
+            if failure.code == APIError.internalError.code {
+                context.logger.error("unexpected error: a bug", metadata: ["error.type": "\(type(of: error))"])
+            }
+            response = try failure.response(from: request, context: context)
+        }
+        let route = context.endpointPath ?? "unmatched"
+        metrics.request(route: route, method: request.method.rawValue, status: response.status.code)
+        let elapsed = ContinuousClock.now - start
+        context.logger.info(
+            "request",
+            metadata: [
+                "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
+                "ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1_000 + Double(elapsed.components.seconds) * 1_000)",
+            ])
+        return response
+    }
+}

@@ -1,0 +1,65 @@
+public import Foundation
+import Synchronization
+
+/// Token buckets keyed by a string (a client address, an App ID): each key may spend `perMinute` requests a
+/// minute, refilled continuously, with a burst of the same size.
+///
+/// Thread-safe, bounded in memory: at most ``maximumKeys`` buckets are kept; full buckets are dropped first,
+/// and when every bucket is in use the oldest are dropped (which errs towards letting a request through
+/// rather than growing without bound).
+public final class RateLimiter: Sendable {
+    /// The most buckets kept at once.
+    public let maximumKeys: Int
+    /// Requests a key may make a minute; 0 disables the limit.
+    public let perMinute: Int
+    private let buckets: Mutex<[String: Bucket]>
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: Date
+    }
+
+    /// Creates a limiter.
+    public init(perMinute: Int, maximumKeys: Int = 100_000) {
+        self.perMinute = max(0, perMinute)
+        self.maximumKeys = max(1, maximumKeys)
+        self.buckets = Mutex([:])
+    }
+
+    /// Takes one request from `key`'s budget at `now`.
+    /// - Returns: `nil` when allowed, otherwise the whole seconds to wait.
+    public func acquire(_ key: String, now: Date) -> Int? {
+        guard perMinute > 0 else { return nil }
+        let capacity = Double(perMinute)
+        let rate = capacity / 60
+        return buckets.withLock { buckets -> Int? in
+            var bucket = buckets[key] ?? Bucket(tokens: capacity, updated: now)
+            let elapsed = max(0, now.timeIntervalSince(bucket.updated))
+            bucket.tokens = min(capacity, bucket.tokens + elapsed * rate)
+            bucket.updated = max(bucket.updated, now)
+            guard bucket.tokens >= 1 else {
+                buckets[key] = bucket
+                return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+            }
+            bucket.tokens -= 1
+            if buckets[key] == nil && buckets.count >= maximumKeys {
+                Self.prune(&buckets, capacity: capacity, rate: rate, now: now, keep: maximumKeys - 1)
+            }
+            buckets[key] = bucket
+            return nil
+        }
+    }
+
+    /// How many keys are tracked (for tests and metrics).
+    public var trackedKeys: Int { buckets.withLock { $0.count } }
+
+    private static func prune(
+        _ buckets: inout [String: Bucket], capacity: Double, rate: Double, now: Date, keep: Int
+    ) {
+        buckets = buckets.filter { $0.value.tokens + max(0, now.timeIntervalSince($0.value.updated)) * rate < capacity }
+        if buckets.count > keep {
+            let oldest = buckets.sorted { $0.value.updated < $1.value.updated }.prefix(buckets.count - keep)
+            for (key, _) in oldest { buckets[key] = nil }
+        }
+    }
+}

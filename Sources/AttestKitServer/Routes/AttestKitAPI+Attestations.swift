@@ -1,0 +1,42 @@
+import AttestKit
+import AttestKitStore
+import Foundation
+import Hummingbird
+import Logging
+
+extension AttestKitAPI {
+    /// `POST /v1/attestations`: 201 with the key record.
+    func attest(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        var request = request
+        try limit(attestationsPerIP, context.clientAddress, name: "attestations_per_ip")
+        let body = try await JSONRequest.decode(AttestationRequest.self, from: &request, limit: configuration.bodyLimit)
+        let keyID = try Field.keyID(body.keyId)
+        let attestation = try Field.bytes(body.attestation, "attestation", maximum: configuration.bodyLimit)
+        let challengeID: ChallengeID
+        do {
+            challengeID = try ChallengeID(string: body.challengeId)
+        } catch {
+            throw APIError.invalidField("challengeId", "is not a challenge id of this service")
+        }
+        let start = ContinuousClock.now
+        do {
+            let record = try await registrar.register(
+                keyID: keyID, attestation: attestation, challengeID: challengeID, now: now()
+            ) { appID in
+                // Per-app budget against token farming: counted on verified attestations only, so that forged
+                // objects naming an app cannot spend its budget.
+                try limit(attestationsPerApp, appID.description, name: "attestations_per_app")
+            }
+            metrics.verification("attestation", code: nil, duration: ContinuousClock.now - start)
+            context.logger.info(
+                "key registered",
+                metadata: ["keyId": "\(record.keyID)", "appId": "\(record.appID)", "environment": "\(record.environment.rawValue)"])
+            return JSONResponse.make(.created, KeyRecordResponse(record, policy: riskPolicy))
+        } catch {
+            let failure = APIError(any: error)
+            metrics.verification("attestation", code: failure.code, duration: ContinuousClock.now - start)
+            context.logger.notice("attestation refused", metadata: ["code": "\(failure.code)"])
+            throw failure
+        }
+    }
+}

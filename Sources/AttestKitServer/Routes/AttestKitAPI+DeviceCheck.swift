@@ -1,0 +1,81 @@
+import AttestKitApple
+import Hummingbird
+
+extension AttestKitAPI {
+    /// `POST /v1/devicecheck/query`.
+    func deviceCheckQuery(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        var request = request
+        let client = try deviceCheckClient()
+        let body = try await JSONRequest.decode(DeviceTokenRequest.self, from: &request, limit: configuration.bodyLimit)
+        let token = try Self.deviceToken(body.deviceToken)
+        let result = try await calling("query") { () async throws(AppleServiceError) in
+            try await client.query(deviceToken: token, logger: context.logger)
+        }
+        return JSONResponse.make(
+            .ok,
+            DeviceCheckQueryResponse(
+                found: result.isFound, bit0: result.bit0, bit1: result.bit1,
+                lastUpdateTime: result.lastUpdateTime?.description))
+    }
+
+    /// `POST /v1/devicecheck/update`.
+    func deviceCheckUpdate(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        var request = request
+        let client = try deviceCheckClient()
+        let body = try await JSONRequest.decode(
+            DeviceCheckUpdateRequest.self, from: &request, limit: configuration.bodyLimit)
+        let token = try Self.deviceToken(body.deviceToken)
+        guard body.bit0 != nil || body.bit1 != nil else {
+            throw APIError.invalidField("bit0", "give bit0, bit1 or both")
+        }
+        try await calling("update") { () async throws(AppleServiceError) in
+            try await client.update(deviceToken: token, bit0: body.bit0, bit1: body.bit1, logger: context.logger)
+        }
+        return JSONResponse.make(.ok, DeviceCheckUpdateResponse(updated: true))
+    }
+
+    /// `POST /v1/devicecheck/validate`: `valid: false` for a token Apple rejects.
+    func deviceCheckValidate(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        var request = request
+        let client = try deviceCheckClient()
+        let body = try await JSONRequest.decode(DeviceTokenRequest.self, from: &request, limit: configuration.bodyLimit)
+        let token = try Self.deviceToken(body.deviceToken)
+        do {
+            try await calling("validate") { () async throws(AppleServiceError) in
+                try await client.validate(deviceToken: token, logger: context.logger)
+            }
+        } catch let error as APIError where error.code == AppleServiceError.Code.badDeviceToken.rawValue {
+            return JSONResponse.make(.ok, DeviceCheckValidateResponse(valid: false, reason: error.code))
+        }
+        return JSONResponse.make(.ok, DeviceCheckValidateResponse(valid: true, reason: nil))
+    }
+
+    private func deviceCheckClient() throws -> DeviceCheckClient {
+        guard let apple else {
+            throw APIError(
+                .serviceUnavailable, "apple_not_configured",
+                "no Apple key is configured (apple.key-file, apple.key-id, apple.team-id)")
+        }
+        return apple.deviceCheck
+    }
+
+    /// Runs one Apple call, counting its outcome and mapping its error.
+    private func calling<Result>(
+        _ operation: String, _ body: () async throws(AppleServiceError) -> Result
+    ) async throws -> Result {
+        do {
+            let result = try await body()
+            metrics.deviceCheck(operation, outcome: "ok")
+            return result
+        } catch {
+            metrics.deviceCheck(operation, outcome: error.code.rawValue)
+            throw APIError(error)
+        }
+    }
+
+    /// A device token: Base64 without line breaks, at most 8 KiB (Apple's are about 2.5 KiB).
+    static func deviceToken(_ text: String) throws -> String {
+        _ = try Field.bytes(text, "deviceToken", maximum: 8_192)
+        return text
+    }
+}
