@@ -19,7 +19,11 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            let failure = APIError(any: error)
+            var failure = APIError(any: error)
+            if failure.code == "not_found", let allowed = Self.allowedMethods(for: request.uri.path) {
+                failure = APIError(
+                    .methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed; use \(allowed)")
+            }
             if failure.code == APIError.internalError.code {
                 context.logger.error("unexpected error: a bug", metadata: ["error.type": "\(type(of: error))"])
             }
@@ -35,5 +39,19 @@ struct RequestMetricsMiddleware: RouterMiddleware {
                 "ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1_000 + Double(elapsed.components.seconds) * 1_000)",
             ])
         return response
+    }
+
+    /// The methods of the API's routes whose pattern matches `path`, or `nil` when none does.
+    static func allowedMethods(for path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        let methods = AttestKitAPI.routes.compactMap { route -> Substring? in
+            let halves = route.split(separator: " ")
+            guard halves.count == 2 else { return nil }
+            let pattern = halves[1].split(separator: "/", omittingEmptySubsequences: false)
+            guard pattern.count == parts.count else { return nil }
+            let matches = zip(pattern, parts).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+            return matches ? halves[0] : nil
+        }
+        return methods.isEmpty ? nil : methods.joined(separator: ", ")
     }
 }

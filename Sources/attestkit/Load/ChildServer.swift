@@ -1,0 +1,47 @@
+import AttestKit
+import AttestKitTesting
+import Foundation
+
+/// `attestkit serve` as a child process, trusting a software Apple, for `attestkit load`.
+final class ChildServer: @unchecked Sendable {
+    private let process = Process()
+    private let portFile: URL
+
+    init(binary: String, workspace: URL, apple: SoftwareApple, appID: AppID, storage: String) throws {
+        let attestationRoot = workspace.appendingPathComponent("attestation-root.pem")
+        let receiptRoot = workspace.appendingPathComponent("receipt-root.pem")
+        try Data(apple.attestationRootPEM.utf8).write(to: attestationRoot)
+        try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
+        portFile = workspace.appendingPathComponent("port")
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "serve", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
+            "--environments", "development", "--trust-attestation-root", attestationRoot.path,
+            "--trust-receipt-root", receiptRoot.path, "--log-level", "error",
+            "--set", "assertion.timestamp-window=3600", "--set", "rate-limit.attestations-per-ip=0",
+            "--set", "rate-limit.challenges-per-ip=0",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The port once the server wrote it (up to 60 s), or `nil` if it exited first.
+    func waitForPort() async throws -> Int? {
+        for _ in 0..<600 {
+            if let text = try? String(contentsOf: portFile, encoding: .utf8),
+                let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                return port
+            }
+            guard process.isRunning else { throw LoadFailure("attestkit serve exited with \(process.terminationStatus)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw LoadFailure("attestkit serve did not start within 60 s")
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}

@@ -1,0 +1,134 @@
+import ArgumentParser
+import AttestKitServer
+import Configuration
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `attestkit serve`: the AttestKit HTTP service.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the AttestKit HTTP service (challenges, attestations, assertions, DeviceCheck, key admin).",
+        discussion: """
+            With no arguments it listens on 127.0.0.1:8080 with SQLite under ./attestkit-data/. Settings come from \
+            flags, then ATTESTKIT_* environment variables, then the JSON file of --config, then defaults; every \
+            setting has a dotted key (http.port, apps, storage.url, ...; see README 'Configuration') that --set \
+            KEY=VALUE sets from the command line. The admin token is read from ATTESTKIT_ADMIN_TOKEN or the file \
+            only, never from a flag (command lines are visible to other users). SIGINT or SIGTERM shuts down \
+            gracefully: in-flight requests finish, background services stop, the store closes.
+            """
+    )
+
+    @Option(name: .long, help: "A JSON configuration file.")
+    var config: String?
+
+    @Option(name: .long, help: "The address to bind (http.host).")
+    var host: String?
+
+    @Option(name: .long, help: "The port to bind, 0 for a free one (http.port).")
+    var port: Int?
+
+    @Option(name: .long, help: "Write the bound port to this file once listening.")
+    var portFile: String?
+
+    @Option(name: .long, help: "An allowed app, TEAMID.bundle.id (repeatable; apps).")
+    var app: [String] = []
+
+    @Option(name: .long, help: "production, development or both (environments).")
+    var environments: String?
+
+    @Option(name: .long, help: "sqlite:PATH, postgres://user:password@host:port/db or memory: (storage.url).")
+    var storage: String?
+
+    @Option(name: .long, help: "The .p8 key of Apple's DeviceCheck and receipt services (apple.key-file).")
+    var appleKeyFile: String?
+
+    @Option(name: .long, help: "The key's id (apple.key-id).")
+    var appleKeyId: String?
+
+    @Option(name: .long, help: "The Apple Developer Team ID (apple.team-id).")
+    var appleTeamId: String?
+
+    @Option(name: .long, help: "TESTING ONLY: a PEM root to trust for attestations instead of Apple's (trust.attestation-root).")
+    var trustAttestationRoot: String?
+
+    @Option(name: .long, help: "TESTING ONLY: a PEM root to trust for receipts instead of Apple's (trust.receipt-root).")
+    var trustReceiptRoot: String?
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (log.level).")
+    var logLevel: String?
+
+    @Option(name: .long, help: "json or text (log.format).")
+    var logFormat: String?
+
+    @Option(name: .customLong("set"), help: "Any setting as KEY=VALUE, e.g. --set rate-limit.attestations-per-ip=10 (repeatable).")
+    var settings: [String] = []
+
+    func run() async throws {
+        let configuration: ServerConfiguration
+        do {
+            configuration = try await ServerConfigurationSource.load(flags: try flags(), file: config)
+        } catch {
+            throw ValidationError("configuration: \(error)")
+        }
+        let logger = Self.logger(configuration)
+        let server = try AttestKitServer(configuration: configuration, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let bound = try await server.boundPort()
+            if let portFile { try Data("\(bound)\n".utf8).write(to: URL(fileURLWithPath: portFile)) }
+            FileHandle.standardOutput.write(
+                Data("attestkit serve listening on http://\(configuration.host):\(bound)\n".utf8))
+            try await tasks.waitForAll()
+        }
+    }
+
+    /// The flags as dotted settings, `--set` last so that it wins.
+    private func flags() throws -> [String: ConfigValue] {
+        var values: [String: String] = [:]
+        values["http.host"] = host
+        values["http.port"] = port.map(String.init)
+        values["apps"] = app.isEmpty ? nil : app.joined(separator: ",")
+        values["environments"] = environments
+        values["storage.url"] = storage
+        values["apple.key-file"] = appleKeyFile
+        values["apple.key-id"] = appleKeyId
+        values["apple.team-id"] = appleTeamId
+        values["trust.attestation-root"] = trustAttestationRoot
+        values["trust.receipt-root"] = trustReceiptRoot
+        values["log.level"] = logLevel
+        values["log.format"] = logFormat
+        for setting in settings {
+            guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
+                throw ValidationError("--set takes KEY=VALUE, got '\(setting)'")
+            }
+            let key = String(setting[..<equals])
+            guard key != "admin.token" else {
+                throw ValidationError("the admin token is read from ATTESTKIT_ADMIN_TOKEN or --config only")
+            }
+            values[key] = String(setting[setting.index(after: equals)...])
+        }
+        return values.mapValues { ConfigValue(.string($0), isSecret: false) }
+    }
+
+    /// The process's logger: JSON lines or text on standard error, at the configured level.
+    static func logger(_ configuration: ServerConfiguration) -> Logger {
+        let level = configuration.logLevel
+        let json = configuration.logFormat == .json
+        LoggingSystem.bootstrap { label in
+            guard json else {
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            return JSONLogHandler(label: label, level: level)
+        }
+        var logger = Logger(label: "attestkit.server")
+        logger.logLevel = level
+        return logger
+    }
+}
