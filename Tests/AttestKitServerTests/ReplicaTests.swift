@@ -1,0 +1,197 @@
+import AsyncHTTPClient
+import AttestKit
+import AttestKitTesting
+import AttestKitWire
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// Two `attestkit serve` processes sharing one PostgreSQL database behave as one service: a challenge issued by
+/// one is consumed by the other, and of 50 concurrent copies of one assertion spread over both exactly one is
+/// accepted.
+@Suite("Replicas sharing PostgreSQL", .serialized)
+struct ReplicaTests {
+    static var postgresWanted: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["ATTESTKIT_REQUIRE_POSTGRES"] == "1" || environment["POSTGRES_HOST"] != nil
+    }
+
+    static var postgresURL: String {
+        let environment = ProcessInfo.processInfo.environment
+        let user = environment["POSTGRES_USER"] ?? "attestkit"
+        let password = environment["POSTGRES_PASSWORD"] ?? "attestkit"
+        let host = environment["POSTGRES_HOST"] ?? "127.0.0.1"
+        let port = environment["POSTGRES_PORT"] ?? "5432"
+        let database = environment["POSTGRES_DB"] ?? "attestkit_test"
+        let schema = "replicas_\(UInt32.random(in: 0...UInt32.max))"
+        return "postgres://\(user):\(password)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=disable"
+    }
+
+    @Test(
+        "two server processes on one PostgreSQL: shared challenges, one winner of 50 concurrent copies",
+        .enabled(if: postgresWanted, "PostgreSQL is not configured (run scripts/postgres)"),
+        .timeLimit(.minutes(3)))
+    func twoProcesses() async throws {
+        let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("replicas-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: workspace) }
+        let apple = try SoftwareApple()
+        let appID = try AppID("ABCDE12345.com.example.replicas")
+        let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
+        let storage = Self.postgresURL
+        let first = try ServeProcess(name: "a", workspace: workspace, apple: apple, appID: appID, storage: storage)
+        defer { first.stop() }
+        let second = try ServeProcess(name: "b", workspace: workspace, apple: apple, appID: appID, storage: storage)
+        defer { second.stop() }
+        let a = "http://127.0.0.1:\(try await first.port())"
+        let b = "http://127.0.0.1:\(try await second.port())"
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            try await Self.exercise(client: client, a: a, b: b, device: device)
+            try await client.shutdown()
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    static func exercise(client: HTTPClient, a: String, b: String, device: SimulatedDevice) async throws {
+
+        // Attest through A.
+        let keyID = device.generateKey()
+        let challenge = try await Self.post(client, a + "/v1/challenges", #"{"purpose":"attest"}"#)
+        #expect(challenge.status == 201)
+        let challengeBytes = try #require((challenge.json["challenge"] as? String).flatMap { Data(base64Encoded: $0) })
+        let challengeID = try #require(challenge.json["challengeId"] as? String)
+        let object = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: challengeBytes)))
+        let registered = try await Self.post(
+            client, a + "/v1/attestations",
+            #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(challengeID)"}"#)
+        #expect(registered.status == 201)
+
+        // B knows the key: re-registration through B is a duplicate.
+        let again = try await Self.post(client, b + "/v1/challenges", #"{"purpose":"attest"}"#)
+        let againID = try #require(again.json["challengeId"] as? String)
+        let duplicate = try await Self.post(
+            client, b + "/v1/attestations",
+            #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(againID)"}"#)
+        #expect(duplicate.status == 409 && duplicate.code == "key_exists")
+
+        // A challenge issued by A is consumed by B, once.
+        let assertChallenge = try await Self.post(
+            client, a + "/v1/challenges", #"{"purpose":"assert","keyId":"\#(keyID.base64)"}"#)
+        let assertID = try #require(assertChallenge.json["challengeId"] as? String)
+        let bound = try Self.assertion(device, keyID, freshness: .challenge(assertID), challengeID: assertID)
+        let onB = try await Self.post(client, b + "/v1/assertions/verify", bound)
+        #expect(onB.status == 200, "\(onB.code ?? "")")
+        let replayOnA = try await Self.post(client, a + "/v1/assertions/verify", bound)
+        #expect(replayOnA.status == 409)
+
+        // 50 concurrent copies of one assertion, alternating between the replicas: exactly one 200.
+        let copy = try Self.assertion(
+            device, keyID, freshness: .timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1_000)),
+            challengeID: nil)
+        let statuses = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
+            for index in 0..<50 {
+                let base = index.isMultiple(of: 2) ? a : b
+                group.addTask {
+                    let answer = try await Self.post(client, base + "/v1/assertions/verify", copy)
+                    return (answer.status, answer.code)
+                }
+            }
+            var all: [(UInt, String?)] = []
+            for try await status in group { all.append(status) }
+            return all
+        }
+        #expect(statuses.filter { $0.0 == 200 }.count == 1)
+        #expect(statuses.filter { $0.0 == 409 && $0.1 == "counter_not_increasing" }.count == 49)
+    }
+
+    static func assertion(
+        _ device: SimulatedDevice, _ keyID: KeyID, freshness: RequestBinding.Freshness, challengeID: String?
+    ) throws -> String {
+        let body = #"{"sku":"A-42"}"#
+        let binding = try RequestBinding(method: "POST", target: "/v1/orders", body: Array(body.utf8), freshness: freshness)
+        let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
+        var request = #""method":"POST","target":"/v1/orders","body":"\#(Data(body.utf8).base64EncodedString())""#
+        if case .timestamp(let milliseconds) = freshness { request += #","timestamp":\#(milliseconds)"# }
+        let challenge = challengeID.map { #","challengeId":"\#($0)""# } ?? ""
+        return #"{"keyId":"\#(keyID.base64)","assertion":"\#(Data(assertion).base64EncodedString())","request":{\#(request)}\#(challenge)}"#
+    }
+
+    struct Answer {
+        let status: UInt
+        let json: [String: Any]
+        var code: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    }
+
+    static func post(_ client: HTTPClient, _ url: String, _ body: String) async throws -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any]
+        return Answer(status: response.status.code, json: json ?? [:])
+    }
+}
+
+/// `attestkit serve` as a child process trusting a software Apple.
+final class ServeProcess: @unchecked Sendable {
+    private let process = Process()
+    private let portFile: URL
+
+    static let binary: URL? = {
+        let candidates = [
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
+        return candidates.map { $0.appendingPathComponent("attestkit") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    init(name: String, workspace: URL, apple: SoftwareApple, appID: AppID, storage: String) throws {
+        struct MissingBinary: Error {}
+        guard let binary = Self.binary else {
+            Issue.record("the attestkit binary is not beside the tests: run `swift build --build-tests` first")
+            throw MissingBinary()
+        }
+        let attestationRoot = workspace.appendingPathComponent("attestation-root.pem")
+        let receiptRoot = workspace.appendingPathComponent("receipt-root.pem")
+        try Data(apple.attestationRootPEM.utf8).write(to: attestationRoot)
+        try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
+        portFile = workspace.appendingPathComponent("port-\(name)")
+        process.executableURL = binary
+        process.arguments = [
+            "serve", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
+            "--environments", "development", "--trust-attestation-root", attestationRoot.path,
+            "--trust-receipt-root", receiptRoot.path, "--log-level", "error",
+            "--set", "rate-limit.attestations-per-ip=0", "--set", "rate-limit.challenges-per-ip=0",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func port() async throws -> Int {
+        struct NotListening: Error, CustomStringConvertible { let description: String }
+        for _ in 0..<600 {
+            if let text = try? String(contentsOf: portFile, encoding: .utf8),
+                let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                return port
+            }
+            guard process.isRunning else { throw NotListening(description: "serve exited: \(process.terminationStatus)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw NotListening(description: "serve did not listen within 60 s")
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
