@@ -68,7 +68,8 @@ struct ReplicaTests {
         let object = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: challengeBytes)))
         let registered = try await Self.post(
             client, a + "/v1/attestations",
-            #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(challengeID)"}"#)
+            #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(challengeID)"}"#
+        )
         #expect(registered.status == 201)
 
         // B knows the key: re-registration through B is a duplicate.
@@ -76,7 +77,8 @@ struct ReplicaTests {
         let againID = try #require(again.json["challengeId"] as? String)
         let duplicate = try await Self.post(
             client, b + "/v1/attestations",
-            #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(againID)"}"#)
+            #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(againID)"}"#
+        )
         #expect(duplicate.status == 409 && duplicate.code == "key_exists")
 
         // A challenge issued by A is consumed by B, once.
@@ -113,12 +115,14 @@ struct ReplicaTests {
         _ device: SimulatedDevice, _ keyID: KeyID, freshness: RequestBinding.Freshness, challengeID: String?
     ) throws -> String {
         let body = #"{"sku":"A-42"}"#
-        let binding = try RequestBinding(method: "POST", target: "/v1/orders", body: Array(body.utf8), freshness: freshness)
+        let binding = try RequestBinding(
+            method: "POST", target: "/v1/orders", body: Array(body.utf8), freshness: freshness)
         let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
         var request = #""method":"POST","target":"/v1/orders","body":"\#(Data(body.utf8).base64EncodedString())""#
         if case .timestamp(let milliseconds) = freshness { request += #","timestamp":\#(milliseconds)"# }
         let challenge = challengeID.map { #","challengeId":"\#($0)""# } ?? ""
-        return #"{"keyId":"\#(keyID.base64)","assertion":"\#(Data(assertion).base64EncodedString())","request":{\#(request)}\#(challenge)}"#
+        return
+            #"{"keyId":"\#(keyID.base64)","assertion":"\#(Data(assertion).base64EncodedString())","request":{\#(request)}\#(challenge)}"#
     }
 
     struct Answer {
@@ -183,7 +187,9 @@ final class ServeProcess: @unchecked Sendable {
             {
                 return port
             }
-            guard process.isRunning else { throw NotListening(description: "serve exited: \(process.terminationStatus)") }
+            guard process.isRunning else {
+                throw NotListening(description: "serve exited: \(process.terminationStatus)")
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw NotListening(description: "serve did not listen within 60 s")

@@ -12,7 +12,8 @@ public struct ChallengeCleanupService: Service {
 
     /// Creates the service.
     public init(
-        store: any AttestationStore, interval: Duration, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+        store: any AttestationStore, interval: Duration, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.interval = interval

@@ -54,10 +54,12 @@ extension APIError {
         case .rateLimited:
             self.init(.serviceUnavailable, "apple_rate_limited", "Apple is rate limiting this server", retryAfter: 60)
         case .serverError, .serviceUnavailable, .transport, .timeout:
-            self.init(.serviceUnavailable, "apple_unavailable", "Apple's service did not answer: \(error.code.rawValue)")
+            self.init(
+                .serviceUnavailable, "apple_unavailable", "Apple's service did not answer: \(error.code.rawValue)")
         case .badAuthorizationToken, .invalidAuthorizationToken, .authorizationTokenExpired, .forbidden,
             .privateKeyInvalid, .invalidConfiguration:
-            self.init(.badGateway, "apple_authorization_failed", "Apple refused this server's key: \(error.code.rawValue)")
+            self.init(
+                .badGateway, "apple_authorization_failed", "Apple refused this server's key: \(error.code.rawValue)")
         default:
             self.init(.badGateway, "apple_error", "Apple answered with an error: \(error.code.rawValue)")
         }

@@ -171,7 +171,8 @@ public final class AttestKitServer: Service, Sendable {
             metadata: [
                 "host": "\(configuration.host)", "port": "\(configuration.port)",
                 "apps": "\(configuration.appIDs.map(\.description).joined(separator: ","))",
-                "environments": "\(configuration.environments)", "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
+                "environments": "\(configuration.environments)",
+                "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
             ])
     }
 }

@@ -22,7 +22,8 @@ struct RequestMetricsMiddleware: RouterMiddleware {
             var failure = APIError(any: error)
             if failure.code == "not_found", let allowed = Self.allowedMethods(for: request.uri.path) {
                 failure = APIError(
-                    .methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed; use \(allowed)")
+                    .methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed; use \(allowed)"
+                )
             }
             if failure.code == APIError.internalError.code {
                 context.logger.error("unexpected error: a bug", metadata: ["error.type": "\(type(of: error))"])
@@ -31,12 +32,13 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         }
         let route = context.endpointPath ?? "unmatched"
         metrics.request(route: route, method: request.method.rawValue, status: response.status.code)
-        let elapsed = ContinuousClock.now - start
+        let elapsed = (ContinuousClock.now - start).components
+        let milliseconds = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
         context.logger.info(
             "request",
             metadata: [
                 "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
-                "ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1_000 + Double(elapsed.components.seconds) * 1_000)",
+                "ms": "\((milliseconds * 1_000).rounded() / 1_000)",
             ])
         return response
     }

@@ -67,7 +67,8 @@ public final class ServerMetrics: Sendable {
     /// One DeviceCheck call and its outcome (`ok` or an error code).
     func deviceCheck(_ operation: String, outcome: String) {
         Counter(
-            label: "attestkit_devicecheck_requests_total", dimensions: [("operation", operation), ("outcome", outcome)],
+            label: "attestkit_devicecheck_requests_total",
+            dimensions: [("operation", operation), ("outcome", outcome)],
             factory: factory
         ).increment()
     }

@@ -30,7 +30,10 @@ extension AttestKitAPI {
             metrics.verification("attestation", code: nil, duration: ContinuousClock.now - start)
             context.logger.info(
                 "key registered",
-                metadata: ["keyId": "\(record.keyID)", "appId": "\(record.appID)", "environment": "\(record.environment.rawValue)"])
+                metadata: [
+                    "keyId": "\(record.keyID)", "appId": "\(record.appID)",
+                    "environment": "\(record.environment.rawValue)",
+                ])
             return JSONResponse.make(.created, KeyRecordResponse(record, policy: riskPolicy))
         } catch {
             let failure = APIError(any: error)

@@ -51,7 +51,8 @@ struct AttestKitAPI: Sendable {
     func limit(_ limiter: RateLimiter, _ key: String, name: String) throws {
         if let wait = limiter.acquire(key, now: now()) {
             metrics.rateLimited(name)
-            throw APIError(.tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
+            throw APIError(
+                .tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
         }
     }
 

@@ -33,7 +33,9 @@ final class ChildServer: @unchecked Sendable {
             {
                 return port
             }
-            guard process.isRunning else { throw LoadFailure("attestkit serve exited with \(process.terminationStatus)") }
+            guard process.isRunning else {
+                throw LoadFailure("attestkit serve exited with \(process.terminationStatus)")
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw LoadFailure("attestkit serve did not start within 60 s")

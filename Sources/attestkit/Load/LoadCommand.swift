@@ -80,7 +80,9 @@ struct LoadCommand: AsyncParsableCommand {
             let object = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
             let registered = try await http.post(
                 "/v1/attestations",
-                json: #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(id)"}"#)
+                json:
+                    #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(id)"}"#
+            )
             guard registered.status == 201 else {
                 throw LoadFailure("attestation: HTTP \(registered.status) \(registered.field("code") ?? "")")
             }

@@ -51,10 +51,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The Apple Developer Team ID (apple.team-id).")
     var appleTeamId: String?
 
-    @Option(name: .long, help: "TESTING ONLY: a PEM root to trust for attestations instead of Apple's (trust.attestation-root).")
+    @Option(
+        name: .long,
+        help: "TESTING ONLY: a PEM root to trust for attestations instead of Apple's (trust.attestation-root).")
     var trustAttestationRoot: String?
 
-    @Option(name: .long, help: "TESTING ONLY: a PEM root to trust for receipts instead of Apple's (trust.receipt-root).")
+    @Option(
+        name: .long, help: "TESTING ONLY: a PEM root to trust for receipts instead of Apple's (trust.receipt-root).")
     var trustReceiptRoot: String?
 
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (log.level).")
@@ -63,7 +66,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "json or text (log.format).")
     var logFormat: String?
 
-    @Option(name: .customLong("set"), help: "Any setting as KEY=VALUE, e.g. --set rate-limit.attestations-per-ip=10 (repeatable).")
+    @Option(
+        name: .customLong("set"),
+        help: "Any setting as KEY=VALUE, e.g. --set rate-limit.attestations-per-ip=10 (repeatable).")
     var settings: [String] = []
 
     func run() async throws {
