@@ -1,0 +1,261 @@
+import AttestKit
+import AttestKitApple
+import AttestKitStore
+public import Configuration
+import Foundation
+import Logging
+
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension ServerConfiguration {
+    /// Reads a configuration from swift-configuration, then ``validate()``s it.
+    ///
+    /// Keys are dotted; in a JSON file they are nested objects (`{"http": {"port": 8081}}`). The environment
+    /// variable of a key is `ATTESTKIT_` followed by the key upper-cased, with `.` and `-` turned into `_`. A list
+    /// is a JSON array, or a comma-separated string in the environment and on the command line. Durations are in
+    /// seconds and may have a fraction. ``ServerConfigurationSource`` builds the usual reader: command-line flags
+    /// over the environment over a JSON file over these defaults.
+    ///
+    /// | Key | Environment variable | Default |
+    /// |-----|----------------------|---------|
+    /// | `http.host` | `ATTESTKIT_HTTP_HOST` | `127.0.0.1` |
+    /// | `http.port` | `ATTESTKIT_HTTP_PORT` | `8080` (0 picks a free port) |
+    /// | `http.body-limit` | `ATTESTKIT_HTTP_BODY_LIMIT` | `65536` bytes |
+    /// | `apps` | `ATTESTKIT_APPS` | none: `TEAMID.bundle.id` list; without one, attestations get 503 |
+    /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
+    /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite` |
+    /// | `apple.key-file` | `ATTESTKIT_APPLE_KEY_FILE` | none: path of the `.p8` key |
+    /// | `apple.key-id` | `ATTESTKIT_APPLE_KEY_ID` | none |
+    /// | `apple.team-id` | `ATTESTKIT_APPLE_TEAM_ID` | none |
+    /// | `apple.devicecheck-environment` | `ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT` | `production` |
+    /// | `apple.devicecheck-url` | `ATTESTKIT_APPLE_DEVICECHECK_URL` | Apple's, for the environment |
+    /// | `apple.receipt-url` | `ATTESTKIT_APPLE_RECEIPT_URL` | Apple's, for the key's environment |
+    /// | `apple.timeout` | `ATTESTKIT_APPLE_TIMEOUT` | `15` seconds |
+    /// | `trust.attestation-root` | `ATTESTKIT_TRUST_ATTESTATION_ROOT` | Apple's root; a PEM path, for tests |
+    /// | `trust.receipt-root` | `ATTESTKIT_TRUST_RECEIPT_ROOT` | Apple's root; a PEM path, for tests |
+    /// | `challenge.ttl` | `ATTESTKIT_CHALLENGE_TTL` | `300` seconds |
+    /// | `leeway` | `ATTESTKIT_LEEWAY` | `60` seconds |
+    /// | `assertion.timestamp-window` | `ATTESTKIT_ASSERTION_TIMESTAMP_WINDOW` | `300` seconds |
+    /// | `policy.validation-categories` | `ATTESTKIT_POLICY_VALIDATION_CATEGORIES` | any: integer list |
+    /// | `policy.minimum-os-version` | `ATTESTKIT_POLICY_MINIMUM_OS_VERSION` | any: dotted, such as `17.4` |
+    /// | `policy.risk-metric-threshold` | `ATTESTKIT_POLICY_RISK_METRIC_THRESHOLD` | none |
+    /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
+    /// | `rate-limit.attestations-per-app` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_APP` | `6000` a minute (0: off) |
+    /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
+    /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
+    /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
+    /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `json` (or `text`) |
+    /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
+    /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
+    /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
+    ///
+    /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
+    /// and receipt refresh are off. `trust.attestation-root` and `trust.receipt-root` also come together, and are
+    /// refused while `environments` allows production. Secret values are read as secrets, so swift-configuration's
+    /// access logs redact them; the contents of the key file never pass through swift-configuration.
+    ///
+    /// - Throws: ``ServerConfigurationError`` naming the key, for a value of the wrong type or one that cannot be
+    ///   parsed (never replaced by its default), a file that cannot be read, an incomplete key or root pair, or
+    ///   settings ``validate()`` refuses.
+    public init(reader: ConfigReader) throws(ServerConfigurationError) {
+        let settings = StrictConfigReader(reader: reader)
+        self.init(appIDs: try Self.appIDs(settings), trustAnchors: try Self.trustAnchors(settings))
+        if let host = try settings.string("http.host") { self.host = host }
+        if let port = try settings.int("http.port") { self.port = port }
+        if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
+        if let environments = try Self.environments(settings) { self.environments = environments }
+        if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
+        self.apple = try Self.apple(settings)
+        if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
+        if let leeway = try settings.double("leeway") { self.leeway = leeway }
+        if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
+        self.policy = try Self.policy(settings)
+        if let limit = try settings.int("rate-limit.attestations-per-ip") { rateLimits.attestationsPerIP = limit }
+        if let limit = try settings.int("rate-limit.attestations-per-app") { rateLimits.attestationsPerApp = limit }
+        if let limit = try settings.int("rate-limit.challenges-per-ip") { rateLimits.challengesPerIP = limit }
+        self.adminToken = try settings.string("admin.token", isSecret: true)
+        if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
+        if let format = try settings.choice("log.format", as: LogFormat.self) { self.logFormat = format }
+        if let interval = try Self.duration(settings, "receipt-refresh.interval") {
+            self.receiptRefreshInterval = interval
+        }
+        if let batch = try settings.int("receipt-refresh.batch") { self.receiptRefreshBatch = batch }
+        if let interval = try Self.duration(settings, "challenge-cleanup.interval") {
+            self.challengeCleanupInterval = interval
+        }
+        try validate()
+    }
+
+    /// Every key ``init(reader:)`` reads, in the order of its table.
+    static let configurationKeys: [String] = [
+        "http.host", "http.port", "http.body-limit", "apps", "environments", "storage.url",
+        "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
+        "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
+        "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
+        "policy.risk-metric-threshold", "rate-limit.attestations-per-ip", "rate-limit.attestations-per-app",
+        "rate-limit.challenges-per-ip", "admin.token", "log.level", "log.format", "receipt-refresh.interval",
+        "receipt-refresh.batch", "challenge-cleanup.interval",
+    ]
+
+    /// The keys whose values are secrets in every layer.
+    static let secretKeys: Set<String> = ["admin.token", "storage.url"]
+
+    /// The largest `.p8` or PEM root file read.
+    private static let pemFileLimit = 64 * 1_024
+
+    /// `apps`, each parsed with `AppID(_:)`.
+    private static func appIDs(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [AppID] {
+        var appIDs: [AppID] = []
+        for text in try settings.strings("apps") ?? [] {
+            do {
+                appIDs.append(try AppID(text))
+            } catch {
+                throw ServerConfigurationError("apps", "holds an entry that is not TEAMID.bundle.identifier")
+            }
+        }
+        return appIDs
+    }
+
+    /// `environments`: `production`, `development` or `both`.
+    private static func environments(
+        _ settings: StrictConfigReader
+    ) throws(ServerConfigurationError) -> EnvironmentPolicy? {
+        switch try settings.string("environments") {
+        case nil: nil
+        case "production": .production
+        case "development": .development
+        case "both": .both
+        case _?: throw ServerConfigurationError("environments", "is production, development or both")
+        }
+    }
+
+    /// `storage.url`, checked by `StoreURL` (whose errors never repeat the password).
+    private static func storageURL(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> String? {
+        guard let url = try settings.string("storage.url", isSecret: true) else { return nil }
+        do {
+            _ = try StoreURL(url)
+        } catch {
+            throw ServerConfigurationError("storage.url", "is not a storage URL: \(error.reason)")
+        }
+        return url
+    }
+
+    /// The `apple.*` settings: `nil` without a key, an error for a partial key.
+    private static func apple(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Apple? {
+        let keyFile = try settings.string("apple.key-file")
+        let keyID = try settings.string("apple.key-id")
+        let teamID = try settings.string("apple.team-id")
+        let environment = try settings.choice("apple.devicecheck-environment", as: AppAttestEnvironment.self)
+        let deviceCheckURL = try webURL(settings, "apple.devicecheck-url")
+        let receiptURL = try webURL(settings, "apple.receipt-url")
+        let timeout = try settings.double("apple.timeout")
+        guard let keyFile, let keyID, let teamID else {
+            let given = [("apple.key-file", keyFile), ("apple.key-id", keyID), ("apple.team-id", teamID)]
+            if let missing = given.first(where: { $0.1 == nil }), given.contains(where: { $0.1 != nil }) {
+                throw ServerConfigurationError(
+                    missing.0, "is required with the other Apple key settings (apple.key-file, key-id, team-id)")
+            }
+            return nil
+        }
+        for (key, value) in [("apple.key-id", keyID), ("apple.team-id", teamID)] {
+            guard (1...64).contains(value.utf8.count), value.utf8.allSatisfy(Self.isASCIILetterOrDigit) else {
+                throw ServerConfigurationError(key, "is 1 to 64 letters and digits")
+            }
+        }
+        let pem = try ServerConfigurationSource.text(ofFile: keyFile, key: "apple.key-file", limit: pemFileLimit)
+        do {
+            _ = try AppleTokenProvider(privateKeyPEM: pem, keyID: keyID, teamID: teamID)
+        } catch {
+            throw ServerConfigurationError("apple.key-file", "is not a PEM P-256 private key (.p8)")
+        }
+        var apple = Apple(privateKeyPEM: pem, keyID: keyID, teamID: teamID)
+        if let environment { apple.deviceCheckEnvironment = environment }
+        apple.deviceCheckBaseURL = deviceCheckURL
+        apple.receiptExchangeURL = receiptURL
+        if let timeout { apple.timeout = timeout }
+        return apple
+    }
+
+    /// Apple's roots, or the two PEM roots of `trust.*` for tests.
+    private static func trustAnchors(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> TrustAnchors {
+        let attestationPath = try settings.string("trust.attestation-root")
+        let receiptPath = try settings.string("trust.receipt-root")
+        switch (attestationPath, receiptPath) {
+        case (nil, nil):
+            do {
+                return try TrustAnchors.apple()
+            } catch {
+                throw ServerConfigurationError("trust", "Apple's embedded roots do not match their pins")
+            }
+        case (let attestationPath?, let receiptPath?):
+            return TrustAnchors(
+                attestation: try anchor(atPath: attestationPath, key: "trust.attestation-root"),
+                receipt: try anchor(atPath: receiptPath, key: "trust.receipt-root"))
+        case (nil, _?):
+            throw ServerConfigurationError("trust.attestation-root", "is required with trust.receipt-root")
+        case (_?, nil):
+            throw ServerConfigurationError("trust.receipt-root", "is required with trust.attestation-root")
+        }
+    }
+
+    /// A root read from a PEM file.
+    private static func anchor(atPath path: String, key: String) throws(ServerConfigurationError) -> TrustAnchor {
+        let pem = try ServerConfigurationSource.text(ofFile: path, key: key, limit: pemFileLimit)
+        do {
+            return try TrustAnchor(pem: pem)
+        } catch {
+            throw ServerConfigurationError(key, "'\(path)' is not a PEM certificate")
+        }
+    }
+
+    /// The `policy.*` settings.
+    private static func policy(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Policy {
+        var policy = Policy()
+        if let categories = try settings.ints("policy.validation-categories") {
+            guard !categories.isEmpty else {
+                throw ServerConfigurationError(
+                    "policy.validation-categories", "lists at least one category (leave it out to accept any)")
+            }
+            var allowed: Set<UInt32> = []
+            for category in categories {
+                guard let value = UInt32(exactly: category) else {
+                    throw ServerConfigurationError("policy.validation-categories", "holds integers 0 to 4294967295")
+                }
+                allowed.insert(value)
+            }
+            policy.allowedValidationCategories = allowed
+        }
+        policy.minimumOSVersion = try settings.string("policy.minimum-os-version")
+        policy.riskMetricThreshold = try settings.int("policy.risk-metric-threshold")
+        return policy
+    }
+
+    /// A number of seconds as a `Duration`; ``validate()`` checks the range of each.
+    private static func duration(
+        _ settings: StrictConfigReader,
+        _ key: String
+    ) throws(ServerConfigurationError) -> Duration? {
+        guard let seconds = try settings.double(key) else { return nil }
+        guard abs(seconds) <= 1_000_000_000 else { throw ServerConfigurationError(key, "is out of range") }
+        return .seconds(seconds)
+    }
+
+    /// An `http` or `https` URL with a host.
+    private static func webURL(
+        _ settings: StrictConfigReader,
+        _ key: String
+    ) throws(ServerConfigurationError) -> String? {
+        guard let text = try settings.string(key) else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty
+        else {
+            throw ServerConfigurationError(key, "is an http or https URL")
+        }
+        return text
+    }
+
+    /// Whether `byte` is an ASCII letter or digit.
+    private static func isASCIILetterOrDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+    }
+}

@@ -1,0 +1,187 @@
+public import Configuration
+public import Foundation
+
+/// Where `attestkit serve` reads its settings: command-line flags, then `ATTESTKIT_*` environment variables, then a
+/// JSON file, then the defaults of ``ServerConfiguration``.
+///
+/// The first layer that has a key wins, even when its value is wrong: a malformed `ATTESTKIT_HTTP_PORT` is an error,
+/// not a reason to use the file's port. The keys are listed at ``ServerConfiguration/init(reader:)``.
+///
+/// - Flags are dotted keys (`http.port`) with typed values, or strings that ``ServerConfiguration/init(reader:)``
+///   parses like environment values (`"8081"`, `"A.b,C.d"`).
+/// - Environment variables are `ATTESTKIT_` + the key upper-cased with `.` and `-` as `_` (`ATTESTKIT_HTTP_PORT`).
+///   Other variables are not read; lists are comma-separated.
+/// - The JSON file holds one object. Keys may nest (`{"http": {"port": 8081}}`, the documented form) or be dotted
+///   (`{"http.port": 8081}`); don't give one key both ways. Lists are JSON arrays, numbers JSON numbers; `true` and
+///   `false` are refused (no setting takes one). A key the server does not know is refused, so a typo does not
+///   silently leave a default in place.
+///
+/// `admin.token` and `storage.url` (which may carry a database password) are secrets in every layer:
+/// swift-configuration redacts them in descriptions and access logs.
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+public enum ServerConfigurationSource {
+    /// The prefix of the environment variables read.
+    public static let environmentPrefix = "ATTESTKIT_"
+
+    /// The largest configuration file read.
+    static let fileLimit = 1_048_576
+
+    /// Reads, layers and validates a configuration.
+    ///
+    /// - Parameters:
+    ///   - flags: Values from the command line, by dotted key; the highest layer.
+    ///   - environment: The environment; only `ATTESTKIT_*` variables are read.
+    ///   - file: The path of a JSON configuration file, or `nil` for none. It must exist.
+    ///   - accessReporter: Receives every read of a setting; the values of secrets are marked secret, so the
+    ///     events' descriptions redact them.
+    /// - Throws: ``ServerConfigurationError`` naming the key, or `config-file` with the path of a missing, unreadable
+    ///   or malformed file.
+    public static func load(
+        flags: [String: ConfigValue] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        file: String? = nil,
+        accessReporter: (any AccessReporter)? = nil
+    ) async throws(ServerConfigurationError) -> ServerConfiguration {
+        let reader = try await reader(
+            flags: flags, environment: environment, file: file, accessReporter: accessReporter)
+        return try ServerConfiguration(reader: reader)
+    }
+
+    /// A reader of the three layers, for ``ServerConfiguration/init(reader:)`` or for settings of one's own.
+    ///
+    /// - Parameters: As for ``load(flags:environment:file:accessReporter:)``.
+    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` for a missing, unreadable or
+    ///   malformed file.
+    public static func reader(
+        flags: [String: ConfigValue] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        file: String? = nil,
+        accessReporter: (any AccessReporter)? = nil
+    ) async throws(ServerConfigurationError) -> ConfigReader {
+        ConfigReader(
+            providers: try await providers(flags: flags, environment: environment, file: file),
+            accessReporter: accessReporter)
+    }
+
+    /// The providers of the three layers, highest first: flags, the `ATTESTKIT_*` environment, the JSON file (when
+    /// there is one).
+    ///
+    /// - Parameters: As for ``load(flags:environment:file:accessReporter:)``.
+    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` for a missing, unreadable or
+    ///   malformed file.
+    public static func providers(
+        flags: [String: ConfigValue] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        file: String? = nil
+    ) async throws(ServerConfigurationError) -> [any ConfigProvider] {
+        let known = Set(ServerConfiguration.configurationKeys)
+        let secrets = ServerConfiguration.secretKeys
+        var flagValues: [AbsoluteConfigKey: ConfigValue] = [:]
+        for (key, value) in flags {
+            guard known.contains(key) else { throw ServerConfigurationError(key, "is not a setting (flag)") }
+            var value = value
+            if secrets.contains(key) { value.isSecret = true }
+            flagValues[AbsoluteConfigKey(ConfigKey(key))] = value
+        }
+        let prefixed = environment.filter { $0.key.hasPrefix(environmentPrefix) }
+        let secretVariables = Set(secrets.map(environmentVariable(for:)))
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: flagValues),
+            EnvironmentVariablesProvider(environmentVariables: prefixed, secretsSpecifier: .specific(secretVariables))
+                .prefixKeys(with: "attestkit"),
+        ]
+        if let file {
+            providers.append(try await fileProvider(path: file, known: known, secrets: secrets))
+        }
+        return providers
+    }
+
+    /// The environment variable of a dotted key:
+    /// `rate-limit.challenges-per-ip` → `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP`.
+    public static func environmentVariable(for key: String) -> String {
+        environmentPrefix + String(key.uppercased().map { $0 == "." || $0 == "-" ? "_" : $0 })
+    }
+
+    /// The JSON file's provider, after checking that the file holds one object of known keys.
+    private static func fileProvider(
+        path: String,
+        known: Set<String>,
+        secrets: Set<String>
+    ) async throws(ServerConfigurationError) -> any ConfigProvider {
+        let data = try contents(ofFile: path, key: "config-file", limit: fileLimit)
+        let object: [String: Any]
+        do {
+            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ServerConfigurationError("config-file", "'\(path)' does not hold one JSON object")
+            }
+            object = parsed
+        } catch let error as ServerConfigurationError {
+            throw error
+        } catch {
+            throw ServerConfigurationError("config-file", "'\(path)' is not valid JSON")
+        }
+        // The JSON provider reads `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
+        let booleanType = type(of: NSNumber(value: true))
+        for (key, value) in leaves(of: object) {
+            guard known.contains(key) else { throw ServerConfigurationError(key, "is not a setting (in '\(path)')") }
+            let items = value as? [Any] ?? [value]
+            if items.contains(where: { type(of: $0) == booleanType }) {
+                throw ServerConfigurationError(key, "is true or false, which no setting takes (in '\(path)')")
+            }
+        }
+        do {
+            // `FileProvider(config:)` takes the path as a setting, which spares this module SystemPackage.
+            let location = ConfigReader(
+                provider: InMemoryProvider(values: ["filePath": .init(.string(path), isSecret: false)]))
+            return try await FileProvider<JSONSnapshot>(
+                parsingOptions: .init(secretsSpecifier: .specific(secrets)), config: location)
+        } catch {
+            throw ServerConfigurationError("config-file", "'\(path)' cannot be loaded: \(error)")
+        }
+    }
+
+    /// The leaves of a JSON object by dotted key, the way swift-configuration's JSON provider names them.
+    private static func leaves(of object: [String: Any]) -> [(key: String, value: Any)] {
+        var leaves: [(key: String, value: Any)] = []
+        var pending: [(String, Any)] = object.map { ($0.key, $0.value) }
+        while let (key, value) = pending.popLast() {
+            if let nested = value as? [String: Any] {
+                pending.append(contentsOf: nested.map { ("\(key).\($0.key)", $0.value) })
+            } else {
+                leaves.append((key, value))
+            }
+        }
+        return leaves.sorted { $0.key < $1.key }
+    }
+
+    /// The bytes of a file of at most `limit` bytes.
+    /// - Throws: ``ServerConfigurationError`` naming `key` and the path when the file is missing, unreadable or
+    ///   larger.
+    static func contents(ofFile path: String, key: String, limit: Int) throws(ServerConfigurationError) -> Data {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ServerConfigurationError(key, "'\(path)' does not exist")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ServerConfigurationError(key, "'\(path)' cannot be read")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: limit + 1) ?? Data()
+        } catch {
+            throw ServerConfigurationError(key, "'\(path)' cannot be read")
+        }
+        guard data.count <= limit else {
+            throw ServerConfigurationError(key, "'\(path)' is larger than \(limit) bytes")
+        }
+        return data
+    }
+
+    /// The UTF-8 text of a file of at most `limit` bytes.
+    static func text(ofFile path: String, key: String, limit: Int) throws(ServerConfigurationError) -> String {
+        guard let text = String(data: try contents(ofFile: path, key: key, limit: limit), encoding: .utf8) else {
+            throw ServerConfigurationError(key, "'\(path)' is not UTF-8 text")
+        }
+        return text
+    }
+}

@@ -1,0 +1,135 @@
+import Configuration
+
+/// Reads settings from a `ConfigReader` without ever falling back to a default silently.
+///
+/// swift-configuration's getters return `nil` both for a missing key and for a value that a provider could not
+/// convert (`ATTESTKIT_HTTP_PORT=abc`, a JSON string where a number belongs); its `required...` getters throw for
+/// both. To tell the two apart, each getter here tries the wanted type, then a string it parses itself (so a flag
+/// or environment value given as text works), and when both fail, probes every type: a key some provider has in
+/// another type is an error naming the key, never the default. Each getter returns `nil` only when no provider has
+/// the key at all.
+///
+/// Error reasons never contain the value read.
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+struct StrictConfigReader {
+    /// The reader of all layers.
+    let reader: ConfigReader
+
+    /// A string, or `nil` when absent.
+    func string(_ key: String, isSecret: Bool = false) throws(ServerConfigurationError) -> String? {
+        let configKey = ConfigKey(key)
+        if let value = reader.string(forKey: configKey, isSecret: isSecret) { return value }
+        try refuseIfPresent(key, isSecret: isSecret, expected: "a string")
+        return nil
+    }
+
+    /// An integer (a number without a fractional part, or a string of one), or `nil` when absent.
+    func int(_ key: String) throws(ServerConfigurationError) -> Int? {
+        let configKey = ConfigKey(key)
+        if let value = reader.int(forKey: configKey) { return value }
+        if let text = reader.string(forKey: configKey) {
+            guard let value = Int(text.trimmingSpaces) else { throw ServerConfigurationError(key, "is not an integer") }
+            return value
+        }
+        try refuseIfPresent(key, expected: "an integer")
+        return nil
+    }
+
+    /// A finite number (an integer, a decimal, or a string of one), or `nil` when absent.
+    func double(_ key: String) throws(ServerConfigurationError) -> Double? {
+        let configKey = ConfigKey(key)
+        let value: Double
+        if let number = reader.double(forKey: configKey) {
+            value = number
+        } else if let number = reader.int(forKey: configKey) {
+            value = Double(number)
+        } else if let text = reader.string(forKey: configKey) {
+            guard let number = Double(text.trimmingSpaces) else {
+                throw ServerConfigurationError(key, "is not a number")
+            }
+            value = number
+        } else {
+            try refuseIfPresent(key, expected: "a number")
+            return nil
+        }
+        guard value.isFinite else { throw ServerConfigurationError(key, "is not a finite number") }
+        return value
+    }
+
+    /// A list of strings (an array, or a comma-separated string whose empty items are dropped), or `nil` when
+    /// absent.
+    func strings(_ key: String) throws(ServerConfigurationError) -> [String]? {
+        let configKey = ConfigKey(key)
+        if let values = reader.stringArray(forKey: configKey) {
+            return values.map(\.trimmingSpaces).filter { !$0.isEmpty }
+        }
+        if let text = reader.string(forKey: configKey) { return Self.split(text) }
+        try refuseIfPresent(key, expected: "a list of strings")
+        return nil
+    }
+
+    /// A list of integers (an array, or a comma-separated string), or `nil` when absent.
+    func ints(_ key: String) throws(ServerConfigurationError) -> [Int]? {
+        let configKey = ConfigKey(key)
+        if let values = reader.intArray(forKey: configKey) { return values }
+        if let text = reader.string(forKey: configKey) {
+            var values: [Int] = []
+            for item in Self.split(text) {
+                guard let value = Int(item) else { throw ServerConfigurationError(key, "is a list of integers") }
+                values.append(value)
+            }
+            return values
+        }
+        try refuseIfPresent(key, expected: "a list of integers")
+        return nil
+    }
+
+    /// A value of a string enumeration, or `nil` when absent.
+    func choice<Value: RawRepresentable<String> & CaseIterable>(
+        _ key: String,
+        as type: Value.Type
+    ) throws(ServerConfigurationError) -> Value? {
+        guard let text = try string(key) else { return nil }
+        guard let value = Value(rawValue: text.trimmingSpaces) else {
+            throw ServerConfigurationError(key, "is one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
+    /// Throws when any provider has `key` in any type: the caller's type did not fit it.
+    private func refuseIfPresent(
+        _ key: String,
+        isSecret: Bool = false,
+        expected: String
+    ) throws(ServerConfigurationError) {
+        let configKey = ConfigKey(key)
+        let present =
+            reader.string(forKey: configKey, isSecret: isSecret) != nil
+            || reader.int(forKey: configKey, isSecret: isSecret) != nil
+            || reader.double(forKey: configKey, isSecret: isSecret) != nil
+            || reader.bool(forKey: configKey, isSecret: isSecret) != nil
+            || reader.bytes(forKey: configKey, isSecret: isSecret) != nil
+            || reader.stringArray(forKey: configKey, isSecret: isSecret) != nil
+            || reader.intArray(forKey: configKey, isSecret: isSecret) != nil
+            || reader.doubleArray(forKey: configKey, isSecret: isSecret) != nil
+            || reader.boolArray(forKey: configKey, isSecret: isSecret) != nil
+            || reader.byteChunkArray(forKey: configKey, isSecret: isSecret) != nil
+        if present { throw ServerConfigurationError(key, "is not \(expected)") }
+    }
+
+    /// The trimmed, non-empty items of a comma-separated list.
+    private static func split(_ text: String) -> [String] {
+        text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces, tabs and line breaks.
+    fileprivate var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}
