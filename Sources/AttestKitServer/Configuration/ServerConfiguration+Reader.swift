@@ -102,6 +102,7 @@ extension ServerConfiguration {
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024
 
+    /// `apps`, each parsed with `AppID(_:)`.
     private static func appIDs(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [AppID] {
         var appIDs: [AppID] = []
         for text in try settings.strings("apps") ?? [] {
@@ -114,6 +115,7 @@ extension ServerConfiguration {
         return appIDs
     }
 
+    /// `environments`: `production`, `development` or `both`.
     private static func environments(
         _ settings: StrictConfigReader
     ) throws(ServerConfigurationError) -> EnvironmentPolicy? {
@@ -126,6 +128,7 @@ extension ServerConfiguration {
         }
     }
 
+    /// `storage.url`, checked by `StoreURL` (whose errors never repeat the password).
     private static func storageURL(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> String? {
         guard let url = try settings.string("storage.url", isSecret: true) else { return nil }
         do {
@@ -136,6 +139,7 @@ extension ServerConfiguration {
         return url
     }
 
+    /// The `apple.*` settings: `nil` without a key, an error for a partial key.
     private static func apple(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Apple? {
         let keyFile = try settings.string("apple.key-file")
         let keyID = try settings.string("apple.key-id")
@@ -171,6 +175,7 @@ extension ServerConfiguration {
         return apple
     }
 
+    /// Apple's roots, or the two PEM roots of `trust.*` for tests.
     private static func trustAnchors(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> TrustAnchors {
         let attestationPath = try settings.string("trust.attestation-root")
         let receiptPath = try settings.string("trust.receipt-root")
@@ -192,6 +197,7 @@ extension ServerConfiguration {
         }
     }
 
+    /// A root read from a PEM file.
     private static func anchor(atPath path: String, key: String) throws(ServerConfigurationError) -> TrustAnchor {
         let pem = try ServerConfigurationSource.text(ofFile: path, key: key, limit: pemFileLimit)
         do {
@@ -201,6 +207,7 @@ extension ServerConfiguration {
         }
     }
 
+    /// The `policy.*` settings.
     private static func policy(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Policy {
         var policy = Policy()
         if let categories = try settings.ints("policy.validation-categories") {
@@ -246,6 +253,7 @@ extension ServerConfiguration {
         return text
     }
 
+    /// Whether `byte` is an ASCII letter or digit.
     private static func isASCIILetterOrDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)

@@ -12,8 +12,9 @@ public import Foundation
 /// - Environment variables are `ATTESTKIT_` + the key upper-cased with `.` and `-` as `_` (`ATTESTKIT_HTTP_PORT`).
 ///   Other variables are not read; lists are comma-separated.
 /// - The JSON file holds one object. Keys may nest (`{"http": {"port": 8081}}`, the documented form) or be dotted
-///   (`{"http.port": 8081}`); don't give one key both ways. Lists are JSON arrays, numbers JSON numbers. A key the
-///   server does not know is refused, so a typo does not silently leave a default in place.
+///   (`{"http.port": 8081}`); don't give one key both ways. Lists are JSON arrays, numbers JSON numbers; `true` and
+///   `false` are refused (no setting takes one). A key the server does not know is refused, so a typo does not
+///   silently leave a default in place.
 ///
 /// `admin.token` and `storage.url` (which may carry a database password) are secrets in every layer:
 /// swift-configuration redacts them in descriptions and access logs.
@@ -31,8 +32,10 @@ public enum ServerConfigurationSource {
     ///   - flags: Values from the command line, by dotted key; the highest layer.
     ///   - environment: The environment; only `ATTESTKIT_*` variables are read.
     ///   - file: The path of a JSON configuration file, or `nil` for none. It must exist.
-    ///   - accessReporter: Receives every read of a setting (secrets redacted), for example an `AccessLogger`.
-    /// - Throws: ``ServerConfigurationError`` naming the key or the file.
+    ///   - accessReporter: Receives every read of a setting; the values of secrets are marked secret, so the
+    ///     events' descriptions redact them.
+    /// - Throws: ``ServerConfigurationError`` naming the key, or `config-file` with the path of a missing, unreadable
+    ///   or malformed file.
     public static func load(
         flags: [String: ConfigValue] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -47,7 +50,8 @@ public enum ServerConfigurationSource {
     /// A reader of the three layers, for ``ServerConfiguration/init(reader:)`` or for settings of one's own.
     ///
     /// - Parameters: As for ``load(flags:environment:file:accessReporter:)``.
-    /// - Throws: ``ServerConfigurationError`` for an unknown flag or a missing, unreadable or malformed file.
+    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` for a missing, unreadable or
+    ///   malformed file.
     public static func reader(
         flags: [String: ConfigValue] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -63,7 +67,8 @@ public enum ServerConfigurationSource {
     /// there is one).
     ///
     /// - Parameters: As for ``load(flags:environment:file:accessReporter:)``.
-    /// - Throws: ``ServerConfigurationError`` for an unknown flag or a missing, unreadable or malformed file.
+    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` for a missing, unreadable or
+    ///   malformed file.
     public static func providers(
         flags: [String: ConfigValue] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -91,7 +96,8 @@ public enum ServerConfigurationSource {
         return providers
     }
 
-    /// The environment variable of a dotted key: `rate-limit.challenges-per-ip` → `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP`.
+    /// The environment variable of a dotted key:
+    /// `rate-limit.challenges-per-ip` → `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP`.
     public static func environmentVariable(for key: String) -> String {
         environmentPrefix + String(key.uppercased().map { $0 == "." || $0 == "-" ? "_" : $0 })
     }
@@ -114,8 +120,14 @@ public enum ServerConfigurationSource {
         } catch {
             throw ServerConfigurationError("config-file", "'\(path)' is not valid JSON")
         }
-        for key in flattenedKeys(object) where !known.contains(key) {
-            throw ServerConfigurationError(key, "is not a setting (in '\(path)')")
+        // The JSON provider reads `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
+        let booleanType = type(of: NSNumber(value: true))
+        for (key, value) in leaves(of: object) {
+            guard known.contains(key) else { throw ServerConfigurationError(key, "is not a setting (in '\(path)')") }
+            let items = value as? [Any] ?? [value]
+            if items.contains(where: { type(of: $0) == booleanType }) {
+                throw ServerConfigurationError(key, "is true or false, which no setting takes (in '\(path)')")
+            }
         }
         do {
             // `FileProvider(config:)` takes the path as a setting, which spares this module SystemPackage.
@@ -128,18 +140,18 @@ public enum ServerConfigurationSource {
         }
     }
 
-    /// The dotted keys of the leaves of a JSON object, the way swift-configuration's JSON provider names them.
-    private static func flattenedKeys(_ object: [String: Any]) -> [String] {
-        var keys: [String] = []
+    /// The leaves of a JSON object by dotted key, the way swift-configuration's JSON provider names them.
+    private static func leaves(of object: [String: Any]) -> [(key: String, value: Any)] {
+        var leaves: [(key: String, value: Any)] = []
         var pending: [(String, Any)] = object.map { ($0.key, $0.value) }
         while let (key, value) = pending.popLast() {
             if let nested = value as? [String: Any] {
                 pending.append(contentsOf: nested.map { ("\(key).\($0.key)", $0.value) })
             } else {
-                keys.append(key)
+                leaves.append((key, value))
             }
         }
-        return keys.sorted()
+        return leaves.sorted { $0.key < $1.key }
     }
 
     /// The bytes of a file of at most `limit` bytes.

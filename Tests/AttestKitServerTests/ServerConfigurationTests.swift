@@ -1,0 +1,353 @@
+import AttestKit
+import AttestKitServer
+import AttestKitTesting
+import Configuration
+import Crypto
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@Suite("Server configuration from flags, environment and a JSON file")
+struct ServerConfigurationTests {
+    /// Every key of the documented table, in its order.
+    static let documentedKeys = [
+        "http.host", "http.port", "http.body-limit", "apps", "environments", "storage.url",
+        "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
+        "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
+        "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
+        "policy.risk-metric-threshold", "rate-limit.attestations-per-ip", "rate-limit.attestations-per-app",
+        "rate-limit.challenges-per-ip", "admin.token", "log.level", "log.format", "receipt-refresh.interval",
+        "receipt-refresh.batch", "challenge-cleanup.interval",
+    ]
+
+    static let token = "s3cret-admin-token-0123456789"
+
+    @Test("With no source, the defaults of ServerConfiguration")
+    func defaults() async throws {
+        let loaded = try await ServerConfigurationSource.load(flags: [:], environment: [:], file: nil)
+        let expected = ServerConfiguration(appIDs: [], trustAnchors: try TrustAnchors.apple())
+        #expect(loaded.host == "127.0.0.1" && loaded.host == expected.host)
+        #expect(loaded.port == 8080 && loaded.bodyLimit == 65_536)
+        #expect(loaded.appIDs.isEmpty)
+        #expect(loaded.environments == .production)
+        #expect(loaded.storageURL == "sqlite:attestkit-data/attestkit.sqlite")
+        #expect(loaded.apple == nil)
+        #expect(loaded.trustAnchors.isApple)
+        #expect(loaded.challengeTTL == .seconds(300) && loaded.leeway == 60 && loaded.timestampWindow == 300)
+        #expect(loaded.policy == ServerConfiguration.Policy())
+        #expect(loaded.rateLimits == ServerConfiguration.RateLimits(attestationsPerIP: 30, attestationsPerApp: 6_000))
+        #expect(loaded.rateLimits.challengesPerIP == 120)
+        #expect(loaded.adminToken == nil)
+        #expect(loaded.logLevel == .info && loaded.logFormat == .json)
+        #expect(loaded.receiptRefreshInterval == .seconds(60) && loaded.receiptRefreshBatch == 100)
+        #expect(loaded.challengeCleanupInterval == .seconds(60))
+    }
+
+    @Test("Flags over environment over file over defaults, key by key")
+    func layering() async throws {
+        let file = try TemporaryFile(
+            json: #"{"http": {"port": 8081, "host": "0.0.0.0", "body-limit": 4096}, "log": {"level": "debug"}}"#)
+        let environment = ["ATTESTKIT_HTTP_PORT": "8082", "ATTESTKIT_HTTP_HOST": "10.0.0.1", "PATH": "/bin"]
+        let flags: [String: ConfigValue] = ["http.port": 8083]
+
+        let fileOnly = try await ServerConfigurationSource.load(environment: [:], file: file.path)
+        #expect(fileOnly.port == 8081 && fileOnly.host == "0.0.0.0" && fileOnly.bodyLimit == 4_096)
+        #expect(fileOnly.logLevel == .debug)
+
+        let withEnvironment = try await ServerConfigurationSource.load(environment: environment, file: file.path)
+        #expect(withEnvironment.port == 8082 && withEnvironment.host == "10.0.0.1")
+        #expect(withEnvironment.bodyLimit == 4_096 && withEnvironment.logLevel == .debug)
+
+        let all = try await ServerConfigurationSource.load(flags: flags, environment: environment, file: file.path)
+        #expect(all.port == 8083 && all.host == "10.0.0.1" && all.bodyLimit == 4_096)
+        #expect(all.logFormat == .json)
+
+        let flagsOnly = try await ServerConfigurationSource.load(flags: flags, environment: [:])
+        #expect(flagsOnly.port == 8083 && flagsOnly.host == "127.0.0.1")
+    }
+
+    @Test("A JSON file may use dotted keys instead of nested objects")
+    func dottedFileKeys() async throws {
+        let file = try TemporaryFile(json: #"{"http.port": 9000, "rate-limit.challenges-per-ip": 5}"#)
+        let loaded = try await ServerConfigurationSource.load(environment: [:], file: file.path)
+        #expect(loaded.port == 9_000 && loaded.rateLimits.challengesPerIP == 5)
+    }
+
+    @Test("Flags given as strings are parsed like environment values")
+    func stringFlags() async throws {
+        let loaded = try await ServerConfigurationSource.load(
+            flags: [
+                "http.port": "8090", "apps": "TEAM123456.com.example.a, TEAM123456.com.example.b", "leeway": "2.5",
+            ],
+            environment: [:])
+        #expect(loaded.port == 8_090 && loaded.leeway == 2.5)
+        #expect(loaded.appIDs.map(\.description) == ["TEAM123456.com.example.a", "TEAM123456.com.example.b"])
+    }
+
+    @Test("Environment variable names: ATTESTKIT_ + key, upper-cased, . and - as _")
+    func environmentNames() async throws {
+        #expect(ServerConfigurationSource.environmentVariable(for: "http.port") == "ATTESTKIT_HTTP_PORT")
+        #expect(
+            ServerConfigurationSource.environmentVariable(for: "rate-limit.attestations-per-ip")
+                == "ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP")
+        let environment = [
+            "ATTESTKIT_HTTP_HOST": "0.0.0.0",
+            "ATTESTKIT_HTTP_PORT": "0",
+            "ATTESTKIT_HTTP_BODY_LIMIT": "2048",
+            "ATTESTKIT_APPS": "TEAM123456.com.example.app,TEAM123456.com.example.clip",
+            "ATTESTKIT_ENVIRONMENTS": "both",
+            "ATTESTKIT_STORAGE_URL": "memory:",
+            "ATTESTKIT_CHALLENGE_TTL": "30",
+            "ATTESTKIT_LEEWAY": "5",
+            "ATTESTKIT_ASSERTION_TIMESTAMP_WINDOW": "120.5",
+            "ATTESTKIT_POLICY_VALIDATION_CATEGORIES": "1, 2",
+            "ATTESTKIT_POLICY_MINIMUM_OS_VERSION": "17.4",
+            "ATTESTKIT_POLICY_RISK_METRIC_THRESHOLD": "3",
+            "ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP": "7",
+            "ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_APP": "0",
+            "ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP": "9",
+            "ATTESTKIT_ADMIN_TOKEN": Self.token,
+            "ATTESTKIT_LOG_LEVEL": "warning",
+            "ATTESTKIT_LOG_FORMAT": "text",
+            "ATTESTKIT_RECEIPT_REFRESH_INTERVAL": "0.05",
+            "ATTESTKIT_RECEIPT_REFRESH_BATCH": "10",
+            "ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL": "2",
+            "HTTP_PORT": "1",
+            "attestkit_http_port": "2",
+        ]
+        let loaded = try await ServerConfigurationSource.load(environment: environment)
+        #expect(loaded.host == "0.0.0.0" && loaded.port == 0 && loaded.bodyLimit == 2_048)
+        #expect(loaded.appIDs.map(\.bundleID) == ["com.example.app", "com.example.clip"])
+        #expect(loaded.environments == .both && loaded.storageURL == "memory:")
+        #expect(loaded.challengeTTL == .seconds(30) && loaded.leeway == 5 && loaded.timestampWindow == 120.5)
+        #expect(
+            loaded.policy
+                == ServerConfiguration.Policy(
+                    allowedValidationCategories: [1, 2], minimumOSVersion: "17.4", riskMetricThreshold: 3))
+        #expect(
+            loaded.rateLimits
+                == ServerConfiguration.RateLimits(attestationsPerIP: 7, attestationsPerApp: 0, challengesPerIP: 9))
+        #expect(loaded.adminToken == Self.token)
+        #expect(loaded.logLevel == .warning && loaded.logFormat == .text)
+        #expect(loaded.receiptRefreshInterval == .milliseconds(50) && loaded.receiptRefreshBatch == 10)
+        #expect(loaded.challengeCleanupInterval == .seconds(2))
+    }
+
+    @Test("init(reader:) reads every documented key, and only those")
+    func keysRead() async throws {
+        let reporter = CollectingReporter()
+        _ = try await ServerConfigurationSource.load(environment: [:], accessReporter: reporter)
+        let read = Set(reporter.events.map { $0.metadata.key.description })
+        #expect(read == Set(Self.documentedKeys))
+    }
+
+    /// A value in some layer that must be refused, and the key the error must name.
+    struct Refusal: Sendable, CustomTestStringConvertible {
+        var flags: [String: ConfigValue] = [:]
+        var environment: [String: String] = [:]
+        var json: String?
+        var key: String
+        var testDescription: String { "\(key): \(flags) \(environment) \(json ?? "")" }
+    }
+
+    static let refusals: [Refusal] = [
+        Refusal(environment: ["ATTESTKIT_HTTP_PORT": "abc"], key: "http.port"),
+        Refusal(environment: ["ATTESTKIT_HTTP_PORT": "70000"], key: "http.port"),
+        Refusal(flags: ["http.port": 70_000], key: "http.port"),
+        Refusal(flags: ["http.port": "8080x"], key: "http.port"),
+        Refusal(flags: ["http.port": true], key: "http.port"),
+        Refusal(flags: ["http.port": 80.5], key: "http.port"),
+        Refusal(json: #"{"http": {"port": "abc"}}"#, key: "http.port"),
+        Refusal(json: #"{"http": {"port": [8080]}}"#, key: "http.port"),
+        Refusal(json: #"{"http": {"port": 8080.5}}"#, key: "http.port"),
+        Refusal(json: #"{"http": {"port": true}}"#, key: "http.port"),
+        Refusal(json: #"{"policy": {"validation-categories": [1, false]}}"#, key: "policy.validation-categories"),
+        Refusal(environment: ["ATTESTKIT_ENVIRONMENTS": "staging"], key: "environments"),
+        Refusal(json: #"{"environments": ["production"]}"#, key: "environments"),
+        Refusal(environment: ["ATTESTKIT_APPS": "nope"], key: "apps"),
+        Refusal(json: #"{"apps": ["TEAM123456.com.example", "nope"]}"#, key: "apps"),
+        Refusal(json: #"{"apps": [1, 2]}"#, key: "apps"),
+        Refusal(environment: ["ATTESTKIT_LOG_LEVEL": "loud"], key: "log.level"),
+        Refusal(environment: ["ATTESTKIT_LOG_FORMAT": "xml"], key: "log.format"),
+        Refusal(environment: ["ATTESTKIT_APPLE_KEY_ID": "ABC123DEFG"], key: "apple.key-file"),
+        Refusal(
+            environment: ["ATTESTKIT_APPLE_KEY_ID": "ABC123DEFG", "ATTESTKIT_APPLE_KEY_FILE": "/nonexistent.p8"],
+            key: "apple.team-id"),
+        Refusal(
+            environment: ["ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT": "sandbox"], key: "apple.devicecheck-environment"),
+        Refusal(environment: ["ATTESTKIT_APPLE_DEVICECHECK_URL": "ftp://x"], key: "apple.devicecheck-url"),
+        Refusal(environment: ["ATTESTKIT_APPLE_TIMEOUT": "soon"], key: "apple.timeout"),
+        Refusal(environment: ["ATTESTKIT_TRUST_RECEIPT_ROOT": "/tmp/root.pem"], key: "trust.attestation-root"),
+        Refusal(environment: ["ATTESTKIT_CHALLENGE_TTL": "nan"], key: "challenge.ttl"),
+        Refusal(environment: ["ATTESTKIT_CHALLENGE_TTL": "1e300"], key: "challenge.ttl"),
+        Refusal(environment: ["ATTESTKIT_LEEWAY": "-1"], key: "leeway"),
+        Refusal(environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORIES": "1,x"], key: "policy.validation-categories"),
+        Refusal(json: #"{"policy": {"validation-categories": []}}"#, key: "policy.validation-categories"),
+        Refusal(json: #"{"policy": {"validation-categories": [-1]}}"#, key: "policy.validation-categories"),
+        Refusal(json: #"{"policy": {"minimum-os-version": 17.4}}"#, key: "policy.minimum-os-version"),
+        Refusal(environment: ["ATTESTKIT_POLICY_MINIMUM_OS_VERSION": "seventeen"], key: "policy.minimum-os-version"),
+        Refusal(environment: ["ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP": "-1"], key: "rate-limit.attestations-per-ip"),
+        Refusal(environment: ["ATTESTKIT_ADMIN_TOKEN": "short"], key: "admin.token"),
+        Refusal(environment: ["ATTESTKIT_STORAGE_URL": "mysql://db"], key: "storage.url"),
+        Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_BATCH": "0"], key: "receipt-refresh.batch"),
+        Refusal(flags: ["http.prot": 1], key: "http.prot"),
+        Refusal(json: #"{"http": {"prot": 1}}"#, key: "http.prot"),
+        Refusal(json: #"["not", "an", "object"]"#, key: "config-file"),
+        Refusal(json: #"{"http": "#, key: "config-file"),
+    ]
+
+    @Test("A wrong type or value is an error naming the key, never the default", arguments: refusals)
+    func refused(_ refusal: Refusal) async throws {
+        let file = try refusal.json.map { try TemporaryFile(json: $0) }
+        let error = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(
+                flags: refusal.flags, environment: refusal.environment, file: file?.path)
+        }
+        #expect(error?.key == refusal.key)
+        if refusal.key == "config-file", let file { #expect(error?.reason.contains(file.path) == true) }
+    }
+
+    @Test("A missing configuration file is an error naming it")
+    func missingFile() async throws {
+        let path = "/nonexistent/attestkit-\(UUID().uuidString).json"
+        let error = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.reader(environment: [:], file: path)
+        }
+        #expect(error?.key == "config-file")
+        #expect(error?.reason.contains(path) == true)
+    }
+
+    @Test("An Apple key: all three settings, the key file read and checked")
+    func appleKey() async throws {
+        let key = try TemporaryFile(contents: P256.Signing.PrivateKey().pemRepresentation, extension: "p8")
+        let environment = [
+            "ATTESTKIT_APPLE_KEY_FILE": key.path,
+            "ATTESTKIT_APPLE_KEY_ID": "ABC123DEFG",
+            "ATTESTKIT_APPLE_TEAM_ID": "TEAM123456",
+            "ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT": "development",
+            "ATTESTKIT_APPLE_DEVICECHECK_URL": "http://127.0.0.1:9999",
+            "ATTESTKIT_APPLE_TIMEOUT": "2.5",
+        ]
+        let loaded = try await ServerConfigurationSource.load(environment: environment)
+        let apple = try #require(loaded.apple)
+        #expect(apple.privateKeyPEM.hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        #expect(apple.keyID == "ABC123DEFG" && apple.teamID == "TEAM123456")
+        #expect(apple.deviceCheckEnvironment == .development && apple.timeout == 2.5)
+        #expect(apple.deviceCheckBaseURL == "http://127.0.0.1:9999" && apple.receiptExchangeURL == nil)
+
+        let notAKey = try TemporaryFile(contents: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        var broken = environment
+        broken["ATTESTKIT_APPLE_KEY_FILE"] = notAKey.path
+        let error = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(environment: broken)
+        }
+        #expect(error?.key == "apple.key-file")
+        #expect(error?.description.contains("AAAA") == false)
+
+        var missing = environment
+        missing["ATTESTKIT_APPLE_KEY_FILE"] = "/nonexistent/AuthKey.p8"
+        let missingError = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(environment: missing)
+        }
+        #expect(missingError?.key == "apple.key-file")
+    }
+
+    @Test("Test trust anchors (software Apple) load for development, and are refused with production")
+    func testTrustAnchors() async throws {
+        let softwareApple = try SoftwareApple()
+        let attestationRoot = try TemporaryFile(contents: softwareApple.attestationRootPEM, extension: "pem")
+        let receiptRoot = try TemporaryFile(contents: softwareApple.receiptRootPEM, extension: "pem")
+        let flags: [String: ConfigValue] = [
+            "trust.attestation-root": .init(.string(attestationRoot.path), isSecret: false),
+            "trust.receipt-root": .init(.string(receiptRoot.path), isSecret: false),
+        ]
+
+        let development = try await ServerConfigurationSource.load(
+            flags: flags, environment: ["ATTESTKIT_ENVIRONMENTS": "development"])
+        #expect(development.trustAnchors == softwareApple.trustAnchors)
+        #expect(!development.trustAnchors.isApple)
+
+        for environments in ["production", "both"] {
+            let error = await #expect(throws: ServerConfigurationError.self) {
+                try await ServerConfigurationSource.load(
+                    flags: flags, environment: ["ATTESTKIT_ENVIRONMENTS": environments])
+            }
+            #expect(error?.key == "environments")
+        }
+
+        let notPEM = try TemporaryFile(contents: "not a certificate")
+        var wrong = flags
+        wrong["trust.receipt-root"] = .init(.string(notPEM.path), isSecret: false)
+        let error = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(
+                flags: wrong, environment: ["ATTESTKIT_ENVIRONMENTS": "development"])
+        }
+        #expect(error?.key == "trust.receipt-root")
+    }
+
+    @Test("The admin token and the storage URL never appear in descriptions or access events")
+    func secretsRedacted() async throws {
+        let storage = "postgres://attestkit:db-pa55word@db.internal/attest"
+        let file = try TemporaryFile(
+            json: #"{"admin": {"token": "\#(Self.token)-file"}, "storage.url": "\#(storage)"}"#)
+        let layers: [(flags: [String: ConfigValue], environment: [String: String])] = [
+            (["admin.token": .init(.string(Self.token + "-flag"), isSecret: false)], [:]),
+            ([:], ["ATTESTKIT_ADMIN_TOKEN": Self.token + "-env", "ATTESTKIT_STORAGE_URL": storage]),
+            ([:], [:]),
+        ]
+        for layer in layers {
+            let reporter = CollectingReporter()
+            let providers = try await ServerConfigurationSource.providers(
+                flags: layer.flags, environment: layer.environment, file: file.path)
+            let reader = try await ServerConfigurationSource.reader(
+                flags: layer.flags, environment: layer.environment, file: file.path, accessReporter: reporter)
+            let loaded = try ServerConfiguration(reader: reader)
+            #expect(loaded.adminToken?.hasPrefix(Self.token) == true)
+            #expect(loaded.storageURL == storage)
+
+            var printed = [String(describing: reader), String(reflecting: reader)]
+            printed += providers.flatMap { [String(describing: $0), String(reflecting: $0)] }
+            printed += reporter.events.map(\.description)
+            printed += reporter.events.flatMap { event in
+                event.providerResults.map { "\($0.providerName) \($0.result)" }
+            }
+            #expect(printed.contains { $0.contains("REDACTED") })
+            for text in printed {
+                #expect(!text.contains(Self.token))
+                #expect(!text.contains("db-pa55word"))
+            }
+        }
+    }
+}
+
+/// Records every access event.
+final class CollectingReporter: AccessReporter {
+    private let recorded = Mutex<[AccessEvent]>([])
+
+    var events: [AccessEvent] { recorded.withLock { $0 } }
+
+    func report(_ event: AccessEvent) {
+        recorded.withLock { $0.append(event) }
+    }
+}
+
+/// A file in the temporary directory, removed when the value goes away.
+final class TemporaryFile: Sendable {
+    let path: String
+
+    init(contents: String, extension fileExtension: String = "txt") throws {
+        path =
+            FileManager.default.temporaryDirectory
+            .appendingPathComponent("attestkit-config-\(UUID().uuidString).\(fileExtension)").path
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    convenience init(json: String) throws {
+        try self.init(contents: json, extension: "json")
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
