@@ -76,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             configuration = try await ServerConfigurationSource.load(flags: try flags(), file: config)
         } catch {
-            throw ValidationError("configuration: \(error)")
+            throw ServeFailure("configuration: \(error)")
         }
         let logger = Self.logger(configuration)
         let server = try AttestKitServer(configuration: configuration, logger: logger)
@@ -136,4 +136,10 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = level
         return logger
     }
+}
+
+/// A failure of `attestkit serve` that is not about the arguments' syntax (printed without the usage text).
+struct ServeFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
