@@ -43,20 +43,22 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     ) async throws -> Response {
         var request = request
         var context = context
-        let headers = try Self.headers(of: request)
-        let body = try await request.collectBody(upTo: bodyLimit)
-        let binding: RequestBinding
         do {
-            binding = try RequestBinding(
+            let headers = try Self.headers(of: request)
+            let body = try await request.collectBody(upTo: bodyLimit)
+            let binding = try RequestBinding(
                 method: request.method.rawValue, target: request.head.path ?? "/",
                 body: body.readableBytesView, freshness: headers.freshness)
+            let freshness = try AssertionGate.freshness(of: binding)
+            context.attestedKey = try await gate.verify(
+                keyID: headers.keyID, assertion: headers.assertion, clientData: .clientData(binding.clientData),
+                freshness: freshness)
         } catch {
-            throw APIError(error)
+            // The binding, the gate (StoreError, AttestKitError) and a body over the limit (NIOTooManyBytesError)
+            // throw errors that are not HTTPResponseErrors: unmapped, an application's router would answer 500 (or a
+            // bare 413). Mapped here, as the API's own routes map them; the route's errors below are left alone.
+            throw APIError(any: error)
         }
-        let freshness = try AssertionGate.freshness(of: binding)
-        context.attestedKey = try await gate.verify(
-            keyID: headers.keyID, assertion: headers.assertion, clientData: .clientData(binding.clientData),
-            freshness: freshness)
         return try await next(request, context)
     }
 

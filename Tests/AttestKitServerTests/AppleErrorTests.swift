@@ -1,0 +1,72 @@
+import AttestKit
+import AttestKitAppleMock
+import AttestKitServer
+import AttestKitStore
+import AttestKitTesting
+import AttestKitWire
+import Foundation
+import NIOHTTP1
+import Testing
+
+/// DeviceCheck when Apple refuses or fails: the mock of Apple's services refuses tokens as Apple does and injects
+/// statuses and dropped connections.
+@Suite("Apple errors")
+struct AppleErrorTests {
+    /// Base64url: the server accepts it, Apple (and its mock) want standard Base64.
+    static let refusedToken = "AAAA-_-_AAAA"
+
+    @Test(
+        "a token Apple refuses: 400 bad_device_token, and validate says valid: false", arguments: await StoreKind.all())
+    func badDeviceToken(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            for path in ["/v1/devicecheck/query", "/v1/devicecheck/update"] {
+                let answer = try await harness.post(path, ["deviceToken": .string(Self.refusedToken), "bit1": true])
+                #expect(answer.status == 400 && answer.errorCode == "bad_device_token", "\(path): \(answer)")
+            }
+            let validate = try await harness.post(
+                "/v1/devicecheck/validate", ["deviceToken": .string(Self.refusedToken)])
+            #expect(validate.status == 200, "\(validate)")
+            #expect(validate.bool("valid") == false)
+            #expect(validate.string("reason") == "bad_device_token")
+        }
+    }
+
+    @Test(
+        "Apple failing: 503 apple_unavailable / apple_rate_limited, 502 apple_authorization_failed",
+        arguments: await StoreKind.all())
+    func appleFailing(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            let token: JSONValue = ["deviceToken": .string(Fixture.deviceToken())]
+            let state = harness.mock.state
+            // Each call makes up to three attempts: three faults fail it.
+            let cases: [(MockAppleFault.Action, Int, String)] = [
+                (.status(503), 503, "apple_unavailable"),
+                (.status(500), 503, "apple_unavailable"),
+                (.drop, 503, "apple_unavailable"),
+                (.status(429), 503, "apple_rate_limited"),
+                (.status(401), 502, "apple_authorization_failed"),
+                (.status(403), 502, "apple_authorization_failed"),
+                (.status(405), 502, "apple_error"),
+            ]
+            for (action, status, code) in cases {
+                await state.inject(MockAppleFault(action, endpoint: .queryTwoBits, count: 3))
+                let answer = try await harness.post("/v1/devicecheck/query", token, allow5xx: true)
+                #expect(answer.status == status && answer.errorCode == code, "\(action): \(answer)")
+                if code == "apple_rate_limited" { #expect(answer.header("Retry-After") == "60") }
+                await state.clearFaults()
+            }
+            // One failure is retried away.
+            await state.inject(MockAppleFault(.status(503), endpoint: .validateDeviceToken, count: 1))
+            let retried = try await harness.post("/v1/devicecheck/validate", token)
+            #expect(retried.status == 200 && retried.bool("valid") == true, "\(retried)")
+            #expect(await state.requestCount(.validateDeviceToken) == 2)
+
+            let metrics = try await harness.get("/metrics")
+            let failures = metrics.text.split(separator: "\n").filter {
+                $0.hasPrefix("attestkit_devicecheck_requests_total{") && $0.contains(#"operation="query""#)
+                    && !$0.contains(#"outcome="ok""#)
+            }
+            #expect(failures.count >= 4, "\(failures)")
+        }
+    }
+}

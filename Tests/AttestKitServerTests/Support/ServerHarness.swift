@@ -1,0 +1,251 @@
+import AsyncHTTPClient
+import AttestKit
+import AttestKitAppleMock
+import AttestKitServer
+import AttestKitStore
+import AttestKitTesting
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import Testing
+
+/// The server under test over real HTTP on loopback, with everything it talks to:
+///
+/// - a software Apple (development environment) whose roots are the server's trust anchors;
+/// - a ``MockAppleServer`` serving DeviceCheck and the receipt exchange, checking provider tokens against a fresh
+///   P-256 key whose `.p8` PEM the server signs with;
+/// - an ``AttestKitServer`` on 127.0.0.1 and a free port, on a store of the given kind, with a ``TestClock``;
+/// - a ``GuardedApp``: routes behind ``AttestKitMiddleware`` sharing the server's gate;
+/// - an HTTP client able to send many requests at once.
+///
+/// ``with(_:_:_:)`` runs them in one task group and tears everything down, in order, whatever the test does.
+/// Every answer of 500 or more is recorded as an issue unless the caller expects it (`allow5xx`): a 500 is a bug.
+final class ServerHarness: Sendable {
+    /// What to change in the server's configuration.
+    struct Options: Sendable {
+        var appIDs: [AppID] = [Fixture.appID]
+        /// Whether the server gets the Apple key (DeviceCheck, receipt refresh).
+        var apple = true
+        var adminToken: String? = Fixture.adminToken
+        var policy = ServerConfiguration.Policy()
+        /// Off by default: tests that do not test limits send many requests.
+        var rateLimits = ServerConfiguration.RateLimits(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0)
+        var bodyLimit = 65_536
+        var timestampWindow: TimeInterval = 300
+        /// The risk metric of the receipts the mock returns.
+        var mockRiskMetric = 7
+    }
+
+    enum Target {
+        /// The AttestKit server.
+        case api
+        /// The ``GuardedApp``.
+        case guarded
+    }
+
+    let kind: StoreKind
+    let clock: TestClock
+    let server: AttestKitServer
+    let mock: MockAppleServer
+    let store: any AttestationStore
+    let apiURL: String
+    let guardedURL: String
+    let client: HTTPClient
+
+    private init(
+        kind: StoreKind, clock: TestClock, server: AttestKitServer, mock: MockAppleServer,
+        store: any AttestationStore, apiURL: String, guardedURL: String, client: HTTPClient
+    ) {
+        self.kind = kind
+        self.clock = clock
+        self.server = server
+        self.mock = mock
+        self.store = store
+        self.apiURL = apiURL
+        self.guardedURL = guardedURL
+        self.client = client
+    }
+
+    static let silent = Logger(label: "attestkit.e2e", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Runs `body` against a fresh server on a fresh store of `kind`, then stops everything and removes the store.
+    static func with<Result: Sendable>(
+        _ kind: StoreKind, _ options: Options = Options(), _ body: (ServerHarness) async throws -> Result
+    ) async throws -> Result {
+        let gate = kind == .postgres ? PostgresTestServer.shared.gate : nil
+        await gate?.enter()
+        do {
+            let result = try await run(kind, options, body)
+            await gate?.leave()
+            return result
+        } catch {
+            await gate?.leave()
+            throw error
+        }
+    }
+
+    private static func run<Result: Sendable>(
+        _ kind: StoreKind, _ options: Options, _ body: (ServerHarness) async throws -> Result
+    ) async throws -> Result {
+        let testStore = try await kind.makeStore()
+        defer { testStore.removeFiles() }
+        let store = testStore.store
+        let clock = TestClock()
+        let appleKey = P256.Signing.PrivateKey()
+        let mock = try MockAppleServer(
+            configuration: .init(
+                verificationKeyPEM: appleKey.publicKey.pemRepresentation, keyID: Fixture.appleKeyID,
+                teamID: Fixture.teamID, environment: .development, riskMetric: options.mockRiskMetric,
+                now: clock.closure),
+            softwareApple: Fixture.apple)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await store.run() }
+            group.addTask { try await mock.run() }
+            var clientConfiguration = HTTPClient.Configuration()
+            clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+            clientConfiguration.redirectConfiguration = .disallow
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+            do {
+                let mockURL = try await mock.baseURL()
+                let configuration = ServerConfiguration(
+                    appIDs: options.appIDs, environments: .development, host: "127.0.0.1", port: 0,
+                    storageURL: "memory:",  // unused: the server is given the store
+                    apple: options.apple
+                        ? .init(
+                            privateKeyPEM: appleKey.pemRepresentation, keyID: Fixture.appleKeyID,
+                            teamID: Fixture.teamID, deviceCheckEnvironment: .development,
+                            deviceCheckBaseURL: mockURL, receiptExchangeURL: mockURL + "/v1/attestationData",
+                            timeout: 30)
+                        : nil,
+                    trustAnchors: Fixture.apple.trustAnchors, timestampWindow: options.timestampWindow,
+                    policy: options.policy, rateLimits: options.rateLimits, bodyLimit: options.bodyLimit,
+                    adminToken: options.adminToken, logLevel: .critical,
+                    // Background rounds run once at start (nothing to do yet); tests call round() themselves.
+                    receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
+                let server = try AttestKitServer(
+                    configuration: configuration, store: store, logger: silent, now: clock.closure)
+                group.addTask { try await server.run() }
+                let port = try await server.boundPort()
+
+                let (guardedPorts, guardedBound) = AsyncStream<Int>.makeStream()
+                let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)
+                group.addTask {
+                    try await guarded.run { port in
+                        guardedBound.yield(port)
+                        guardedBound.finish()
+                    }
+                }
+                let guardedPort = await guardedPorts.first { _ in true } ?? 0
+                guard guardedPort > 0 else { throw HarnessError("the guarded application did not listen") }
+
+                let harness = ServerHarness(
+                    kind: kind, clock: clock, server: server, mock: mock, store: store,
+                    apiURL: "http://127.0.0.1:\(port)", guardedURL: "http://127.0.0.1:\(guardedPort)",
+                    client: client)
+                let result = try await body(harness)
+                await stop(client, testStore)
+                group.cancelAll()
+                return result
+            } catch {
+                await stop(client, testStore)
+                group.cancelAll()
+                throw error
+            }
+        }
+    }
+
+    /// Stops the client, drops the PostgreSQL schema and closes the store, before anything is cancelled: a store
+    /// closed from a cancelled task cannot close its SQLite connections (SQLiteNIO's thread pool refuses work for
+    /// cancelled tasks), so its `run()` must not be what closes it.
+    private static func stop(_ client: HTTPClient, _ testStore: TestStore) async {
+        try? await client.shutdown()
+        await testStore.dropSchema?()
+        await testStore.store.close()
+    }
+
+    // MARK: HTTP
+
+    /// Sends one request and collects the answer (at most 1 MiB).
+    ///
+    /// - Parameters:
+    ///   - allow5xx: Whether a status of 500 or more is expected; otherwise it is recorded as an issue.
+    func send(
+        _ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [],
+        to target: Target = .api, allow5xx: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HTTPResult {
+        var request = HTTPClientRequest(url: (target == .api ? apiURL : guardedURL) + path)
+        request.method = method
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let buffer = try await response.body.collect(upTo: 1 << 20)
+        let result = HTTPResult(
+            status: Int(response.status.code), headers: response.headers, body: Array(buffer.readableBytesView))
+        if result.status >= 500 && !allow5xx {
+            Issue.record("\(method) \(path) answered \(result)", sourceLocation: sourceLocation)
+        }
+        return result
+    }
+
+    /// POSTs `json`.
+    func post(
+        _ path: String, _ json: JSONValue, headers: [(String, String)] = [], allow5xx: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HTTPResult {
+        try await send(
+            .POST, path, body: json.bytes, headers: headers, allow5xx: allow5xx, sourceLocation: sourceLocation)
+    }
+
+    /// GETs `path`.
+    func get(
+        _ path: String, headers: [(String, String)] = [], allow5xx: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HTTPResult {
+        try await send(.GET, path, headers: headers, allow5xx: allow5xx, sourceLocation: sourceLocation)
+    }
+
+    /// `Authorization: Bearer <admin token>`.
+    static var admin: [(String, String)] { [("Authorization", "Bearer \(Fixture.adminToken)")] }
+
+    // MARK: Challenges
+
+    /// A challenge as the API returns it.
+    struct Challenge: Sendable {
+        let id: String
+        let bytes: [UInt8]
+        let purpose: String
+        let expiresAt: String
+
+        /// SHA-256 of the challenge bytes: the `clientDataHash` of an attestation.
+        var clientDataHash: [UInt8] { Array(SHA256.hash(data: bytes)) }
+    }
+
+    /// Asks for a challenge (`purpose` and `keyID` left out when `nil`) and requires a 201.
+    func challenge(
+        purpose: String? = nil, keyID: KeyID? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Challenge {
+        var body: JSONValue = .object([])
+        if let purpose { body = body.setting("purpose", .string(purpose)) }
+        if let keyID { body = body.setting("keyId", .string(keyID.base64)) }
+        let answer = try await post("/v1/challenges", body, sourceLocation: sourceLocation)
+        try #require(answer.status == 201, "challenge: \(answer)", sourceLocation: sourceLocation)
+        let id = try #require(answer.string("challengeId"), sourceLocation: sourceLocation)
+        let text = try #require(answer.string("challenge"), sourceLocation: sourceLocation)
+        let bytes = try #require(Data(base64Encoded: text), sourceLocation: sourceLocation)
+        return Challenge(
+            id: id, bytes: Array(bytes), purpose: answer.string("purpose") ?? "",
+            expiresAt: answer.string("expiresAt") ?? "")
+    }
+}
+
+/// A harness that could not start.
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
