@@ -166,7 +166,9 @@ actor SQLiteConnectionPool {
 
     /// Closes a connection; once the pool is closed and the last connection is gone, stops the threads.
     private func retire(_ connection: SQLiteConnection) async {
-        try? await connection.close()
+        // The future-based close, not the async one: SQLiteNIO refuses work for a cancelled task, and a store
+        // whose run() was cancelled must still close its connections.
+        try? await connection.close().get()
         live -= 1
         if case .closed = phase, live == 0, let threads {
             self.threads = nil
