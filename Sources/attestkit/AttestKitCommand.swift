@@ -8,7 +8,7 @@ struct AttestKitCommand: AsyncParsableCommand {
         abstract: "Verify Apple App Attest attestations, assertions and receipts; call Apple's DeviceCheck and receipt services.",
         subcommands: [
             VerifyCommand.self, InspectCommand.self, BenchCommand.self, SimulateCommand.self, DeviceCheckCommand.self,
-            ReceiptCommand.self, MockAppleCommand.self, ServeCommand.self, LoadCommand.self,
+            ReceiptCommand.self, MockAppleCommand.self, DemoCommand.self, ServeCommand.self, LoadCommand.self,
         ]
     )
 }

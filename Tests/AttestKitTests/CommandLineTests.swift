@@ -113,4 +113,31 @@ import Testing
         #expect(result.status != 0)
         #expect(result.status != 134 && result.status != 132)  // not SIGABRT/SIGILL
     }
+
+    @Test func demoBehavesAsExpectedAndCleansUp() throws {
+        let result = try Self.run(["demo"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("\ndemo: 8 of 8 steps behaved as expected\n"))
+        #expect(!result.output.contains("✘"))
+        #expect(!result.output.contains("-----BEGIN"))
+        let removed = result.output.split(separator: "\n").first { $0.contains("; removed ") }
+        let directory = try #require(removed?.components(separatedBy: "; removed ").last)
+        #expect(directory.contains("attestkit-demo-"))
+        #expect(!FileManager.default.fileExists(atPath: directory))
+    }
+
+    @Test func demoJSONParsesAndKeepKeepsTheDatabase() throws {
+        let result = try Self.run(["demo", "--json", "--keep"])
+        #expect(result.status == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect(report["ok"] as? Bool == true)
+        #expect(report["passed"] as? Int == 8 && report["total"] as? Int == 8)
+        let steps = try #require(report["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["number"] as? Int } == Array(1...8))
+        #expect(steps.allSatisfy { $0["ok"] as? Bool == true })
+        let directory = try #require(report["directory"] as? String)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(report["kept"] as? Bool == true)
+        #expect(FileManager.default.fileExists(atPath: directory + "/demo.sqlite"))
+    }
 }

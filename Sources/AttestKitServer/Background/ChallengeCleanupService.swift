@@ -4,7 +4,7 @@ public import Logging
 public import ServiceLifecycle
 
 /// Deletes expired challenges at a fixed interval until graceful shutdown.
-public struct ChallengeCleanupService: Service {
+public struct ChallengeCleanupService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let interval: Duration
     let logger: Logger
@@ -20,6 +20,9 @@ public struct ChallengeCleanupService: Service {
         self.logger = logger
         self.now = now
     }
+
+    /// `ChallengeCleanupService(interval: 60.0 seconds)`, the name ServiceLifecycle logs it under.
+    public var description: String { "ChallengeCleanupService(interval: \(interval))" }
 
     /// Runs rounds until graceful shutdown or cancellation.
     public func run() async throws {

@@ -14,7 +14,7 @@ public import ServiceLifecycle
 /// the key; a receipt that fails verification waits a day. When Apple rate limits, fails or cannot be reached,
 /// the round stops and the service backs off exponentially (from one interval to an hour) so that an outage is
 /// not hammered.
-public struct ReceiptRefreshService: Service {
+public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let exchange: [AppAttestEnvironment: ReceiptExchangeClient]
     let interval: Duration
@@ -47,6 +47,10 @@ public struct ReceiptRefreshService: Service {
         self.logger = logger
         self.now = now
     }
+
+    /// `ReceiptRefreshService(interval: 60.0 seconds, batch: 100)`. ServiceLifecycle names services by their
+    /// description in its logs; the synthesized one would print every field, trust anchors included.
+    public var description: String { "ReceiptRefreshService(interval: \(interval), batch: \(batch))" }
 
     /// Runs rounds until graceful shutdown or cancellation.
     public func run() async throws {

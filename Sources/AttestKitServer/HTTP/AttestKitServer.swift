@@ -103,6 +103,12 @@ public final class AttestKitServer: Service, Sendable {
             store: store, interval: configuration.challengeCleanupInterval, logger: logger, now: now)
     }
 
+    /// A server that never ran still owns its HTTP client, which must be shut down before it is released
+    /// (AsyncHTTPClient traps in debug builds, and leaks otherwise). Non-blocking; after ``run()`` it is a no-op.
+    deinit {
+        httpClient.shutdown { _ in }
+    }
+
     /// Serves until graceful shutdown or cancellation.
     public func run() async throws {
         announce()
