@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite("AttestKitClient without a service")
@@ -45,7 +45,8 @@ struct UnitTests {
         func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
             count.withLock { $0 += 1 }
             let url = try #require(request.url)
-            let response = try #require(HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: nil))
+            let response = try #require(
+                HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: nil))
             return (Data(body.utf8), response)
         }
     }
@@ -105,7 +106,8 @@ struct UnitTests {
         _ = try await provider.attestKey(keyID, clientDataHash: Data(repeating: 1, count: 32))
         let manager = AppAttestManager(
             provider: provider, keyStore: MemoryKeyIDStore(keyID),
-            service: AttestKitService(baseURL: try #require(URL(string: "http://127.0.0.1:1")), transport: Canned(500, "")),
+            service: AttestKitService(
+                baseURL: try #require(URL(string: "http://127.0.0.1:1")), transport: Canned(500, "")),
             now: { Date(timeIntervalSince1970: 1_763_700_000) })
         let signed = try await manager.sign(AppBackend.order())
         #expect(signed.value(forHTTPHeaderField: "X-AttestKit-Key-Id") == keyID)

@@ -1,6 +1,6 @@
 public import Foundation
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// Sends the app's requests with the proof its ``IntegrityStrategy`` calls for, and maps refusals to
@@ -9,10 +9,11 @@ public import FoundationNetworking
 /// With ``IntegrityStrategy/appAttest`` every request gets the assertion headers of its ``AppAttestManager``
 /// (`X-AttestKit-Key-Id`, `X-AttestKit-Assertion`, `X-AttestKit-Timestamp` or `X-AttestKit-Challenge`). When the
 /// answer says the service no longer accepts the key (`key_not_found`, `key_revoked`), the client resets the key,
-/// attests a new one and sends the request again. A `409 counter_not_increasing` is first answered by sending
-/// the request again with a fresh assertion (concurrent requests of one key may reach the server out of order);
-/// when the fresh assertion is refused too and no later one was accepted, the device's counter is behind the
-/// server's (as after restoring a backup), and the key is replaced. At most four sends per request.
+/// attests a new one and sends the request again. A `409 counter_not_increasing` means one of two things:
+/// concurrent requests of one key reached the server out of order (another assertion of this app, signed later,
+/// is on its way or was accepted: the request is sent again with a fresh assertion), or, when there is no such
+/// assertion, the device's counter is behind the server's, as after restoring a backup: the key is replaced. A
+/// request replaces the key at most once and is sent again after being overtaken at most ten times.
 ///
 /// With ``IntegrityStrategy/deviceCheck`` every request gets a fresh DeviceCheck token in
 /// `X-AttestKit-Device-Token`; with ``IntegrityStrategy/riskBased`` and ``IntegrityStrategy/limited`` requests
@@ -61,26 +62,38 @@ public struct AttestKitHTTPClient: Sendable {
             guard let manager else {
                 throw AttestKitClientError(.unsupported, reason: "the App Attest strategy needs a manager")
             }
-            var attempt = 0
-            var counterRefusals = 0
+            var overtaken = 0
+            var resets = 0
             while true {
-                attempt += 1
-                let (signed, keyID, sequence) = try await manager.signed(request)
+                let (signed, ticket) = try await manager.signed(request)
+                let answer: (Data, HTTPURLResponse)
                 do {
-                    let answer = try await send(signed)
-                    await manager.accepted(keyID: keyID, sequence: sequence)
-                    return answer
-                } catch let error as AttestKitClientError where error.invalidatesKey && attempt < 4 {
-                    if error.serviceCode == Self.counterNotIncreasing {
-                        // Overtaken by a later assertion of the same key, or the device's counter is behind.
-                        counterRefusals += 1
-                        guard
-                            await manager.counterIsBehind(keyID: keyID, sequence: sequence, refusals: counterRefusals)
-                        else { continue }
-                        counterRefusals = 0
+                    answer = try await send(signed)
+                } catch let error as AttestKitClientError
+                    where error.status == 409 && error.serviceCode == Self.counterNotIncreasing
+                {
+                    // Overtaken by a later assertion of the same key (send again), or the device's counter is
+                    // behind the server's (replace the key).
+                    if await manager.finish(ticket, counterRefused: true) {
+                        guard resets < Self.maximumResets else { throw error }
+                        resets += 1
+                        await manager.resetKey(ticket.keyID)
+                    } else {
+                        guard overtaken < Self.maximumOvertaken else { throw error }
+                        overtaken += 1
                     }
-                    await manager.resetKey(keyID)
+                    continue
+                } catch {
+                    _ = await manager.finish(ticket, counterRefused: false)
+                    guard let refusal = error as? AttestKitClientError, refusal.invalidatesKey,
+                        resets < Self.maximumResets
+                    else { throw error }
+                    resets += 1
+                    await manager.resetKey(ticket.keyID)
+                    continue
                 }
+                _ = await manager.finish(ticket, counterRefused: false)
+                return answer
             }
         case .deviceCheck:
             guard let deviceCheck else {
@@ -101,6 +114,10 @@ public struct AttestKitHTTPClient: Sendable {
     }
 
     private static let counterNotIncreasing = "counter_not_increasing"
+    /// The most times one request is sent again because other assertions of the key overtook it.
+    private static let maximumOvertaken = 10
+    /// The most times one request makes the client replace the key.
+    private static let maximumResets = 1
 
     private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await transport.send(request)

@@ -2,7 +2,7 @@ public import AttestKitWire
 import Crypto
 public import Foundation
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// The app side of App Attest: one attested key, and an assertion for every protected request.
@@ -94,11 +94,12 @@ public actor AppAttestManager {
     /// The attestation under way, which concurrent callers share.
     private var attestation: Task<String, any Error>?
 
-    /// The number of the last assertion made: assertions of one key are numbered in the order the device
-    /// signed them, which is the order of their counters.
-    private var sequence = 0
-    /// The key and number of the latest assertion the server accepted.
-    private var latestAccepted: (keyID: String, sequence: Int)?
+    /// A logical clock of the actor, stamping when each tracked signing starts and ends.
+    private var clock = 0
+    /// The tracked assertions sent and not answered yet: their start stamp, and their key ("" while unknown).
+    private var pending: [Int: String] = [:]
+    /// The key, and the latest signing end stamp, of the assertions the server did not refuse as not increasing.
+    private var latestAccepted: (keyID: String, signed: Int)?
 
     /// How many attestations this manager has registered with the service (for diagnostics and tests).
     public private(set) var attestationCount = 0
@@ -129,13 +130,16 @@ public actor AppAttestManager {
 
     /// The identifier of the attested key, attesting a new key first when there is none.
     ///
-    /// Concurrent callers share one attestation.
-    /// - Throws: ``AttestKitClientError`` when the device or the service fails.
+    /// Concurrent callers share one attestation. The key store is read on the first call; when it cannot be read
+    /// (a Keychain not unlocked since boot, say) its error is thrown rather than a new key attested, so that an
+    /// unreadable store never causes attestations.
+    /// - Throws: The key store's error, or ``AttestKitClientError`` when the device or the service fails.
     public func attestedKeyID() async throws -> String {
         if let keyID { return keyID }
         if !loaded {
+            let stored = try keyStore.load()
             loaded = true
-            if let stored = try? keyStore.load() {
+            if let stored {
                 keyID = stored
                 return stored
             }
@@ -169,6 +173,7 @@ public actor AppAttestManager {
                 let hash = Data(SHA256.hash(data: challenge.bytes))
                 let object = try await retrying { try await self.provider.attestKey(keyID, clientDataHash: hash) }
                 try await service.registerAttestation(keyID: keyID, attestation: object, challengeID: challenge.id)
+                // A key that cannot be saved still serves this run; the next launch attests a new one.
                 try? keyStore.save(keyID)
                 self.keyID = keyID
                 attestationCount += 1
@@ -220,41 +225,74 @@ public actor AppAttestManager {
     /// - Throws: ``AttestKitClientError/Code/invalidRequest`` for a request without a URL or with a streamed body,
     ///   then as ``assertion(method:target:body:)``.
     public func sign(_ request: URLRequest) async throws -> URLRequest {
-        try await signed(request).request
+        let (request, ticket) = try await signed(request)
+        // Not sent by this manager: its answer is unknown, so count it as accepted.
+        _ = finish(ticket, counterRefused: false)
+        return request
     }
 
-    /// `request` with the assertion headers, the key that signed it and the assertion's number.
-    func signed(_ request: URLRequest) async throws -> (request: URLRequest, keyID: String, sequence: Int) {
+    /// A signed request on its way: when its signing started and ended on the actor's clock.
+    struct Ticket: Sendable {
+        /// The key that signed.
+        let keyID: String
+        /// The stamp taken before the device was asked to sign.
+        let started: Int
+        /// The stamp taken once the device had signed.
+        let finished: Int
+    }
+
+    /// `request` with the assertion headers and its ticket; call ``finish(_:counterRefused:)`` with the ticket
+    /// once the answer is known.
+    func signed(_ request: URLRequest) async throws -> (request: URLRequest, ticket: Ticket) {
         guard request.httpBodyStream == nil else {
             throw AttestKitClientError(.invalidRequest, reason: "a streamed body cannot be bound; set httpBody")
         }
         guard let url = request.url, let target = Self.target(of: url) else {
             throw AttestKitClientError(.invalidRequest, reason: "the request has no usable URL")
         }
-        let signedRequest = try await assertion(
-            method: request.httpMethod ?? "GET", target: target, body: request.httpBody ?? Data())
+        clock += 1
+        let started = clock
+        pending[started] = ""
+        let signedRequest: SignedRequest
+        do {
+            signedRequest = try await assertion(
+                method: request.httpMethod ?? "GET", target: target, body: request.httpBody ?? Data())
+        } catch {
+            pending[started] = nil
+            throw error
+        }
+        pending[started] = signedRequest.keyID
+        clock += 1
         var request = request
         for (name, value) in signedRequest.headers { request.setValue(value, forHTTPHeaderField: name) }
-        sequence += 1
-        return (request, signedRequest.keyID, sequence)
+        return (request, Ticket(keyID: signedRequest.keyID, started: started, finished: clock))
     }
 
-    /// Notes that the server accepted assertion `sequence` of `keyID`.
-    func accepted(keyID: String, sequence: Int) {
-        if let latestAccepted, latestAccepted.keyID == keyID, latestAccepted.sequence >= sequence { return }
-        latestAccepted = (keyID, sequence)
-    }
-
-    /// Whether a refusal of assertion `sequence` of `keyID` as `counter_not_increasing` means the device's counter
-    /// is behind the server's (as after restoring a backup), rather than that a later assertion overtook it.
+    /// Notes the answer to a signed request, and says whether a refusal as `counter_not_increasing` means that the
+    /// device's counter is behind the server's (as after restoring a backup), so that the key must be replaced.
     ///
-    /// A single refusal is never taken as proof: the request is sent again with a fresh assertion, whose counter is
-    /// above every earlier one. When that one is refused too and no later assertion of the key was accepted
-    /// meanwhile, the counter is behind and the key must be replaced.
-    func counterIsBehind(keyID: String, sequence: Int, refusals: Int) -> Bool {
-        guard refusals >= 2 else { return false }
-        guard let latestAccepted, latestAccepted.keyID == keyID else { return true }
-        return latestAccepted.sequence < sequence
+    /// The server refuses an assertion whose counter is not above the last one it accepted. When that last one
+    /// came from this app, it was signed by an assertion whose signing ended after this one's started (its counter
+    /// is higher), and which is either still on its way or was answered otherwise than with this refusal: then
+    /// the request was merely overtaken, and is sent again with a fresh assertion. When there is no such
+    /// assertion, the server's counter is ahead of the device's: the counter went back.
+    ///
+    /// An answer that is not a counter refusal (acceptance, another refusal, a lost connection) counts as
+    /// accepted: the server may have advanced the counter.
+    /// - Returns: `true` when the key's counter is behind the server's.
+    func finish(_ ticket: Ticket, counterRefused: Bool) -> Bool {
+        pending[ticket.started] = nil
+        guard counterRefused else {
+            if let latestAccepted, latestAccepted.keyID == ticket.keyID, latestAccepted.signed >= ticket.finished {
+                return false
+            }
+            latestAccepted = (ticket.keyID, ticket.finished)
+            return false
+        }
+        let laterPending = pending.values.contains { $0 == ticket.keyID || $0.isEmpty }
+        let laterAccepted =
+            latestAccepted.map { $0.keyID == ticket.keyID && $0.signed > ticket.started } ?? false
+        return !laterPending && !laterAccepted
     }
 
     /// The origin-form request target of `url`: the percent-encoded path (`/` when empty) and query.

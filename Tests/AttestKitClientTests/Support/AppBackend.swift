@@ -2,7 +2,7 @@ import AttestKitClient
 import Foundation
 import Synchronization
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The app's own server, in the test process: an ``HTTPTransport`` that answers requests to
@@ -67,13 +67,16 @@ final class AppBackend: HTTPTransport {
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         let code = (json["error"] as? [String: Any])?["code"] as? String
         let outcome = Outcome(
-            status: response.statusCode, code: code, counter: json["counter"] as? Int, keyID: header(AttestKitHeaderNames.keyID))
+            status: response.statusCode, code: code, counter: json["counter"] as? Int,
+            keyID: header(AttestKitHeaderNames.keyID))
         log.withLock { $0.append(outcome) }
         if response.statusCode == 200, json["valid"] as? Bool == false {
             return try Self.answer(url, 403, ["error": ["code": "device_token_invalid", "message": "invalid"]])
         }
-        guard let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1",
-            headerFields: ["Content-Type": "application/json"])
+        guard
+            let http = HTTPURLResponse(
+                url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1",
+                headerFields: ["Content-Type": "application/json"])
         else { throw URLError(.badServerResponse) }
         return (data, http)
     }

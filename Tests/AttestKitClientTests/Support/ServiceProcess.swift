@@ -67,6 +67,8 @@ final class ServiceProcess: @unchecked Sendable {
         environment["ATTESTKIT_ADMIN_TOKEN"] = Self.adminToken
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
+        // The service warns, on purpose loudly, that it trusts a test CA: keep that out of the test output.
+        process.standardError = FileHandle.nullDevice
         try process.run()
     }
 
