@@ -26,6 +26,8 @@ let package = Package(
         .library(name: "AttestKitAppleMock", targets: ["AttestKitAppleMock"]),
         .library(name: "AttestKitStore", targets: ["AttestKitStore"]),
         .library(name: "AttestKitServer", targets: ["AttestKitServer"]),
+        .library(name: "AttestKitClient", targets: ["AttestKitClient"]),
+        .library(name: "AttestKitClientSimulator", targets: ["AttestKitClientSimulator"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
         .executable(name: "attestkit-store-worker", targets: ["AttestKitStoreWorker"]),
     ],
@@ -172,6 +174,32 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The app side: only the wire contract is shared with the server, so an app pulls no server code.
+        .target(
+            name: "AttestKitClient",
+            dependencies: ["AttestKitWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        // The simulated device for the app side: Linux, tests and debug builds. A separate product, so that a
+        // release app never links the software Apple.
+        .target(
+            name: "AttestKitClientSimulator",
+            dependencies: ["AttestKitClient", "AttestKitTesting", "AttestKit"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitClientTests",
+            dependencies: [
+                "AttestKit",
+                "AttestKitAppleMock",
+                "AttestKitClient",
+                "AttestKitClientSimulator",
+                "AttestKitTesting",
+                "AttestKitWire",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

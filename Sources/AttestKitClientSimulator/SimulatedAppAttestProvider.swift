@@ -1,0 +1,137 @@
+import AttestKit
+public import AttestKitClient
+public import AttestKitTesting
+public import Foundation
+import Synchronization
+
+/// ``AttestKitClient/AppAttestProvider`` over a `SimulatedDevice` of AttestKitTesting: App Attest in software,
+/// certified by a software Apple.
+///
+/// **For Linux, tests and debug builds only.** It lives in the separate `AttestKitClientSimulator` product so
+/// that a release app, which links only `AttestKitClient`, never contains the software Apple; in an iOS app,
+/// add this product to a test or debug target only, and use `DeviceAppAttestProvider` otherwise. A service
+/// accepts its attestations only when told to trust the software Apple's root (`attestkit serve
+/// --trust-attestation-root`), which a production service never is.
+///
+/// Besides the device's behaviour it simulates what a real device does rarely: App Attest being unsupported
+/// (``isSupported``), a key the OS no longer knows (``invalidate(_:)``), and a key whose counter went back, as
+/// after restoring a backup (``restoreCounter(_:for:)``).
+public final class SimulatedAppAttestProvider: AppAttestProvider {
+    /// The simulated device.
+    public let device: SimulatedDevice
+    private let state: Mutex<State>
+
+    private struct State {
+        var supported: Bool
+        var invalidated: Set<String> = []
+        var unavailableCalls = 0
+        var calls = Calls()
+    }
+
+    /// How many times each call was made.
+    public struct Calls: Sendable, Hashable {
+        /// ``generateKey()`` calls.
+        public var generateKey = 0
+        /// ``attestKey(_:clientDataHash:)`` calls.
+        public var attestKey = 0
+        /// ``generateAssertion(_:clientDataHash:)`` calls.
+        public var generateAssertion = 0
+
+        /// No calls.
+        public init() {}
+    }
+
+    /// Creates a provider over `device`.
+    /// - Parameters:
+    ///   - device: The simulated device.
+    ///   - supported: Whether App Attest is supported; `false` simulates a device without it.
+    public init(device: SimulatedDevice, supported: Bool = true) {
+        self.device = device
+        self.state = Mutex(State(supported: supported))
+    }
+
+    /// Whether App Attest is supported (settable to simulate a device without it).
+    public var isSupported: Bool {
+        get { state.withLock { $0.supported } }
+        set { state.withLock { $0.supported = newValue } }
+    }
+
+    /// How many times each call was made.
+    public var calls: Calls { state.withLock { $0.calls } }
+
+    /// Makes the device forget `keyID`: every later call with it throws ``DeviceServiceError/invalidKey``, as
+    /// after the app is reinstalled or the key store is reset.
+    public func invalidate(_ keyID: String) {
+        state.withLock { _ = $0.invalidated.insert(keyID) }
+    }
+
+    /// Sets the counter of `keyID` back to `counter`, as restoring an old backup of the device would.
+    /// - Throws: `SoftwareAppleError` for an unknown key.
+    public func restoreCounter(_ counter: UInt32, for keyID: String) throws {
+        try device.setCounter(counter, for: KeyID(string: keyID))
+    }
+
+    /// The counter of `keyID`'s last assertion, or `nil` for an unknown key.
+    public func counter(for keyID: String) -> UInt32? {
+        (try? KeyID(string: keyID)).flatMap { device.counter(for: $0) }
+    }
+
+    /// Makes the next `count` device calls throw ``DeviceServiceError/serverUnavailable``.
+    public func failNextCalls(_ count: Int) {
+        state.withLock { $0.unavailableCalls = count }
+    }
+
+    /// Generates a key on the simulated device.
+    public func generateKey() async throws -> String {
+        try check(nil) { $0.generateKey += 1 }
+        return device.generateKey().base64
+    }
+
+    /// Attests `keyID` on the simulated device.
+    public func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        try check(keyID) { $0.attestKey += 1 }
+        return try Self.mapped { try device.attestKey(Self.keyID(keyID), clientDataHash: Array(clientDataHash)) }
+    }
+
+    /// Signs an assertion with `keyID` on the simulated device.
+    public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        try check(keyID) { $0.generateAssertion += 1 }
+        return try Self.mapped {
+            try device.generateAssertion(Self.keyID(keyID), clientDataHash: Array(clientDataHash))
+        }
+    }
+
+    private func check(_ keyID: String?, count: (inout Calls) -> Void) throws {
+        let failure: DeviceServiceError? = state.withLock { state in
+            count(&state.calls)
+            guard state.supported else { return .featureUnsupported }
+            if state.unavailableCalls > 0 {
+                state.unavailableCalls -= 1
+                return .serverUnavailable
+            }
+            if let keyID, state.invalidated.contains(keyID) { return .invalidKey }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    private static func keyID(_ text: String) throws(DeviceServiceError) -> KeyID {
+        do { return try KeyID(string: text) } catch { throw .invalidKey }
+    }
+
+    private static func mapped(_ body: () throws -> [UInt8]) throws(DeviceServiceError) -> Data {
+        do {
+            return Data(try body())
+        } catch let error as DeviceServiceError {
+            throw error
+        } catch let error as SoftwareAppleError {
+            switch error.code {
+            case .invalidKey: throw .invalidKey
+            case .invalidInput: throw .invalidInput
+            default: throw .unknown
+            }
+        } catch {
+            throw .unknown
+        }
+    }
+}

@@ -1,0 +1,35 @@
+public import AttestKitClient
+public import Foundation
+import Synchronization
+
+/// ``AttestKitClient/DeviceCheckTokenProvider`` in software: random opaque tokens, well-formed for the mock of
+/// Apple's DeviceCheck service in AttestKitAppleMock (which accepts any non-empty token; Apple would not).
+///
+/// **For Linux, tests and debug builds only**, like ``SimulatedAppAttestProvider``: it is in the separate
+/// `AttestKitClientSimulator` product so that a release app never links it.
+public final class SimulatedDeviceCheckProvider: DeviceCheckTokenProvider {
+    private let supported: Mutex<Bool>
+    private let generated = Mutex(0)
+
+    /// Creates a provider.
+    /// - Parameter supported: Whether DeviceCheck is supported; `false` simulates a device without it.
+    public init(supported: Bool = true) { self.supported = Mutex(supported) }
+
+    /// Whether DeviceCheck is supported (settable).
+    public var isSupported: Bool {
+        get { supported.withLock { $0 } }
+        set { supported.withLock { $0 = newValue } }
+    }
+
+    /// How many tokens were generated.
+    public var tokenCount: Int { generated.withLock { $0 } }
+
+    /// A fresh random 64-byte token.
+    /// - Throws: ``AttestKitClient/DeviceServiceError/featureUnsupported`` when not supported.
+    public func generateToken() async throws -> Data {
+        guard isSupported else { throw DeviceServiceError.featureUnsupported }
+        generated.withLock { $0 += 1 }
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<64).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+}

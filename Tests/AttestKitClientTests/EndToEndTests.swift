@@ -1,0 +1,218 @@
+import AttestKit
+import AttestKitClient
+import AttestKitClientSimulator
+import AttestKitTesting
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The client with a simulated device against a real `attestkit serve` on loopback, through a test-side backend
+/// that asks the service to verify every request's proof.
+@Suite("AttestKitClient end to end against attestkit serve", .serialized, .timeLimit(.minutes(3)))
+struct EndToEndTests {
+    static let apple: SoftwareApple = {
+        do { return try SoftwareApple() } catch { fatalError("a software Apple: \(error)") }
+    }()
+
+    /// A simulated app: a device, a manager, a client and the backend it talks to.
+    struct App {
+        let provider: SimulatedAppAttestProvider
+        let keyStore: MemoryKeyIDStore
+        let manager: AppAttestManager
+        let backend: AppBackend
+        let client: AttestKitHTTPClient
+
+        init(
+            service: URL, device: SimulatedDevice? = nil, keyStore: MemoryKeyIDStore = MemoryKeyIDStore(),
+            freshness: AppAttestManager.Configuration.Freshness = .timestamp
+        ) {
+            provider = SimulatedAppAttestProvider(
+                device: device
+                    ?? SimulatedDevice(
+                        apple: EndToEndTests.apple,
+                        configuration: .init(appID: ServiceProcess.appID, environment: .development)))
+            self.keyStore = keyStore
+            backend = AppBackend(service: service)
+            manager = AppAttestManager(
+                provider: provider, keyStore: keyStore, service: AttestKitService(baseURL: service, transport: backend),
+                configuration: .init(freshness: freshness, initialBackoff: .milliseconds(10)))
+            client = AttestKitHTTPClient(manager: manager, transport: backend)
+        }
+
+        /// Sends an order; returns the counter the service accepted.
+        func order() async throws -> Int {
+            let (data, response) = try await client.data(for: AppBackend.order())
+            #expect(response.statusCode == 200)
+            let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            return try #require(json["counter"] as? Int)
+        }
+    }
+
+    @Test(
+        "first launch attests, later requests assert with increasing counters; the next launch reuses the key",
+        arguments: [AppAttestManager.Configuration.Freshness.timestamp, .serviceChallenge])
+    func firstLaunch(freshness: AppAttestManager.Configuration.Freshness) async throws {
+        try await ServiceProcess.with(apple: Self.apple) { service in
+            let app = App(service: service, freshness: freshness)
+            var counters: [Int] = []
+            for _ in 0..<4 { counters.append(try await app.order()) }
+            #expect(counters == [1, 2, 3, 4])
+            #expect(app.provider.calls.attestKey == 1)
+            #expect(await app.manager.attestationCount == 1)
+            let keyID = try #require(app.keyStore.load())
+            #expect(app.backend.outcomes.allSatisfy { $0.keyID == keyID && $0.status == 200 })
+
+            // The next launch: a new manager with the same key store and device uses the stored key.
+            let relaunched = App(service: service, device: app.provider.device, keyStore: app.keyStore)
+            #expect(try await relaunched.order() == 5)
+            #expect(relaunched.provider.calls.attestKey == 0)
+            #expect(await relaunched.manager.attestationCount == 0)
+        }
+    }
+
+    @Test("a restored old counter is refused (409 counter_not_increasing) and the client re-attests")
+    func restoredCounter() async throws {
+        try await ServiceProcess.with(apple: Self.apple) { service in
+            let app = App(service: service)
+            for _ in 0..<3 { _ = try await app.order() }
+            let oldKey = try #require(app.keyStore.load())
+            try app.provider.restoreCounter(1, for: oldKey)
+
+            #expect(try await app.order() == 1)
+            // Counter 2 is not above the 3 the service saw, and no other assertion of the app is on its way: the
+            // device is behind, so the client attests a new key, whose first assertion is accepted.
+            let last = app.backend.outcomes.suffix(2).map { "\($0.status) \($0.code ?? "") \($0.keyID == oldKey)" }
+            #expect(last == ["409 counter_not_increasing true", "200  false"])
+            let newKey = try #require(app.keyStore.load())
+            #expect(newKey != oldKey)
+            #expect(await app.manager.attestationCount == 2)
+            #expect(try await app.order() == 2)
+        }
+    }
+
+    @Test("a key invalidated on the device is replaced by a newly attested one")
+    func invalidatedKey() async throws {
+        try await ServiceProcess.with(apple: Self.apple) { service in
+            let app = App(service: service)
+            _ = try await app.order()
+            let oldKey = try #require(app.keyStore.load())
+            app.provider.invalidate(oldKey)
+
+            #expect(try await app.order() == 1)
+            let newKey = try #require(app.keyStore.load())
+            #expect(newKey != oldKey)
+            #expect(app.provider.calls.attestKey == 2)
+            // The device refused before anything was sent: the backend saw only accepted requests.
+            #expect(app.backend.outcomes.allSatisfy { $0.status == 200 })
+        }
+    }
+
+    @Test("a key revoked by the service (403 key_revoked) is replaced")
+    func revokedKey() async throws {
+        try await ServiceProcess.with(apple: Self.apple) { service in
+            let app = App(service: service)
+            _ = try await app.order()
+            let oldKey = try #require(app.keyStore.load())
+            let path =
+                "v1/keys/"
+                + oldKey.replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") + "/revoke"
+            var revoke = URLRequest(url: service.appendingPathComponent(path))
+            revoke.httpMethod = "POST"
+            revoke.setValue("Bearer \(ServiceProcess.adminToken)", forHTTPHeaderField: "Authorization")
+            let (_, revoked) = try await URLSessionTransport().send(revoke)
+            #expect(revoked.statusCode == 200)
+
+            #expect(try await app.order() == 1)
+            #expect(app.backend.outcomes.contains { $0.status == 403 && $0.code == "key_revoked" })
+            #expect(app.keyStore.load() != oldKey)
+            #expect(await app.manager.attestationCount == 2)
+        }
+    }
+
+    @Test("10 concurrent first requests share one attestation")
+    func noAttestationStorm() async throws {
+        try await ServiceProcess.with(apple: Self.apple) { service in
+            let app = App(service: service)
+            let counters = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<10 { group.addTask { try await app.order() } }
+                var counters: [Int] = []
+                for try await counter in group { counters.append(counter) }
+                return counters
+            }
+            #expect(counters.count == 10)
+            #expect(app.backend.outcomes.filter { $0.status == 200 }.count == 10)
+            #expect(app.provider.calls.generateKey == 1)
+            #expect(app.provider.calls.attestKey == 1)
+            #expect(await app.manager.attestationCount == 1)
+            // Assertions made concurrently may reach the service out of order: any refused as not increasing
+            // was sent again with a fresh assertion. (The counter the service reports is the key's counter after
+            // the request, which a concurrent request may already have advanced, so it is not compared here.)
+
+            // 20 more concurrent requests with the attested key: some overtake others and are refused as not
+            // increasing, but the client tells that from a counter gone back and sends them again; no new key.
+            let more = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 { group.addTask { try await app.order() } }
+                var counters: [Int] = []
+                for try await counter in group { counters.append(counter) }
+                return counters
+            }
+            #expect(more.count == 20)
+            let outcomes = app.backend.outcomes
+            var accepted = 0
+            var unexpected: [String] = []
+            for outcome in outcomes {
+                switch (outcome.status, outcome.code) {
+                case (200, _): accepted += 1
+                case (409, "counter_not_increasing"): break
+                default: unexpected.append("\(outcome.status) \(outcome.code ?? "")")
+                }
+            }
+            #expect(accepted == 30)
+            #expect(unexpected.isEmpty)
+            #expect(app.provider.calls.generateAssertion == outcomes.count)
+            #expect(app.provider.calls.attestKey == 1)
+            #expect(await app.manager.attestationCount == 1)
+        }
+    }
+
+    @Test("serverUnavailable from the device is retried with backoff; a persistent outage surfaces")
+    func serverUnavailable() async throws {
+        try await ServiceProcess.with(apple: Self.apple) { service in
+            let app = App(service: service)
+            app.provider.failNextCalls(2)
+            let first = try await app.order()
+            #expect(first == 1)
+            app.provider.failNextCalls(10)
+            let error = await #expect(throws: AttestKitClientError.self) { try await app.order() }
+            #expect(error?.code == .device && error?.deviceError == .serverUnavailable)
+            #expect(app.provider.isSupported)
+        }
+    }
+
+    @Test("App Attest unsupported falls back to the DeviceCheck token path")
+    func deviceCheckFallback() async throws {
+        try await MockApple.with(apple: Self.apple) { mockURL, appleKey in
+            try await ServiceProcess.with(apple: Self.apple, deviceCheckURL: mockURL, appleKey: appleKey) { service in
+                let device = SimulatedDevice(
+                    apple: Self.apple, configuration: .init(appID: ServiceProcess.appID, environment: .development))
+                let appAttest = SimulatedAppAttestProvider(device: device, supported: false)
+                let deviceCheck = SimulatedDeviceCheckProvider()
+                let strategy = IntegrityStrategy.choose(appAttest: appAttest, deviceCheck: deviceCheck)
+                #expect(strategy == .deviceCheck)
+
+                let backend = AppBackend(service: service)
+                let client = AttestKitHTTPClient(
+                    strategy: strategy, manager: nil, deviceCheck: deviceCheck, transport: backend)
+                let (data, response) = try await client.data(for: AppBackend.order())
+                #expect(response.statusCode == 200)
+                let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+                #expect(json["valid"] as? Bool == true)
+                #expect(deviceCheck.tokenCount == 1)
+                #expect(appAttest.calls == .init())
+            }
+        }
+    }
+}

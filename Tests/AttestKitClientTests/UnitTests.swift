@@ -1,0 +1,124 @@
+import AttestKit
+import AttestKitClient
+import AttestKitClientSimulator
+import AttestKitTesting
+import Foundation
+import Synchronization
+import Testing
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("AttestKitClient without a service")
+struct UnitTests {
+    struct Unsupported: AppAttestProvider {
+        var isSupported: Bool { false }
+        func generateKey() async throws -> String { throw DeviceServiceError.featureUnsupported }
+        func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data { throw DeviceServiceError.unknown }
+        func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
+            throw DeviceServiceError.unknown
+        }
+    }
+
+    @Test("the strategy chooser degrades from App Attest to DeviceCheck to risk-based to limited")
+    func strategy() {
+        let supported = SimulatedDeviceCheckProvider()
+        let unsupported = SimulatedDeviceCheckProvider(supported: false)
+        let device = SimulatedDevice(
+            apple: EndToEndTests.apple, configuration: .init(appID: ServiceProcess.appID, environment: .development))
+        let appAttest = SimulatedAppAttestProvider(device: device)
+        #expect(IntegrityStrategy.choose(appAttest: appAttest, deviceCheck: supported) == .appAttest)
+        #expect(IntegrityStrategy.choose(appAttest: Unsupported(), deviceCheck: supported) == .deviceCheck)
+        #expect(IntegrityStrategy.choose(appAttest: Unsupported(), deviceCheck: unsupported) == .riskBased)
+        #expect(IntegrityStrategy.choose(appAttest: nil, deviceCheck: nil, riskSignalsAvailable: false) == .limited)
+    }
+
+    /// A transport that always answers `status` with `body`, counting requests.
+    final class Canned: HTTPTransport {
+        let status: Int
+        let body: String
+        let count = Mutex(0)
+        init(_ status: Int, _ body: String) {
+            self.status = status
+            self.body = body
+        }
+        func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+            count.withLock { $0 += 1 }
+            let url = try #require(request.url)
+            let response = try #require(
+                HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: nil))
+            return (Data(body.utf8), response)
+        }
+    }
+
+    @Test("the service's error body becomes a typed error")
+    func errorMapping() async throws {
+        let transport = Canned(429, #"{"error":{"code":"rate_limited","message":"slow down"}}"#)
+        let service = AttestKitService(baseURL: try #require(URL(string: "http://127.0.0.1:1")), transport: transport)
+        let error = await #expect(throws: AttestKitClientError.self) { try await service.challenge(for: .attest) }
+        #expect(error?.code == .httpError && error?.status == 429 && error?.serviceCode == "rate_limited")
+        #expect(error?.reason == "slow down")
+        #expect(error?.invalidatesKey == false)
+        #expect(transport.count.withLock { $0 } == 1)
+
+        let plain = Canned(502, "bad gateway")
+        let client = AttestKitHTTPClient(strategy: .limited, manager: nil, deviceCheck: nil, transport: plain)
+        let other = await #expect(throws: AttestKitClientError.self) {
+            try await client.data(for: URLRequest(url: try #require(URL(string: "https://app.example/"))))
+        }
+        #expect(other?.status == 502 && other?.serviceCode == nil)
+    }
+
+    @Test("refusals that name the key invalidate it; others do not")
+    func invalidatingCodes() {
+        func error(_ status: Int, _ code: String) -> AttestKitClientError {
+            AttestKitClientError(.httpError, status: status, serviceCode: code, reason: "")
+        }
+        #expect(error(403, "key_not_found").invalidatesKey)
+        #expect(error(403, "key_revoked").invalidatesKey)
+        #expect(error(409, "counter_not_increasing").invalidatesKey)
+        #expect(!error(403, "signature_invalid").invalidatesKey)
+        #expect(!error(409, "challenge_consumed").invalidatesKey)
+        #expect(!error(403, "timestamp_outside_window").invalidatesKey)
+    }
+
+    @Test("the file key store keeps the id in an owner-only file")
+    func fileStore() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-\(UUID().uuidString)/key")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let store = FileKeyIDStore(url: url)
+        #expect(try store.load() == nil)
+        try store.save("a2V5")
+        #expect(try store.load() == "a2V5")
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        try store.remove()
+        #expect(try store.load() == nil)
+        try store.remove()
+    }
+
+    @Test("a signed request carries the four headers, and the binding keeps the percent-encoded target")
+    func signing() async throws {
+        let device = SimulatedDevice(
+            apple: EndToEndTests.apple, configuration: .init(appID: ServiceProcess.appID, environment: .development))
+        let provider = SimulatedAppAttestProvider(device: device)
+        let keyID = try await provider.generateKey()
+        _ = try await provider.attestKey(keyID, clientDataHash: Data(repeating: 1, count: 32))
+        let manager = AppAttestManager(
+            provider: provider, keyStore: MemoryKeyIDStore(keyID),
+            service: AttestKitService(
+                baseURL: try #require(URL(string: "http://127.0.0.1:1")), transport: Canned(500, "")),
+            now: { Date(timeIntervalSince1970: 1_763_700_000) })
+        let signed = try await manager.sign(AppBackend.order())
+        #expect(signed.value(forHTTPHeaderField: "X-AttestKit-Key-Id") == keyID)
+        #expect(signed.value(forHTTPHeaderField: "X-AttestKit-Timestamp") == "1763700000000")
+        #expect(signed.value(forHTTPHeaderField: "X-AttestKit-Assertion") != nil)
+        #expect(signed.value(forHTTPHeaderField: "X-AttestKit-Challenge") == nil)
+        #expect(await manager.attestationCount == 0)
+
+        var streamed = AppBackend.order()
+        streamed.httpBodyStream = InputStream(data: Data([1]))
+        let error = await #expect(throws: AttestKitClientError.self) { try await manager.sign(streamed) }
+        #expect(error?.code == .invalidRequest)
+    }
+}
