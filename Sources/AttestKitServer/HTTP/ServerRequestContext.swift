@@ -5,7 +5,8 @@ public import NIOCore
 /// A request context that can carry the key an assertion was verified with: what ``AttestKitMiddleware`` needs
 /// from a Hummingbird application's context.
 public protocol AttestedRequestContext: RequestContext {
-    /// The key whose assertion authenticated this request, set by ``AttestKitMiddleware``; `nil` before.
+    /// The key whose assertion authenticated this request, with this assertion's counter, set by
+    /// ``AttestKitMiddleware``; `nil` before.
     var attestedKey: KeyRecord? { get set }
 }
 

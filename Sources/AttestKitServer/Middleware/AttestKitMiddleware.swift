@@ -50,9 +50,10 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
                 method: request.method.rawValue, target: request.head.path ?? "/",
                 body: body.readableBytesView, freshness: headers.freshness)
             let freshness = try AssertionGate.freshness(of: binding)
-            context.attestedKey = try await gate.verify(
+            let accepted = try await gate.verify(
                 keyID: headers.keyID, assertion: headers.assertion, clientData: .clientData(binding.clientData),
                 freshness: freshness)
+            context.attestedKey = accepted.key
         } catch {
             // The binding, the gate (StoreError, AttestKitError) and a body over the limit (NIOTooManyBytesError)
             // throw errors that are not HTTPResponseErrors: unmapped, an application's router would answer 500 (or a

@@ -14,14 +14,15 @@ extension AttestKitAPI {
         let (clientData, freshness) = try Self.binding(of: body, limit: configuration.bodyLimit)
         let start = ContinuousClock.now
         do {
-            let record = try await gate.verify(
+            let accepted = try await gate.verify(
                 keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness)
             metrics.verification("assertion", code: nil, duration: ContinuousClock.now - start)
             return JSONResponse.make(
                 .ok,
                 AssertionResponse(
-                    keyId: record.keyID.base64, counter: record.counter, environment: record.environment.rawValue,
-                    riskMetric: record.riskMetric, stepUp: riskPolicy.requiresStepUp(record.riskMetric)))
+                    keyId: accepted.key.keyID.base64, counter: accepted.counter,
+                    environment: accepted.key.environment.rawValue, riskMetric: accepted.key.riskMetric,
+                    stepUp: riskPolicy.requiresStepUp(accepted.key.riskMetric)))
         } catch {
             let failure = APIError(any: error)
             metrics.verification("assertion", code: failure.code, duration: ContinuousClock.now - start)

@@ -56,13 +56,13 @@ public struct AssertionGate: Sendable {
 
     /// Verifies `assertion` by `keyID` over `clientData` and, if it holds, advances the key's counter.
     ///
-    /// - Returns: The key record with its new counter.
+    /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
     /// - Throws: ``APIError`` (`timestamp_outside_window`), `StoreError` (`key_not_found`, `key_revoked`,
     ///   `challenge_*`, `counter_not_increasing`), `AttestKitError` (`signature_invalid`, `app_id_mismatch`,
     ///   `counter_not_increasing`, format codes).
     public func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
-    ) async throws -> KeyRecord {
+    ) async throws -> AcceptedAssertion {
         let time = now()
         if case .timestamp(let milliseconds) = freshness {
             let offset = Double(milliseconds) / 1_000 - time.timeIntervalSince1970
@@ -73,7 +73,7 @@ public struct AssertionGate: Sendable {
                         + "\(Int(timestampWindow)) s is accepted")
             }
         }
-        guard var record = try await store.key(keyID) else { throw StoreError.keyNotFound }
+        guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
         guard record.state == .active else { throw StoreError.keyRevoked }
         let verified = try verifier.verify(
             assertion, publicKeyX963: record.publicKeyX963, appID: record.appID, clientData: clientData,
@@ -82,7 +82,14 @@ public struct AssertionGate: Sendable {
             _ = try await store.consumeChallenge(id, purpose: .assert, keyID: keyID, now: time)
         }
         try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
-        record = try await store.key(keyID) ?? record
-        return record
+        return AcceptedAssertion(key: record.advanced(to: verified.counter, at: time), counter: verified.counter)
     }
+}
+
+/// An assertion the gate accepted.
+public struct AcceptedAssertion: Sendable {
+    /// The key that signed, with ``counter`` and the time of this assertion.
+    public let key: KeyRecord
+    /// The counter this assertion carried, now the key's stored counter (unless a later one overtook it).
+    public let counter: UInt32
 }

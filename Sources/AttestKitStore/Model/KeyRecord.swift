@@ -109,6 +109,15 @@ public struct KeyState: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension KeyRecord {
+    /// This record as an accepted assertion with `counter` at `time` leaves it (what the store now holds, unless a
+    /// later assertion overtook it), without reading the store again.
+    package func advanced(to counter: UInt32, at time: Date) -> KeyRecord {
+        var record = self
+        record.counter = counter
+        record.lastAssertionAt = time
+        return record
+    }
+
     /// The reason a compare-and-set that changed nothing was refused, from a read of the key after it.
     static func counterRefusal(for existing: KeyRecord?) -> StoreError {
         guard let existing else { return StoreError(.keyNotFound, "no key has this identifier") }
