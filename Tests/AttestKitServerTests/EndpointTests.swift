@@ -145,6 +145,35 @@ struct EndpointTests {
         }
     }
 
+    @Test("DeviceCheck with named states: update by name, query answers the name, unknown names refused")
+    func deviceCheckStates() async throws {
+        var options = ServerHarness.Options()
+        options.deviceCheckStates = try DeviceCheckStates(["trial_eligible", "trial_active", "trial_used", "banned"])
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let token = Fixture.deviceToken()
+            let fresh = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
+            #expect(fresh.string("state") == "trial_eligible")
+            let used = try await harness.post(
+                "/v1/devicecheck/update", ["deviceToken": .string(token), "state": "trial_used"])
+            #expect(used.status == 200, "\(used)")
+            let query = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
+            #expect(query.bool("bit0") == false && query.bool("bit1") == true)
+            #expect(query.string("state") == "trial_used")
+            _ = try await harness.post("/v1/devicecheck/update", ["deviceToken": .string(token), "state": "banned"])
+            let banned = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
+            #expect(banned.bool("bit0") == true && banned.bool("bit1") == true && banned.string("state") == "banned")
+            let unknown = try await harness.post(
+                "/v1/devicecheck/update", ["deviceToken": .string(token), "state": "vip"])
+            #expect(unknown.status == 400 && unknown.errorCode == "invalid_field")
+            let both = try await harness.post(
+                "/v1/devicecheck/update", ["deviceToken": .string(token), "state": "banned", "bit0": true])
+            #expect(both.status == 400 && both.errorCode == "invalid_field")
+        }
+        #expect(throws: ServerConfigurationError.self) { try DeviceCheckStates(["a", "b", "c"]) }
+        #expect(throws: ServerConfigurationError.self) { try DeviceCheckStates(["a", "b", "c", "a"]) }
+        #expect(throws: ServerConfigurationError.self) { try DeviceCheckStates(["a", "b", "c", "Banned"]) }
+    }
+
     @Test(
         "admin: the key with its risk history after receipt refresh rounds, then revoked",
         arguments: await StoreKind.all())

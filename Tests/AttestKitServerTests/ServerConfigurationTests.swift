@@ -17,7 +17,8 @@ struct ServerConfigurationTests {
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "rate-limit.attestations-per-ip", "rate-limit.attestations-per-app",
-        "rate-limit.challenges-per-ip", "admin.token", "log.level", "log.format", "receipt-refresh.interval",
+        "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token", "log.level", "log.format",
+        "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
     ]
 
@@ -349,5 +350,22 @@ final class TemporaryFile: Sendable {
 
     deinit {
         try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+@Suite("DeviceCheck state names in the configuration")
+struct DeviceCheckStatesConfigurationTests {
+    @Test("four names from the environment, in bit order; three names refused naming the key")
+    func fromEnvironment() async throws {
+        let loaded = try await ServerConfigurationSource.load(
+            environment: ["ATTESTKIT_DEVICECHECK_STATES": "fresh,trial,used,banned"])
+        let states = try #require(loaded.deviceCheckStates)
+        #expect(states.name(bit0: false, bit1: false) == "fresh")
+        #expect(states.name(bit0: true, bit1: false) == "trial")
+        #expect(states.name(bit0: false, bit1: true) == "used")
+        #expect(states.bits(of: "banned")! == (true, true))
+        await #expect {
+            _ = try await ServerConfigurationSource.load(environment: ["ATTESTKIT_DEVICECHECK_STATES": "a,b,c"])
+        } throws: { ($0 as? ServerConfigurationError)?.key == "devicecheck.states" }
     }
 }

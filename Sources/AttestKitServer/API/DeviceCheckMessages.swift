@@ -8,6 +8,8 @@ struct DeviceCheckUpdateRequest: Decodable {
     var deviceToken: String
     var bit0: Bool?
     var bit1: Bool?
+    /// A configured state name, instead of the bits.
+    var state: String?
 }
 
 /// `POST /v1/devicecheck/query` answer.
@@ -16,6 +18,8 @@ struct DeviceCheckQueryResponse: Encodable {
     var bit0: Bool
     var bit1: Bool
     var lastUpdateTime: String?
+    /// The configured name of the bits' state.
+    var state: String?
 }
 
 /// `POST /v1/devicecheck/update` answer.

@@ -41,6 +41,7 @@ extension ServerConfiguration {
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
     /// | `rate-limit.attestations-per-app` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_APP` | `6000` a minute (0: off) |
     /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
+    /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: four names for the bit states (00, 10, 01, 11 as bit0 bit1) |
     /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
     /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `json` (or `text`) |
@@ -72,6 +73,9 @@ extension ServerConfiguration {
         if let limit = try settings.int("rate-limit.attestations-per-ip") { rateLimits.attestationsPerIP = limit }
         if let limit = try settings.int("rate-limit.attestations-per-app") { rateLimits.attestationsPerApp = limit }
         if let limit = try settings.int("rate-limit.challenges-per-ip") { rateLimits.challengesPerIP = limit }
+        if let names = try settings.strings("devicecheck.states") {
+            self.deviceCheckStates = try DeviceCheckStates(names)
+        }
         self.adminToken = try settings.string("admin.token", isSecret: true)
         if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
         if let format = try settings.choice("log.format", as: LogFormat.self) { self.logFormat = format }
@@ -92,7 +96,8 @@ extension ServerConfiguration {
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "rate-limit.attestations-per-ip", "rate-limit.attestations-per-app",
-        "rate-limit.challenges-per-ip", "admin.token", "log.level", "log.format", "receipt-refresh.interval",
+        "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token", "log.level", "log.format",
+        "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
     ]
 

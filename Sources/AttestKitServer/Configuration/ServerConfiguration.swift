@@ -120,6 +120,8 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits: RateLimits
     /// The largest request body accepted, in bytes.
     public var bodyLimit: Int
+    /// Names for the four DeviceCheck bit states, or `nil` to speak in bits only.
+    public var deviceCheckStates: DeviceCheckStates?
     /// The bearer token of the admin endpoints, or `nil` to disable them (503 `admin_not_configured`).
     public var adminToken: String?
     /// The log level.
@@ -148,6 +150,7 @@ public struct ServerConfiguration: Sendable {
         policy: Policy = Policy(),
         rateLimits: RateLimits = RateLimits(),
         bodyLimit: Int = 65_536,
+        deviceCheckStates: DeviceCheckStates? = nil,
         adminToken: String? = nil,
         logLevel: Logger.Level = .info,
         logFormat: LogFormat = .json,
@@ -168,6 +171,7 @@ public struct ServerConfiguration: Sendable {
         self.policy = policy
         self.rateLimits = rateLimits
         self.bodyLimit = bodyLimit
+        self.deviceCheckStates = deviceCheckStates
         self.adminToken = adminToken
         self.logLevel = logLevel
         self.logFormat = logFormat

@@ -15,7 +15,8 @@ extension AttestKitAPI {
             .ok,
             DeviceCheckQueryResponse(
                 found: result.isFound, bit0: result.bit0, bit1: result.bit1,
-                lastUpdateTime: result.lastUpdateTime?.description))
+                lastUpdateTime: result.lastUpdateTime?.description,
+                state: configuration.deviceCheckStates?.name(bit0: result.bit0, bit1: result.bit1)))
     }
 
     /// `POST /v1/devicecheck/update`.
@@ -25,11 +26,24 @@ extension AttestKitAPI {
         let body = try await JSONRequest.decode(
             DeviceCheckUpdateRequest.self, from: &request, limit: configuration.bodyLimit)
         let token = try Self.deviceToken(body.deviceToken)
-        guard body.bit0 != nil || body.bit1 != nil else {
-            throw APIError.invalidField("bit0", "give bit0, bit1 or both")
+        var bits = (bit0: body.bit0, bit1: body.bit1)
+        if let state = body.state {
+            guard bits.bit0 == nil && bits.bit1 == nil else {
+                throw APIError.invalidField("state", "give a state or bits, not both")
+            }
+            guard let states = configuration.deviceCheckStates else {
+                throw APIError.invalidField("state", "no state names are configured (devicecheck.states)")
+            }
+            guard let named = states.bits(of: state) else {
+                throw APIError.invalidField("state", "is one of \(states.names.joined(separator: ", "))")
+            }
+            bits = (named.bit0, named.bit1)
+        }
+        guard bits.bit0 != nil || bits.bit1 != nil else {
+            throw APIError.invalidField("bit0", "give bit0, bit1, both, or a state")
         }
         try await calling("update") { () async throws(AppleServiceError) in
-            try await client.update(deviceToken: token, bit0: body.bit0, bit1: body.bit1, logger: context.logger)
+            try await client.update(deviceToken: token, bit0: bits.bit0, bit1: bits.bit1, logger: context.logger)
         }
         return JSONResponse.make(.ok, DeviceCheckUpdateResponse(updated: true))
     }

@@ -37,6 +37,8 @@ final class ServerHarness: Sendable {
         var timestampWindow: TimeInterval = 300
         /// The risk metric of the receipts the mock returns.
         var mockRiskMetric = 7
+        /// Names of the DeviceCheck bit states.
+        var deviceCheckStates: DeviceCheckStates?
     }
 
     enum Target {
@@ -122,7 +124,7 @@ final class ServerHarness: Sendable {
                         : nil,
                     trustAnchors: Fixture.apple.trustAnchors, timestampWindow: options.timestampWindow,
                     policy: options.policy, rateLimits: options.rateLimits, bodyLimit: options.bodyLimit,
-                    adminToken: options.adminToken, logLevel: .critical,
+                    deviceCheckStates: options.deviceCheckStates, adminToken: options.adminToken, logLevel: .critical,
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 let server = try AttestKitServer(
