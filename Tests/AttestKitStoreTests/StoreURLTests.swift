@@ -37,7 +37,20 @@ struct StoreURLTests {
         #expect(defaults.password == nil)
         #expect(defaults.schema == "attestkit")
         #expect(defaults.tls == .prefer)
+        #expect(defaults.operationTimeout == .seconds(10))
         #expect(try StoreURL("postgres://u@[::1]:5433/db").postgres?.host == "::1")
+    }
+
+    @Test(
+        "operation_timeout=SECONDS sets the PostgreSQL operation deadline",
+        arguments: [
+            ("1", Duration.seconds(1)), ("2.5", .milliseconds(2_500)), ("0.001", .milliseconds(1)),
+            ("3600", .seconds(3_600)),
+        ])
+    func operationTimeout(value: String, timeout: Duration) throws {
+        let url = try StoreURL("postgres://u@h/db?sslmode=disable&operation_timeout=\(value)")
+        #expect(url.postgres?.operationTimeout == timeout)
+        #expect(url.postgres?.tls == .disable)
     }
 
     @Test(
@@ -46,7 +59,11 @@ struct StoreURLTests {
             "", "memory", "memory:x", "sqlite:", "sqlite:dir/", "mysql://u@h/db", "file:///tmp/x", "postgres://",
             "postgres://h/db", "postgres://u@h", "postgres://u@h/", "postgres://u@h/a/b", "postgres://u@h:0/db",
             "postgres://u@h/db?schema=Bad-Name", "postgres://u@h/db?sslmode=verify", "postgres://u@h/db?search_path=x",
-            "postgres://u@h/db?schema=", "sqlite:a\u{0}b",
+            "postgres://u@h/db?schema=", "sqlite:a\u{0}b", "postgres://u@h/db?operation_timeout=0",
+            "postgres://u@h/db?operation_timeout=0.0004", "postgres://u@h/db?operation_timeout=-1",
+            "postgres://u@h/db?operation_timeout=3601", "postgres://u@h/db?operation_timeout=1e3",
+            "postgres://u@h/db?operation_timeout=nan", "postgres://u@h/db?operation_timeout=.",
+            "postgres://u@h/db?operation_timeout=10s", "postgres://u@h/db?operation_timeout=",
         ])
     func refused(text: String) {
         #expect(throws: StoreError.invalidURL) { _ = try StoreURL(text) }

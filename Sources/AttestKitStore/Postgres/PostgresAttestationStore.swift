@@ -16,11 +16,17 @@ import ServiceLifecycle
 ///
 /// The store is a `Service` whose ``run()`` runs the connection pool: add it to the server's `ServiceGroup`
 /// (or use ``StoreURL/withStore(logger:_:)``), then call ``prepare()``. Queries wait until ``run()`` runs.
+///
+/// Every operation but ``prepare()`` has a deadline, ``PostgresStoreConfiguration/operationTimeout``
+/// (waiting for a connection included): past it the call throws ``StoreError/Code/storageUnavailable``
+/// ("… did not answer within N s") and the connection it used is closed, so that the pool never hands out
+/// a connection in an unknown state. A lost database host thus fails requests and `/ready` quickly.
 public final class PostgresAttestationStore: AttestationStore {
     /// The configuration the store was created with (its description hides the password).
     public let configuration: PostgresStoreConfiguration
     private let client: PostgresClient
     private let schema: PostgresSchema
+    private let deadline: PostgresDeadline
     private let logger: Logger
     private let queryLogger = Logger(
         label: "attestkit.store.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -32,6 +38,7 @@ public final class PostgresAttestationStore: AttestationStore {
         let configuration = try configuration.validated()
         self.configuration = configuration
         self.schema = PostgresSchema(name: configuration.schema)
+        self.deadline = PostgresDeadline(timeout: configuration.operationTimeout)
         self.logger = logger
         let tls: PostgresClient.Configuration.TLS
         switch configuration.tls {
@@ -54,9 +61,13 @@ public final class PostgresAttestationStore: AttestationStore {
     }
 
     /// Creates the schema and applies the missing migrations, under an advisory lock. Needs ``run()``.
+    ///
+    /// Not bound by ``PostgresStoreConfiguration/operationTimeout``: the first connection is bounded by
+    /// ``PostgresStoreConfiguration/connectTimeout``, and migrations may take longer than a query.
     public func prepare() async throws(StoreError) {
-        try await perform("connecting to PostgreSQL") { try await checkConnection() }
-        try await perform("migrating the PostgreSQL schema") {
+        try checkOpen()
+        try await StoreError.wrapping("connecting to PostgreSQL", detail: Self.detail) { try await checkConnection() }
+        try await StoreError.wrapping("migrating the PostgreSQL schema", detail: Self.detail) {
             try await schema.migrate(client, logger: queryLogger)
         }
         logger.debug("PostgreSQL store ready", metadata: ["schema": "\(configuration.schema)"])
@@ -277,13 +288,16 @@ public final class PostgresAttestationStore: AttestationStore {
             """)
         let hasMetric = update.riskMetric != nil
         let logger = queryLogger
-        let rows = try await perform("storing a receipt") {
-            try await client.withTransaction(logger: logger) { connection in
-                let rows = try await PostgresStatement.run(connection, updateQuery, logger: logger)
-                if !rows.isEmpty, hasMetric {
-                    try await PostgresStatement.run(connection, historyQuery, logger: logger)
+        let rows = try await perform("storing a receipt") { [client] lease in
+            try await client.withConnection { connection in
+                try lease.lend(connection)
+                return try await connection.withTransaction(logger: logger) { connection in
+                    let rows = try await PostgresStatement.run(connection, updateQuery, logger: logger)
+                    if !rows.isEmpty, hasMetric {
+                        try await PostgresStatement.run(connection, historyQuery, logger: logger)
+                    }
+                    return rows
                 }
-                return rows
             }
         }
         guard let row = rows.first else {
@@ -373,19 +387,28 @@ public final class PostgresAttestationStore: AttestationStore {
 
     private func query(_ operation: StaticString, _ query: PostgresQuery) async throws(StoreError) -> [PostgresRow] {
         let logger = queryLogger
-        return try await perform(operation) {
+        return try await perform(operation) { [client] lease in
             try await client.withConnection { connection in
-                try await PostgresStatement.run(connection, query, logger: logger)
+                try lease.lend(connection)
+                return try await PostgresStatement.run(connection, query, logger: logger)
             }
         }
     }
 
-    private func perform<Result>(
-        _ operation: StaticString, _ body: () async throws -> Result
-    ) async throws(StoreError) -> Result {
+    private func checkOpen() throws(StoreError) {
         guard !closed.withLockedValue({ $0 }) else {
             throw StoreError(.storageUnavailable, "the store is closed")
         }
-        return try await StoreError.wrapping(operation, detail: Self.detail, body)
+    }
+
+    /// Runs `body` unless the store is closed, within ``PostgresStoreConfiguration/operationTimeout``.
+    private func perform<Result: Sendable>(
+        _ operation: StaticString, _ body: @escaping @Sendable (PostgresDeadline.Lease) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try checkOpen()
+        let deadline = deadline
+        return try await StoreError.wrapping(operation, detail: Self.detail) {
+            try await deadline.run(operation, body)
+        }
     }
 }

@@ -46,8 +46,15 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     public var tls: TLSMode
     /// The most connections the pool opens.
     public var maximumConnections: Int
-    /// How long to wait for a new connection.
+    /// How long to wait for a new connection: TCP connect, TLS and login (`PostgresClient`'s
+    /// `connectTimeout`). Also bounds the first connection of ``PostgresAttestationStore/prepare()``.
     public var connectTimeout: Duration
+    /// How long one store operation may take, waiting for a pooled connection included (URL parameter
+    /// `operation_timeout=SECONDS`). Past it the call throws ``StoreError/Code/storageUnavailable``
+    /// ("… did not answer within N s") and the connection it used is closed, not returned to the pool, so a
+    /// lost database host fails requests quickly instead of holding them for about a minute.
+    /// ``PostgresAttestationStore/prepare()`` (migrations) is not bound by it. Between 1 ms and 1 hour.
+    public var operationTimeout: Duration
 
     /// Creates a configuration.
     public init(
@@ -59,7 +66,8 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         schema: String = "attestkit",
         tls: TLSMode = .prefer,
         maximumConnections: Int = 20,
-        connectTimeout: Duration = .seconds(10)
+        connectTimeout: Duration = .seconds(10),
+        operationTimeout: Duration = .seconds(10)
     ) {
         self.host = host
         self.port = port
@@ -70,11 +78,13 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         self.tls = tls
         self.maximumConnections = maximumConnections
         self.connectTimeout = connectTimeout
+        self.operationTimeout = operationTimeout
     }
 
     /// Checks the fields that reach the server outside of query parameters.
     /// - Throws: ``StoreError/Code/invalidInput`` for an empty host, user or database, a port outside
-    ///   1…65535, a schema that is not a lower-case identifier, or a pool size outside 1…1000.
+    ///   1…65535, a schema that is not a lower-case identifier, a pool size outside 1…1000, or an operation
+    ///   timeout outside ``operationTimeouts``.
     func validated() throws(StoreError) -> PostgresStoreConfiguration {
         guard !host.isEmpty, !username.isEmpty, !database.isEmpty, (1...65_535).contains(port) else {
             throw StoreError(.invalidInput, "a PostgreSQL store needs a host, a port, a user and a database")
@@ -85,8 +95,14 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         guard (1...1_000).contains(maximumConnections) else {
             throw StoreError(.invalidInput, "the pool holds 1 to 1000 connections")
         }
+        guard Self.operationTimeouts.contains(operationTimeout) else {
+            throw StoreError(.invalidInput, "the operation timeout lies between 1 ms and 1 hour")
+        }
         return self
     }
+
+    /// The accepted ``operationTimeout`` values.
+    static let operationTimeouts: ClosedRange<Duration> = .milliseconds(1) ... .seconds(3_600)
 
     /// `[a-z_][a-z0-9_]{0,62}`: safe to quote into DDL, which cannot take parameters.
     static func isIdentifier(_ name: String) -> Bool {

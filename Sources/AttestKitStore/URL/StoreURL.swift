@@ -5,9 +5,10 @@ import Foundation
 /// - `memory:`: ``MemoryAttestationStore``, in this process only.
 /// - `sqlite:PATH`: ``SQLiteAttestationStore`` at `PATH`, relative to the working directory or absolute
 ///   (`sqlite:///abs/path` also works).
-/// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?schema=NAME&sslmode=MODE` (or `postgresql://`):
-///   ``PostgresAttestationStore``; port 5432, schema `attestkit` and sslmode `prefer` by default; user and
-///   password percent-encoded.
+/// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?schema=NAME&sslmode=MODE&operation_timeout=SECONDS` (or
+///   `postgresql://`): ``PostgresAttestationStore``; port 5432, schema `attestkit`, sslmode `prefer` and an
+///   operation timeout of 10 s (``PostgresStoreConfiguration/operationTimeout``; decimal seconds, `0.001` to
+///   `3600`) by default; user and password percent-encoded.
 ///
 /// Anything else is refused with ``StoreError/Code/invalidURL``. The ``description`` hides the password.
 public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
@@ -109,10 +110,25 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
                 configuration.schema = value
             case "sslmode":
                 configuration.tls = try PostgresStoreConfiguration.TLSMode(sslmode: value)
+            case "operation_timeout":
+                configuration.operationTimeout = try operationTimeout(value)
             default:
                 throw StoreError(.invalidURL, "unknown PostgreSQL URL parameter \(item.name)")
             }
         }
         return configuration
+    }
+
+    /// `operation_timeout=SECONDS`: a plain decimal number of seconds (`10`, `2.5`), whole milliseconds, within
+    /// ``PostgresStoreConfiguration/operationTimeouts``.
+    private static func operationTimeout(_ value: String) throws(StoreError) -> Duration {
+        let refusal = StoreError(.invalidURL, "operation_timeout is a number of seconds from 0.001 to 3600")
+        guard value.utf8.count <= 16,
+            value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") }),
+            let seconds = Double(value), seconds.isFinite
+        else { throw refusal }
+        let timeout = Duration.milliseconds(Int64((seconds * 1_000).rounded()))
+        guard PostgresStoreConfiguration.operationTimeouts.contains(timeout) else { throw refusal }
+        return timeout
     }
 }

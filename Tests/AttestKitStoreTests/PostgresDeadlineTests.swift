@@ -1,0 +1,140 @@
+import AttestKit
+import Foundation
+import ServiceLifecycle
+import Testing
+
+@testable import AttestKitStore
+
+/// ``PostgresStoreConfiguration/operationTimeout`` against a host that accepts TCP and never answers: calls
+/// fail with `storage_unavailable` soon after the deadline, a connection stuck in a query is closed rather
+/// than pooled again, and the store still shuts down. No PostgreSQL needed.
+@Suite("PostgreSQL operation deadline")
+struct PostgresDeadlineTests {
+    static let timeout = Duration.seconds(1)
+
+    static func configuration(port: Int) -> PostgresStoreConfiguration {
+        PostgresStoreConfiguration(
+            host: "127.0.0.1", port: port, username: "attestkit", password: nil, database: "attestkit_test",
+            tls: .disable, maximumConnections: 2, connectTimeout: .seconds(2), operationTimeout: timeout)
+    }
+
+    /// Runs `body` and returns its `StoreError` and how long it took.
+    static func timed(_ body: () async throws -> Void) async -> (error: StoreError?, elapsed: Duration) {
+        let start = ContinuousClock.now
+        do {
+            try await body()
+            return (nil, start.duration(to: .now))
+        } catch {
+            return (error as? StoreError ?? StoreError(.invalidInput, "\(type(of: error))"), start.duration(to: .now))
+        }
+    }
+
+    @Test(
+        "key and consumeChallenge fail with storage_unavailable within the deadline, and the store still closes",
+        arguments: [BlackHoleServer.Mode.silent, .silentAfterLogin])
+    func blackHole(mode: BlackHoleServer.Mode) async throws {
+        let server = try await BlackHoleServer.start(mode)
+        let store = try PostgresAttestationStore(configuration: Self.configuration(port: server.port))
+        let running = Task { try await store.run() }
+        let keyID = TestKeys.key().keyID
+        let challengeID = try ChallengeID(bytes: [UInt8](repeating: 7, count: 16))
+
+        let operations: [(String, () async throws -> Void)] = [
+            ("reading a key", { _ = try await store.key(keyID) }),
+            (
+                "consuming a challenge",
+                {
+                    _ = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: TestKeys.t0)
+                }
+            ),
+        ]
+        for (name, operation) in operations {
+            let (error, elapsed) = await Self.timed(operation)
+            print("PostgreSQL deadline (\(mode.testDescription)): \(name) failed after \(elapsed)")
+            let failure = try #require(error)
+            #expect(failure.code == .storageUnavailable)
+            #expect(failure.reason == "\(name) did not answer within 1 s", "\(failure.reason)")
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(3), "\(elapsed)")
+        }
+
+        if mode == .silentAfterLogin {
+            // Both calls held a logged-in connection with a query in flight: each was closed, none reused.
+            #expect(server.accepted >= 2)
+            for _ in 0..<50 where server.closed < server.accepted {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(server.closed == server.accepted, "accepted \(server.accepted), closed \(server.closed)")
+        }
+
+        await store.close()
+        running.cancel()
+        let (_, shutdown) = await Self.timed { try? await running.value }
+        print("PostgreSQL deadline (\(mode.testDescription)): the store shut down in \(shutdown)")
+        #expect(shutdown < .seconds(5), "\(shutdown)")
+        let (closedError, _) = await Self.timed { _ = try await store.key(keyID) }
+        #expect(closedError?.code == .storageUnavailable)
+        await server.stop()
+    }
+
+    @Test("the operation timeout: 10 s by default, 1 ms to 1 hour, in seconds in the reason")
+    func reasonNamesTheTimeout() async throws {
+        #expect(PostgresDeadline.seconds(.seconds(10)) == "10")
+        #expect(PostgresDeadline.seconds(.milliseconds(2_500)) == "2.5")
+        let defaults = PostgresStoreConfiguration(username: "u", password: nil, database: "d")
+        #expect(defaults.operationTimeout == .seconds(10))
+        var configuration = Self.configuration(port: 5432)
+        configuration.operationTimeout = .zero
+        #expect(throws: StoreError.invalidInput) { _ = try PostgresAttestationStore(configuration: configuration) }
+        configuration.operationTimeout = .seconds(3_601)
+        #expect(throws: StoreError.invalidInput) { _ = try PostgresAttestationStore(configuration: configuration) }
+    }
+
+    @Test(
+        "a normal run against the real PostgreSQL with operation_timeout from the URL",
+        .enabled(PostgresBackendTests.skipReason) { await PostgresTestServer.shared.shouldRun() })
+    func realServer() async throws {
+        guard await PostgresTestServer.shared.isAvailable() else { return }
+        let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let settings = PostgresTestServer.configuration(schema: schema)
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.user = settings.username
+        components.password = settings.password
+        components.host = settings.host
+        components.port = settings.port
+        components.path = "/" + settings.database
+        components.queryItems = [
+            URLQueryItem(name: "schema", value: settings.schema), URLQueryItem(name: "sslmode", value: "disable"),
+            URLQueryItem(name: "operation_timeout", value: "2.5"),
+        ]
+        let url = try StoreURL(try #require(components.string))
+        #expect(url.postgres?.operationTimeout == .milliseconds(2_500))
+        let store = try url.makeStore()
+        let postgres = try #require(store as? PostgresAttestationStore)
+        let gate = PostgresTestServer.shared.gate
+        await gate.enter()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await store.run() }
+                defer { group.cancelAll() }
+                try await store.prepare()
+                let challenge = try await store.issueChallenge(purpose: .attest, now: TestKeys.t0)
+                _ = try await store.consumeChallenge(challenge.id, purpose: .attest, keyID: nil, now: TestKeys.t0)
+                let registration = try TestKeys.registration()
+                _ = try await store.registerKey(registration, now: TestKeys.t0)
+                try await store.advanceCounter(of: registration.keyID, to: 1, now: TestKeys.t0)
+                _ = try await store.storeReceipt(
+                    try TestKeys.receipt(at: 60, riskMetric: 3), for: registration.keyID, now: TestKeys.t0)
+                #expect(try await store.key(registration.keyID)?.counter == 1)
+                #expect(try await store.keyCounts().total == 1)
+                try? await postgres.dropSchema()
+                await store.close()
+            }
+        } catch {
+            try? await postgres.dropSchema()
+            await gate.leave()
+            throw error
+        }
+        await gate.leave()
+    }
+}
