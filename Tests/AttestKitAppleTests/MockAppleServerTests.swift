@@ -159,6 +159,23 @@ import Testing
         }
     }
 
+    @Test func aStatusFaultSendsItsRetryAfterVerbatim() async throws {
+        let clock = TestTime()
+        let date = "Sun, 12 Apr 2026 13:20:03 GMT"
+        let faults = [MockAppleFault(.status(429, retryAfter: "2")), MockAppleFault(.status(503, retryAfter: date))]
+        try await AppleFixture.mock(clock, faults: faults).withRunning { (baseURL: String) async throws in
+            var retryAfters: [String?] = []
+            for _ in 0..<3 {
+                var request = HTTPClientRequest(url: baseURL + "/v1/validate_device_token")
+                request.method = .POST
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                retryAfters.append(response.headers.first(name: "Retry-After"))
+            }
+            #expect(retryAfters == ["2", date, nil])
+        }
+    }
+
     @Test func theMockStopsWithItsTaskAndReportsItsPort() async throws {
         let clock = TestTime()
         let mock = try AppleFixture.mock(clock)
@@ -199,6 +216,15 @@ import Testing
             MockAppleFault(.delay(.milliseconds(250)), endpoint: .validateDeviceToken, count: 4)
         ),
         ("all:delay=1.5", MockAppleFault(.delay(.milliseconds(1_500)))),
+        ("query:429:1:retry-after=2", MockAppleFault(.status(429, retryAfter: "2"), endpoint: .queryTwoBits)),
+        (
+            "all:503:retry-after=Sun, 12 Apr 2026 13:20:03 GMT",
+            MockAppleFault(.status(503, retryAfter: "Sun, 12 Apr 2026 13:20:03 GMT"))
+        ),
+        (
+            "receipt:429:3:retry-after=-1",
+            MockAppleFault(.status(429, retryAfter: "-1"), endpoint: .attestationData, count: 3)
+        ),
     ])
     func faultsParse(_ text: String, _ expected: MockAppleFault) throws {
         let fault = try MockAppleFault(parsing: text)
@@ -209,6 +235,10 @@ import Testing
     @Test(arguments: [
         "", "query", "query:", "nowhere:429", "query:99", "query:600", "query:429:0", "query:429:x",
         "query:delay=", "query:delay=-1s", "query:delay=2h", "query:429:1:1", "query:explode",
+        "query:429:retry-after=", "query:429:1:retry-after= 2", "query:429:1:retry-after=2 ",
+        "query:drop:retry-after=2",
+        "query:delay=1s:retry-after=2", "query:429:1:1:retry-after=2", "query:retry-after=2",
+        "query:429:retry-after=\u{7}",
     ])
     func malformedFaultsAreRejected(_ text: String) {
         #expect(throws: MockAppleError(.invalidConfiguration, "")) { try MockAppleFault(parsing: text) }

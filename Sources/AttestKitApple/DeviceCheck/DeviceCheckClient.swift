@@ -49,7 +49,7 @@ public struct DeviceCheckClient: Sendable {
     ///   - tokens: The provider token source, shared with the receipt exchange.
     ///   - httpClient: The HTTP client; the shared one by default.
     ///   - clock: The clock retries wait on; inject one in tests.
-    ///   - now: The clock of the `timestamp` field.
+    ///   - now: The clock of the `timestamp` field and of `Retry-After` dates.
     public init(
         configuration: Configuration,
         tokens: AppleTokenProvider,
@@ -59,7 +59,8 @@ public struct DeviceCheckClient: Sendable {
     ) {
         self.configuration = configuration
         self.tokens = tokens
-        self.http = AppleHTTPTransport(client: httpClient, configuration: configuration.transport, clock: clock)
+        self.http = AppleHTTPTransport(
+            client: httpClient, configuration: configuration.transport, clock: clock, now: now)
         self.now = now
     }
 

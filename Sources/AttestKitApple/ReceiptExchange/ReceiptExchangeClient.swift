@@ -83,7 +83,7 @@ public struct ReceiptExchangeClient: Sendable {
     ///   - tokens: The provider token source, shared with DeviceCheck.
     ///   - httpClient: The HTTP client; the shared one by default.
     ///   - clock: The clock retries wait on; inject one in tests.
-    ///   - now: The time new receipts are verified at.
+    ///   - now: The time new receipts are verified at, and that `Retry-After` dates are measured from.
     /// - Throws: ``AppleServiceError/Code/invalidConfiguration`` if Apple's embedded root fails its pin.
     public init(
         configuration: Configuration,
@@ -104,7 +104,8 @@ public struct ReceiptExchangeClient: Sendable {
         }
         self.configuration = configuration
         self.tokens = tokens
-        self.http = AppleHTTPTransport(client: httpClient, configuration: configuration.transport, clock: clock)
+        self.http = AppleHTTPTransport(
+            client: httpClient, configuration: configuration.transport, clock: clock, now: now)
         self.verifier = ReceiptVerifier(anchor: anchor, leeway: configuration.leeway)
         self.now = now
     }

@@ -7,6 +7,11 @@ import NIOHTTP1
 /// Sends one call to an Apple service: a POST with a fresh `Authorization` per attempt, a deadline covering every
 /// retry, a response size cap, and retries with backoff for 429, 5xx and connection failures.
 ///
+/// A 429 or 5xx with a valid `Retry-After` (seconds or an IMF-fixdate, see ``RetryAfter``) waits what Apple asks
+/// (capped at ``RetryPolicy/maximumDelay``) instead of the jittered backoff; a malformed one is ignored. When the
+/// wait would end at or past the call's deadline, the call does not sleep: it returns the answer it has at once
+/// (so the caller reports it classified, e.g. `rate_limited` with `attempts` 1) rather than time out later.
+///
 /// The answer of the last attempt is returned whatever its status (callers classify it); only failures without an
 /// answer are thrown. The logger receives static messages with the endpoint label, status, attempt and wait, never
 /// URLs' secrets, headers, tokens or bodies. AsyncHTTPClient itself gets no logger.
@@ -47,6 +52,8 @@ struct AppleHTTPTransport: Sendable {
     let client: HTTPClient
     let configuration: TransportConfiguration
     let clock: any Clock<Duration>
+    /// The wall clock that `Retry-After` dates are measured from.
+    let now: @Sendable () -> Date
 
     /// Statuses worth another attempt: rate limiting and server failures.
     static func isRetryable(status: Int) -> Bool { status == 429 || (500...599).contains(status) }
@@ -129,7 +136,7 @@ struct AppleHTTPTransport: Sendable {
             let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
             return .answer(
                 status: Int(response.status.code), body: Array(buffer.readableBytesView),
-                retryAfter: Self.retryAfter(response.headers))
+                retryAfter: response.headers.first(name: "Retry-After").flatMap { RetryAfter.wait($0, now: now()) })
         } catch {
             return .failure(Self.failure(error, deadline: deadline))
         }
@@ -153,14 +160,5 @@ struct AppleHTTPTransport: Sendable {
             return AppleServiceError(.timeout, "the call's deadline passed before an answer")
         }
         return AppleServiceError(.transport, "no answer: \(String(describing: type(of: error)))")
-    }
-
-    /// `Retry-After` in whole seconds (the HTTP-date form is ignored).
-    static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
-        guard let value = headers.first(name: "Retry-After"),
-            let seconds = Int(value.trimmingCharacters(in: .whitespaces)),
-            seconds >= 0
-        else { return nil }
-        return .seconds(seconds)
     }
 }

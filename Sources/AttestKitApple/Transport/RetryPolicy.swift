@@ -2,8 +2,10 @@
 /// requests, separated by exponential backoff with full jitter, and never past the call's deadline.
 ///
 /// The wait before retry *n* (1 for the first retry) is a uniformly random duration between zero and
-/// `min(maximumDelay, baseDelay × 2^(n-1))` ("full jitter"), or Apple's `Retry-After` when it sends one (capped at
-/// ``maximumDelay``). Other 4xx answers are never retried: they will not change.
+/// `min(maximumDelay, baseDelay × 2^(n-1))` ("full jitter"), or Apple's `Retry-After` when it sends a valid one
+/// (delay-seconds or an IMF-fixdate; capped at ``maximumDelay``; a malformed one is ignored). A wait that would end
+/// at or past the call's deadline is not taken: the call ends at once with the answer it has (e.g. a 429 as
+/// ``AppleServiceError/Code/rateLimited``). Other 4xx answers are never retried: they will not change.
 public struct RetryPolicy: Sendable, Hashable {
     /// The most requests one call sends, the first included; 1 disables retries.
     public var maximumAttempts: Int

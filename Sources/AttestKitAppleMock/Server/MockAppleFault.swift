@@ -3,12 +3,15 @@
 /// A fault applies to the next ``count`` requests to its ``endpoint`` (every endpoint when `nil`), in the order
 /// faults were added; a request takes at most one fault. On the command line: `ENDPOINT:ACTION[:COUNT]`, with
 /// ENDPOINT `query`, `update`, `validate`, `receipt` or `all`, and ACTION an HTTP status (`429`, `503`, ...), `drop`
-/// or `delay=DURATION` (`delay=2s`, `delay=500ms`), e.g. `--fault query:429:2 --fault receipt:drop`.
+/// or `delay=DURATION` (`delay=2s`, `delay=500ms`), e.g. `--fault query:429:2 --fault receipt:drop`. A status may
+/// carry a `Retry-After` header, sent verbatim: `ENDPOINT:STATUS[:COUNT]:retry-after=VALUE`, e.g.
+/// `query:429:1:retry-after=2` or `all:503:retry-after=Sun, 12 Apr 2026 13:20:03 GMT` (the value may hold colons).
 public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
     /// What happens to a request.
     public enum Action: Sendable, Hashable {
-        /// Answer this status with this text, or with Apple's text for the status when `nil`.
-        case status(Int, text: String? = nil)
+        /// Answer this status with this text, or with Apple's text for the status when `nil`, and a `Retry-After`
+        /// header with this value when it is not `nil` (sent as is, so that clients can be fed malformed ones).
+        case status(Int, text: String? = nil, retryAfter: String? = nil)
         /// Wait this long, then answer normally.
         case delay(Duration)
         /// Close the connection without an answer.
@@ -34,11 +37,23 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
         self.count = max(1, count)
     }
 
-    /// Parses `ENDPOINT:ACTION[:COUNT]` (see the type's documentation).
+    /// Parses `ENDPOINT:ACTION[:COUNT]`, or `ENDPOINT:STATUS[:COUNT]:retry-after=VALUE` (see the type's
+    /// documentation).
     ///
     /// - Throws: ``MockAppleError/Code/invalidConfiguration`` for anything else.
     public init(parsing text: String) throws(MockAppleError) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        var head = Substring(text)
+        var retryAfter: String?
+        if let option = text.firstRange(of: ":" + Self.retryAfterOption) {
+            let value = text[option.upperBound...]
+            // Visible ASCII and inner spaces only: a header value, never a line break.
+            guard let first = value.first, let last = value.last, first != " ", last != " ",
+                value.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) })
+            else { throw Self.invalid(text) }
+            retryAfter = String(value)
+            head = text[..<option.lowerBound]
+        }
+        let parts = head.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard (2...3).contains(parts.count) else { throw Self.invalid(text) }
         let endpoint: MockAppleEndpoint?
         if parts[0] == "all" {
@@ -49,12 +64,14 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
             throw Self.invalid(text)
         }
         let action: Action
-        if parts[1] == "drop" {
+        if let status = Int(parts[1]), (200...599).contains(status) {
+            action = .status(status, retryAfter: retryAfter)
+        } else if retryAfter != nil {
+            throw Self.invalid(text)  // only a status carries a header
+        } else if parts[1] == "drop" {
             action = .drop
         } else if parts[1].hasPrefix("delay="), let duration = Self.duration(parts[1].dropFirst(6)) {
             action = .delay(duration)
-        } else if let status = Int(parts[1]), (200...599).contains(status) {
-            action = .status(status)
         } else {
             throw Self.invalid(text)
         }
@@ -66,16 +83,22 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
         self.init(action, endpoint: endpoint, count: count)
     }
 
-    /// `ENDPOINT:ACTION:COUNT`.
+    /// `ENDPOINT:ACTION:COUNT`, followed by `:retry-after=VALUE` when a status carries one.
     public var description: String {
         let action: String
+        var option = ""
         switch self.action {
-        case .status(let status, _): action = String(status)
+        case .status(let status, _, let retryAfter):
+            action = String(status)
+            if let retryAfter { option = ":\(Self.retryAfterOption)\(retryAfter)" }
         case .delay(let duration): action = "delay=\(RetryMilliseconds.of(duration))ms"
         case .drop: action = "drop"
         }
-        return "\(endpoint?.rawValue ?? "all"):\(action):\(count)"
+        return "\(endpoint?.rawValue ?? "all"):\(action):\(count)\(option)"
     }
+
+    /// The option that adds a `Retry-After` header to a status.
+    private static let retryAfterOption = "retry-after="
 
     /// Whether it applies to a request to `endpoint`.
     func applies(to endpoint: MockAppleEndpoint) -> Bool { self.endpoint == nil || self.endpoint == endpoint }
@@ -100,7 +123,7 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
         MockAppleError(
             .invalidConfiguration,
             "a fault is ENDPOINT:ACTION[:COUNT] with ENDPOINT query|update|validate|receipt|all and ACTION a status, "
-                + "drop or delay=DURATION; got \(text)")
+                + "drop or delay=DURATION, or ENDPOINT:STATUS[:COUNT]:retry-after=VALUE; got \(text)")
     }
 }
 

@@ -13,7 +13,8 @@ public import ServiceLifecycle
 /// It serves `POST /v1/query_two_bits`, `/v1/update_two_bits`, `/v1/validate_device_token` (DeviceCheck, see
 /// ``MockAppleServer/Configuration``) and `/v1/attestationData` (the receipt exchange, backed by a software Apple),
 /// checks provider tokens against the configured public key, keeps bits per device in memory, and injects faults
-/// (``MockAppleFault``): statuses such as 429 and 503, slow answers, dropped connections. Other methods on these
+/// (``MockAppleFault``): statuses such as 429 and 503 (with a `Retry-After` if asked), slow answers, dropped
+/// connections. Other methods on these
 /// paths get 405.
 ///
 /// ```swift
@@ -138,9 +139,11 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
             logger.debug("mock-apple dropped a connection", metadata: ["endpoint": "\(endpoint)"])
             try? await context.channel.close().get()
             return Response(status: .internalServerError)
-        case .status(let status, let text):
+        case .status(let status, let text, let retryAfter):
             logger.debug("mock-apple injected a status", metadata: ["endpoint": "\(endpoint)", "status": "\(status)"])
-            return Self.response(.text(status, text ?? MockAppleAnswer.applesText(for: status)))
+            var response = Self.response(.text(status, text ?? MockAppleAnswer.applesText(for: status)))
+            if let retryAfter { response.headers[.retryAfter] = retryAfter }
+            return response
         case .delay(let duration):
             try? await Task.sleep(for: duration)
         case nil:

@@ -21,7 +21,9 @@ struct MockAppleCommand: AsyncParsableCommand {
             one is made and every receipt gets 404. Once listening it prints 'mock-apple listening on URL' (and \
             writes the port to --port-file); SIGINT or SIGTERM stops it.
             Faults: --fault ENDPOINT:ACTION[:COUNT], ENDPOINT query|update|validate|receipt|all, ACTION a status \
-            (429, 503, ...), drop or delay=DURATION (2s, 500ms), e.g. --fault query:429:2 --fault receipt:drop.
+            (429, 503, ...), drop or delay=DURATION (2s, 500ms), e.g. --fault query:429:2 --fault receipt:drop. \
+            A status may carry a Retry-After header, sent as given: ENDPOINT:STATUS[:COUNT]:retry-after=VALUE, \
+            e.g. --fault query:429:1:retry-after=2 or --fault 'all:503:retry-after=Sun, 12 Apr 2026 13:20:03 GMT'.
             """
     )
 
@@ -55,7 +57,7 @@ struct MockAppleCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The risk metric of the receipts it returns.")
     var riskMetric = 1
 
-    @Option(name: .long, help: "A fault: ENDPOINT:ACTION[:COUNT] (repeatable).")
+    @Option(name: .long, help: "A fault: ENDPOINT:ACTION[:COUNT][:retry-after=VALUE] (repeatable).")
     var fault: [String] = []
 
     @Flag(name: .long, help: "Log one line per request (endpoint and status) to standard error.")
