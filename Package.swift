@@ -159,6 +159,7 @@ let package = Package(
         .testTarget(
             name: "AttestKitServerTests",
             dependencies: [
+                "AttestKitTestSupport",
                 "AttestKit",
                 "AttestKitApple",
                 "AttestKitAppleMock",
@@ -193,6 +194,7 @@ let package = Package(
         .testTarget(
             name: "AttestKitClientTests",
             dependencies: [
+                "AttestKitTestSupport",
                 "AttestKit",
                 "AttestKitAppleMock",
                 "AttestKitClient",
@@ -231,6 +233,19 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // What several test targets share: the PostgreSQL server of the tests, and `attestkit serve` as a child
+        // process. Not a product.
+        .target(
+            name: "AttestKitTestSupport",
+            dependencies: [
+                "AttestKit",
+                "AttestKitStore",
+                "AttestKitTesting",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/AttestKitTestSupport",
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -277,6 +292,7 @@ let package = Package(
         .testTarget(
             name: "AttestKitStoreTests",
             dependencies: [
+                "AttestKitTestSupport",
                 "AttestKit",
                 "AttestKitStore",
                 "AttestKitTesting",

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import AttestKit
+import AttestKitTestSupport
 import AttestKitTesting
 import AttestKitWire
 import Crypto
@@ -41,9 +42,9 @@ struct ReplicaTests {
         let appID = try AppID("ABCDE12345.com.example.replicas")
         let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
         let storage = Self.postgresURL
-        let first = try ServeProcess(name: "a", workspace: workspace, apple: apple, appID: appID, storage: storage)
+        let first = try ServeProcess(apple: apple, appID: appID, storage: storage)
         defer { first.stop() }
-        let second = try ServeProcess(name: "b", workspace: workspace, apple: apple, appID: appID, storage: storage)
+        let second = try ServeProcess(apple: apple, appID: appID, storage: storage)
         defer { second.stop() }
         let a = "http://127.0.0.1:\(try await first.port())"
         let b = "http://127.0.0.1:\(try await second.port())"
@@ -140,64 +141,5 @@ struct ReplicaTests {
         let bytes = try await response.body.collect(upTo: 1 << 20)
         let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any]
         return Answer(status: response.status.code, json: json ?? [:])
-    }
-}
-
-/// `attestkit serve` as a child process trusting a software Apple.
-final class ServeProcess: @unchecked Sendable {
-    private let process = Process()
-    private let portFile: URL
-
-    static let binary: URL? = {
-        let candidates = [
-            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        ]
-        return candidates.map { $0.appendingPathComponent("attestkit") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    init(name: String, workspace: URL, apple: SoftwareApple, appID: AppID, storage: String) throws {
-        struct MissingBinary: Error {}
-        guard let binary = Self.binary else {
-            Issue.record("the attestkit binary is not beside the tests: run `swift build --build-tests` first")
-            throw MissingBinary()
-        }
-        let attestationRoot = workspace.appendingPathComponent("attestation-root.pem")
-        let receiptRoot = workspace.appendingPathComponent("receipt-root.pem")
-        try Data(apple.attestationRootPEM.utf8).write(to: attestationRoot)
-        try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
-        portFile = workspace.appendingPathComponent("port-\(name)")
-        process.executableURL = binary
-        process.arguments = [
-            "serve", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
-            "--environments", "development", "--trust-attestation-root", attestationRoot.path,
-            "--trust-receipt-root", receiptRoot.path, "--log-level", "error",
-            "--set", "rate-limit.attestations-per-ip=0", "--set", "rate-limit.challenges-per-ip=0",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-    }
-
-    func port() async throws -> Int {
-        struct NotListening: Error, CustomStringConvertible { let description: String }
-        for _ in 0..<600 {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8),
-                let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                return port
-            }
-            guard process.isRunning else {
-                throw NotListening(description: "serve exited: \(process.terminationStatus)")
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw NotListening(description: "serve did not listen within 60 s")
-    }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
     }
 }

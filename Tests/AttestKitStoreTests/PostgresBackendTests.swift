@@ -1,3 +1,4 @@
+import AttestKitTestSupport
 import ServiceLifecycle
 import Testing
 

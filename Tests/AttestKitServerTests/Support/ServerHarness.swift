@@ -1,3 +1,4 @@
+import AttestKitTestSupport
 import AsyncHTTPClient
 import AttestKit
 import AttestKitAppleMock

@@ -1,8 +1,7 @@
+public import AttestKitStore
 import Foundation
 import ServiceLifecycle
 import Testing
-
-@testable import AttestKitStore
 
 /// The PostgreSQL server the tests use, from `POSTGRES_HOST`, `POSTGRES_PORT`, `POSTGRES_USER`,
 /// `POSTGRES_PASSWORD` and `POSTGRES_DB` (defaults 127.0.0.1, 5432, attestkit, attestkit, attestkit_test).
@@ -12,20 +11,25 @@ import Testing
 /// skipped with the reason. Each test
 /// works in a schema of its own, dropped at the end; a gate bounds how many run at once, so the server's
 /// connection limit is never reached.
-actor PostgresTestServer {
-    static let shared = PostgresTestServer()
+public actor PostgresTestServer {
+    /// The one instance of the test process (every test target's PostgreSQL tests share its gate).
+    public static let shared = PostgresTestServer()
 
-    /// At most this many PostgreSQL tests at once, each with at most ``connectionsPerStore`` per store.
-    let gate = AsyncGate(limit: 4)
-    static let connectionsPerStore = 6
+    /// At most this many PostgreSQL tests at once, each with at most ``connectionsPerStore`` per store, so that
+    /// the server's connection limit (100 by default) is never reached.
+    public nonisolated let gate = AsyncGate(limit: 6)
+    /// The most connections of one test store.
+    public static let connectionsPerStore = 8
 
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    static var required: Bool {
+    /// Whether PostgreSQL is required (`CI` set or `ATTESTKIT_REQUIRE_POSTGRES=1`).
+    public static var required: Bool {
         environment["CI"].map { !$0.isEmpty } == true || environment["ATTESTKIT_REQUIRE_POSTGRES"] == "1"
     }
 
-    static func configuration(schema: String) -> PostgresStoreConfiguration {
+    /// The configuration of a store in `schema`.
+    public static func configuration(schema: String) -> PostgresStoreConfiguration {
         let environment = Self.environment
         return PostgresStoreConfiguration(
             host: environment["POSTGRES_HOST"] ?? "127.0.0.1",
@@ -39,18 +43,19 @@ actor PostgresTestServer {
             connectTimeout: .seconds(5))
     }
 
-    static func store(schema: String) throws -> PostgresAttestationStore {
+    /// A store in `schema`, not running yet.
+    public static func store(schema: String) throws -> PostgresAttestationStore {
         try PostgresAttestationStore(configuration: configuration(schema: schema))
     }
 
     /// Whether the PostgreSQL cases run: the server answers, or it is required (and its cases then fail).
-    func shouldRun() async -> Bool {
+    public func shouldRun() async -> Bool {
         if Self.required { return true }
         return await probe()
     }
 
     /// Whether the server answers; records a failure when it does not (callers run only when required).
-    func isAvailable() async -> Bool {
+    public func isAvailable() async -> Bool {
         guard await probe() else {
             let location = Self.configuration(schema: "attestkit").description
             Issue.record("PostgreSQL is required (CI or ATTESTKIT_REQUIRE_POSTGRES=1) but not reachable at \(location)")
@@ -62,7 +67,7 @@ actor PostgresTestServer {
     private var probeTask: Task<Bool, Never>?
 
     /// Prepares a probe schema within a few seconds, once per process.
-    func probe() async -> Bool {
+    public func probe() async -> Bool {
         if let probeTask { return await probeTask.value }
         guard let store = try? Self.store(schema: "attestkit_probe") else { return false }
         let task = Task {
@@ -97,32 +102,5 @@ actor PostgresTestServer {
         }
         probeTask = task
         return await task.value
-    }
-}
-
-/// A counting semaphore for async code.
-actor AsyncGate {
-    private let limit: Int
-    private var running = 0
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    func enter() async {
-        if running < limit {
-            running += 1
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func leave() {
-        if waiters.isEmpty {
-            running -= 1
-        } else {
-            waiters.removeFirst().resume()
-        }
     }
 }

@@ -1,0 +1,101 @@
+public import AttestKit
+public import AttestKitTesting
+public import Foundation
+
+/// `attestkit serve` as a child process on loopback, trusting a software Apple, for tests that need the real
+/// binary (several processes on one database, the app-side client against the service).
+///
+/// It listens on a free port (written to a port file), with rate limits off, logging only errors, and the software
+/// Apple's roots as trust anchors; standard output and error are discarded (the service warns, loudly and on
+/// purpose, that it trusts a test CA).
+public final class ServeProcess: @unchecked Sendable {
+    /// A failure to start or reach the service.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What went wrong.
+        public let description: String
+    }
+
+    /// The folder of the roots, the port file and a default SQLite store; removed by ``stop()``.
+    public let workspace: URL
+    private let process = Process()
+    private let portFile: URL
+
+    /// The `attestkit` binary built beside the tests (`swift build --build-tests`).
+    public static let binary: URL? = {
+        let candidates = [
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
+        return candidates.map { $0.appendingPathComponent("attestkit") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    /// Starts the service.
+    ///
+    /// - Parameters:
+    ///   - apple: The software Apple whose roots the service trusts.
+    ///   - appID: The allowed app.
+    ///   - storage: The storage URL; `nil` for SQLite in ``workspace``.
+    ///   - arguments: More `serve` arguments.
+    ///   - environment: More environment variables (for example `ATTESTKIT_ADMIN_TOKEN`).
+    public init(
+        apple: SoftwareApple, appID: AppID, storage: String? = nil, arguments: [String] = [],
+        environment: [String: String] = [:]
+    ) throws {
+        guard let binary = Self.binary else {
+            throw Failure(description: "the attestkit binary is not beside the tests: run `swift build --build-tests`")
+        }
+        workspace = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
+        let attestationRoot = workspace.appendingPathComponent("attestation-root.pem")
+        let receiptRoot = workspace.appendingPathComponent("receipt-root.pem")
+        try Data(apple.attestationRootPEM.utf8).write(to: attestationRoot)
+        try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
+        portFile = workspace.appendingPathComponent("port")
+        process.executableURL = binary
+        process.arguments =
+            [
+                "serve", "--port", "0", "--port-file", portFile.path,
+                "--storage", storage ?? "sqlite:" + workspace.appendingPathComponent("attestkit.sqlite").path,
+                "--app", appID.description, "--environments", "development",
+                "--trust-attestation-root", attestationRoot.path, "--trust-receipt-root", receiptRoot.path,
+                "--log-level", "error",
+                "--set", "rate-limit.attestations-per-ip=0", "--set", "rate-limit.challenges-per-ip=0",
+            ] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The port once the service listens (within 60 s).
+    public func port() async throws -> Int {
+        for _ in 0..<600 {
+            if let text = try? String(contentsOf: portFile, encoding: .utf8),
+                let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                return port
+            }
+            guard process.isRunning else { throw Failure(description: "serve exited: \(process.terminationStatus)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Failure(description: "serve did not listen within 60 s")
+    }
+
+    /// `http://127.0.0.1:PORT` once the service listens.
+    public func baseURL() async throws -> URL {
+        guard let url = URL(string: "http://127.0.0.1:\(try await port())") else {
+            throw Failure(description: "no URL for the port")
+        }
+        return url
+    }
+
+    /// Stops the service (SIGTERM, graceful) and removes ``workspace``.
+    public func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: workspace)
+    }
+}
