@@ -32,7 +32,7 @@ struct PostgresDeadlineTests {
 
     @Test(
         "key and consumeChallenge fail with storage_unavailable within the deadline, and the store still closes",
-        arguments: [BlackHoleServer.Mode.silent, .silentAfterLogin])
+        .timeLimit(.minutes(2)), arguments: [BlackHoleServer.Mode.silent, .silentAfterLogin])
     func blackHole(mode: BlackHoleServer.Mode) async throws {
         let server = try await BlackHoleServer.start(mode)
         let store = try PostgresAttestationStore(configuration: Self.configuration(port: server.port))
@@ -55,7 +55,11 @@ struct PostgresDeadlineTests {
             let failure = try #require(error)
             #expect(failure.code == .storageUnavailable)
             #expect(failure.reason == "\(name) did not answer within 1 s", "\(failure.reason)")
-            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(3), "\(elapsed)")
+            // The reason above is only given by the deadline (without it, "silent" fails on the 2 s connect timeout
+            // with another reason and "silent after login" never returns). The upper bound is loose on purpose: in
+            // the parallel test run, CPU-bound tests can hold both cooperative threads, and the timer's task then
+            // resumes late (once seen: 24.8 s). Alone, the calls fail in 1.00-1.02 s.
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(60), "\(elapsed)")
         }
 
         if mode == .silentAfterLogin {
