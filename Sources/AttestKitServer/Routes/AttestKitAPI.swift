@@ -22,29 +22,36 @@ struct AttestKitAPI: Sendable {
 
     var riskPolicy: RiskPolicy { RiskPolicy(threshold: configuration.policy.riskMetricThreshold) }
 
-    /// Every route of the API, as `METHOD /path` (path parameters as `{name}`), in registration order. The
-    /// OpenAPI document must list the same.
-    static let routes: [String] = [
-        "POST /v1/challenges", "POST /v1/attestations", "POST /v1/assertions/verify",
-        "POST /v1/devicecheck/query", "POST /v1/devicecheck/update", "POST /v1/devicecheck/validate",
-        "GET /v1/keys/{keyId}", "POST /v1/keys/{keyId}/revoke", "GET /health", "GET /ready", "GET /metrics",
+    /// One route: its method, its path (parameters as `{name}`) and the handler it calls.
+    struct Endpoint: Sendable {
+        let method: HTTPRequest.Method
+        let path: String
+        let handler: @Sendable (AttestKitAPI) -> @Sendable (Request, ServerRequestContext) async throws -> Response
+    }
+
+    /// Every route of the API, in registration order: what ``register(on:)`` registers and ``routes`` lists.
+    static let endpoints: [Endpoint] = [
+        Endpoint(method: .post, path: "/v1/challenges") { $0.issueChallenge },
+        Endpoint(method: .post, path: "/v1/attestations") { $0.attest },
+        Endpoint(method: .post, path: "/v1/assertions/verify") { $0.verifyAssertion },
+        Endpoint(method: .post, path: "/v1/devicecheck/query") { $0.deviceCheckQuery },
+        Endpoint(method: .post, path: "/v1/devicecheck/update") { $0.deviceCheckUpdate },
+        Endpoint(method: .post, path: "/v1/devicecheck/validate") { $0.deviceCheckValidate },
+        Endpoint(method: .get, path: "/v1/keys/{keyId}") { $0.adminKey },
+        Endpoint(method: .post, path: "/v1/keys/{keyId}/revoke") { $0.adminRevoke },
+        Endpoint(method: .get, path: "/health") { $0.health },
+        Endpoint(method: .get, path: "/ready") { $0.ready },
+        Endpoint(method: .get, path: "/metrics") { $0.metricsExposition },
     ]
 
-    /// Registers every route on `router`.
+    /// Every route as `METHOD /path`, derived from ``endpoints``. The OpenAPI document must list the same.
+    static let routes: [String] = endpoints.map { "\($0.method.rawValue) \($0.path)" }
+
+    /// Registers every route of ``endpoints`` on `router`.
     func register(on router: Router<ServerRequestContext>) {
-        router.post("/v1/challenges") { request, context in try await issueChallenge(request, context) }
-        router.post("/v1/attestations") { request, context in try await attest(request, context) }
-        router.post("/v1/assertions/verify") { request, context in try await verifyAssertion(request, context) }
-        router.post("/v1/devicecheck/query") { request, context in try await deviceCheckQuery(request, context) }
-        router.post("/v1/devicecheck/update") { request, context in try await deviceCheckUpdate(request, context) }
-        router.post("/v1/devicecheck/validate") { request, context in
-            try await deviceCheckValidate(request, context)
+        for endpoint in Self.endpoints {
+            router.on(RouterPath(endpoint.path), method: endpoint.method, use: endpoint.handler(self))
         }
-        router.get("/v1/keys/{keyId}") { request, context in try await adminKey(request, context) }
-        router.post("/v1/keys/{keyId}/revoke") { request, context in try await adminRevoke(request, context) }
-        router.get("/health") { _, _ in JSONResponse.make(.ok, ["status": "ok"]) }
-        router.get("/ready") { _, _ in try await ready() }
-        router.get("/metrics") { _, _ in try await metricsExposition() }
     }
 
     /// Takes one request from a limiter, or throws 429.
@@ -56,8 +63,13 @@ struct AttestKitAPI: Sendable {
         }
     }
 
+    /// 200 `{"status": "ok"}` while the process runs.
+    private func health(_: Request, _: ServerRequestContext) -> Response {
+        JSONResponse.make(.ok, ["status": "ok"])
+    }
+
     /// 200 `{"status": "ready"}` when the store answers, 503 otherwise.
-    private func ready() async throws -> Response {
+    private func ready(_: Request, _: ServerRequestContext) async throws -> Response {
         do {
             _ = try await store.keyCounts()
         } catch {
@@ -67,7 +79,7 @@ struct AttestKitAPI: Sendable {
     }
 
     /// The Prometheus exposition, with the key gauges refreshed from the store.
-    private func metricsExposition() async throws -> Response {
+    private func metricsExposition(_: Request, _: ServerRequestContext) async -> Response {
         if let counts = try? await store.keyCounts() { metrics.keys(counts) }
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
