@@ -25,8 +25,6 @@ enum JSONRequest {
         guard !bytes.isEmpty else { throw APIError.invalidJSON("the body is empty; a JSON object is expected") }
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
-        } catch let error as APIError {
-            throw error
         } catch let error as DecodingError {
             throw APIError.invalidJSON(describe(error))
         } catch {

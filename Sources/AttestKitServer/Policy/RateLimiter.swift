@@ -4,8 +4,8 @@ import Synchronization
 /// Token buckets keyed by a string (a client address, an App ID): each key may spend `perMinute` requests a
 /// minute, refilled continuously, with a burst of the same size.
 ///
-/// Thread-safe, bounded in memory: at most ``maximumKeys`` buckets are kept; full buckets are dropped first,
-/// and when every bucket is in use the oldest are dropped (which errs towards letting a request through
+/// Thread-safe, bounded in memory: at most ``maximumKeys`` buckets are kept; when the table is full, full buckets
+/// are dropped first and then the oldest, down to 90 % of the cap (which errs towards letting a request through
 /// rather than growing without bound).
 public final class RateLimiter: Sendable {
     /// The most buckets kept at once.
@@ -43,7 +43,9 @@ public final class RateLimiter: Sendable {
             }
             bucket.tokens -= 1
             if buckets[key] == nil && buckets.count >= maximumKeys {
-                Self.prune(&buckets, capacity: capacity, rate: rate, now: now, keep: maximumKeys - 1)
+                // Prune to 90 %, not to one below the cap, so that a flood of new addresses pays for a prune once
+                // per tenth of the table rather than on every request.
+                Self.prune(&buckets, capacity: capacity, rate: rate, now: now, keep: max(0, maximumKeys * 9 / 10 - 1))
             }
             buckets[key] = bucket
             return nil

@@ -9,6 +9,10 @@ import PostgresNIO
 /// the operation races a timer in a task group; when the timer wins, the connection the operation leased
 /// (if any) is closed, which fails its query at once, and the pool drops it instead of handing it out
 /// again in an unknown state (mid-query or mid-transaction). The waiting for a connection is cancelled.
+///
+/// The caller hears of the timeout only once the operation has ended: returning earlier lets the pool hand the
+/// closing connection to the caller's next operation, which then fails with `clientClosedConnection` (tried, and
+/// seen in the deadline tests). The operation ends promptly once its connection is closed.
 struct PostgresDeadline: Sendable {
     /// How long one operation may take, leasing a connection included.
     let timeout: Duration
