@@ -56,10 +56,10 @@ struct PostgresDeadlineTests {
             #expect(failure.code == .storageUnavailable)
             #expect(failure.reason == "\(name) did not answer within 1 s", "\(failure.reason)")
             // The reason above is only given by the deadline (without it, "silent" fails on the 2 s connect timeout
-            // with another reason and "silent after login" never returns). The upper bound is loose on purpose: in
-            // the parallel test run, CPU-bound tests can hold both cooperative threads, and the timer's task then
-            // resumes late (once seen: 24.8 s). Alone, the calls fail in 1.00-1.02 s.
-            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(60), "\(elapsed)")
+            // with another reason and "silent after login" never returns). The caller is answered when the timer
+            // fires, whether or not the operation has ended (a query written to a connection that closed meanwhile
+            // never ends: see PostgresDeadline); the bound leaves room for a loaded 2-core machine.
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(3), "\(elapsed)")
         }
 
         if mode == .silentAfterLogin {

@@ -19,8 +19,9 @@ import ServiceLifecycle
 ///
 /// Every operation but ``prepare()`` has a deadline, ``PostgresStoreConfiguration/operationTimeout``
 /// (waiting for a connection included): past it the call throws ``StoreError/Code/storageUnavailable``
-/// ("… did not answer within N s") and the connection it used is closed, so that the pool never hands out
-/// a connection in an unknown state. A lost database host thus fails requests and `/ready` quickly.
+/// ("… did not answer within N s") whatever the database or the driver still does, and the connection it used is
+/// closed, so that the pool never hands out a connection in an unknown state. A lost, restarted, crashed or frozen
+/// database thus fails requests and `/ready` within the deadline, and service resumes when it is back.
 public final class PostgresAttestationStore: AttestationStore {
     /// The configuration the store was created with (its description hides the password).
     public let configuration: PostgresStoreConfiguration
@@ -290,13 +291,14 @@ public final class PostgresAttestationStore: AttestationStore {
         let logger = queryLogger
         let rows = try await perform("storing a receipt") { [client] lease in
             try await client.withConnection { connection in
-                try lease.lend(connection)
-                return try await connection.withTransaction(logger: logger) { connection in
-                    let rows = try await PostgresStatement.run(connection, updateQuery, logger: logger)
-                    if !rows.isEmpty, hasMetric {
-                        try await PostgresStatement.run(connection, historyQuery, logger: logger)
+                try await lease.use(connection) { connection in
+                    try await connection.withTransaction(logger: logger) { connection in
+                        let rows = try await PostgresStatement.run(connection, updateQuery, logger: logger)
+                        if !rows.isEmpty, hasMetric {
+                            try await PostgresStatement.run(connection, historyQuery, logger: logger)
+                        }
+                        return rows
                     }
-                    return rows
                 }
             }
         }
@@ -389,8 +391,9 @@ public final class PostgresAttestationStore: AttestationStore {
         let logger = queryLogger
         return try await perform(operation) { [client] lease in
             try await client.withConnection { connection in
-                try lease.lend(connection)
-                return try await PostgresStatement.run(connection, query, logger: logger)
+                try await lease.use(connection) { connection in
+                    try await PostgresStatement.run(connection, query, logger: logger)
+                }
             }
         }
     }
