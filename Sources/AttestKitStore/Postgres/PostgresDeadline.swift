@@ -30,7 +30,13 @@ struct PostgresDeadline: Sendable {
     /// within an event-loop turn.
     static let staleConnectionPause = Duration.milliseconds(5)
 
-    /// Runs `body` within ``timeout``.
+    /// The end of an operation that starts now: the deadline that statements of one store call share (a refusal's
+    /// follow-up read shares its write's).
+    func end() -> ContinuousClock.Instant {
+        .now + timeout
+    }
+
+    /// Runs `body` within ``timeout``, or until `end` (from ``end()``) when given.
     ///
     /// `body` must use each connection it leases through ``Lease/use(_:_:)``; it runs again when that finds the
     /// connection closed before anything was sent.
@@ -38,8 +44,10 @@ struct PostgresDeadline: Sendable {
     ///   is cancelled, or what `body` throws.
     func run<Result: Sendable>(
         _ operation: StaticString,
+        by end: ContinuousClock.Instant? = nil,
         _ body: @escaping @Sendable (Lease) async throws -> Result
     ) async throws -> Result {
+        let end = end ?? self.end()
         let lease = Lease()
         let outcome = Outcome<Result>()
         let work = Task {
@@ -61,7 +69,7 @@ struct PostgresDeadline: Sendable {
             return try await withThrowingTaskGroup(of: Result?.self) { group in
                 group.addTask { try await outcome.value() }
                 group.addTask {
-                    try await Task.sleep(for: timeout)
+                    try await Task.sleep(until: end, clock: .continuous)
                     return nil
                 }
                 defer { group.cancelAll() }
