@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+public import Testing
 
 /// Several workers calling an operation in a closed loop while a ``PostgresCluster`` goes through the faults of
 /// issue 13: a restart, a stop, a crash (SIGKILL of the postmaster) and a freeze (SIGSTOP), with a healthy spell
@@ -91,6 +92,24 @@ public struct FaultDrill: Sendable {
                 "\(answers.count) calls: \(successes) succeeded, \(unavailable) storage_unavailable, "
                     + "\(unexpected.count) other; worst answer \(Self.seconds(worst)) s"
             ]).joined(separator: "\n")
+        }
+
+        /// Prints ``summary`` under `label` and records an issue for each broken promise: an answer other than
+        /// success or `storage_unavailable`, one slower than `bound`, a fault after which nothing succeeded, and an
+        /// acknowledged counter above the `stored` one (by worker).
+        public func check(
+            _ label: String, within bound: Duration, acknowledged: Tally, stored: [Int],
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            print("\(label):\n\(summary)")
+            #expect(unexpected.isEmpty, "\(unexpected.prefix(5).map(\.outcome))", sourceLocation: sourceLocation)
+            #expect(worst <= bound, "worst answer \(worst)", sourceLocation: sourceLocation)
+            for fault in faults {
+                #expect(
+                    recovery(after: fault) != nil, "nothing succeeded after the \(fault.name)",
+                    sourceLocation: sourceLocation)
+            }
+            #expect(acknowledged.lost(stored).isEmpty, "\(acknowledged.lost(stored))", sourceLocation: sourceLocation)
         }
 
         static func seconds(_ duration: Duration) -> String {

@@ -153,10 +153,15 @@ struct PostgresDeadline: Sendable {
 
         /// Records the outcome and wakes the waiter, if any; later calls are ignored.
         func settle(_ result: Result<Value, any Error>) {
-            let waiter = state.withLockedValue { state -> CheckedContinuation<Value, any Error>? in
+            decide(pending: .settled(result))?.resume(with: result)
+        }
+
+        /// Moves a pending outcome to `next`; hands back the waiter, if there is one, to be woken.
+        private func decide(pending next: State) -> CheckedContinuation<Value, any Error>? {
+            state.withLockedValue { state in
                 switch state {
                 case .pending:
-                    state = .settled(result)
+                    state = next
                     return nil
                 case .waiting(let continuation):
                     state = .done
@@ -165,7 +170,6 @@ struct PostgresDeadline: Sendable {
                     return nil
                 }
             }
-            waiter?.resume(with: result)
         }
 
         /// Waits for the outcome.
@@ -188,19 +192,7 @@ struct PostgresDeadline: Sendable {
                     if let ready { continuation.resume(with: ready) }
                 }
             } onCancel: {
-                let waiter = state.withLockedValue { state -> CheckedContinuation<Value, any Error>? in
-                    switch state {
-                    case .waiting(let continuation):
-                        state = .done
-                        return continuation
-                    case .pending:
-                        state = .done
-                        return nil
-                    case .settled, .done:
-                        return nil
-                    }
-                }
-                waiter?.resume(throwing: CancellationError())
+                decide(pending: .done)?.resume(throwing: CancellationError())
             }
         }
     }
