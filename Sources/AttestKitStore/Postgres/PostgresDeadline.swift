@@ -11,9 +11,12 @@ import PostgresNIO
 /// promise in it, are dropped without ever being completed, so the query's `await` never returns. The pool learns
 /// of a close only when the channel's close future fires, one event-loop turn after the handlers are gone, so a
 /// connection it hands out can close (a database restart, a crash, or this deadline closing it) before the new
-/// holder writes its first query. The wait for a pooled connection has a similar gap: a cancellation that comes
-/// between the pool's own check and the request joining its queue is lost. Both were seen as requests that never
-/// returned after a restart (`PostgresFaultTests`).
+/// holder writes its first query. (Checked directly: a query after the close future fired never answered; one
+/// sent just before fails with `clientClosedConnection`.) The wait for a pooled connection has a similar gap, read
+/// in the pool's code: a cancellation that comes between the pool's own check and the request joining its queue is
+/// lost, and the request waits for a free connection. When the caller waited for the operation, the fault tests
+/// (`ServePostgresFaultTests`) saw requests never answered after a restart, a crash and a freeze, and SIGTERM not
+/// finishing in 20 s.
 ///
 /// So the operation runs in a task of its own, and the caller waits for the first of its outcome and a timer. When
 /// the timer wins, the connection the operation leased (if any) is closed, which fails a query that was sent at
