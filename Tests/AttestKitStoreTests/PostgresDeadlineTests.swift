@@ -1,6 +1,7 @@
 import AttestKitTestSupport
 import AttestKit
 import Foundation
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 import Testing
 
@@ -79,6 +80,26 @@ struct PostgresDeadlineTests {
         let (closedError, _) = await Self.timed { _ = try await store.key(keyID) }
         #expect(closedError?.code == .storageUnavailable)
         await server.stop()
+    }
+
+    @Test(
+        "the caller is answered at the deadline even when the operation never ends (a query on a closed connection)",
+        .timeLimit(.minutes(1)))
+    func operationThatNeverEnds() async throws {
+        // The body waits on a continuation with no cancellation handler, as a query whose promise was dropped does.
+        let parked = NIOLockedValueBox<CheckedContinuation<Void, Never>?>(nil)
+        let deadline = PostgresDeadline(timeout: .milliseconds(300))
+        let (error, elapsed) = await Self.timed {
+            _ = try await deadline.run("reading a key") { _ in
+                await withCheckedContinuation { continuation in parked.withLockedValue { $0 = continuation } }
+                return 1
+            }
+        }
+        #expect(error?.code == .storageUnavailable)
+        #expect(error?.reason == "reading a key did not answer within 0.3 s", "\(error?.reason ?? "")")
+        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(2), "\(elapsed)")
+        for _ in 0..<100 where parked.withLockedValue({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        parked.withLockedValue { $0 }?.resume()
     }
 
     @Test("the operation timeout: 10 s by default, 1 ms to 1 hour, in seconds in the reason")
