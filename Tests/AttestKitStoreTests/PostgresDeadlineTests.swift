@@ -82,24 +82,44 @@ struct PostgresDeadlineTests {
         await server.stop()
     }
 
-    @Test(
-        "the caller is answered at the deadline even when the operation never ends (a query on a closed connection)",
-        .timeLimit(.minutes(1)))
-    func operationThatNeverEnds() async throws {
-        // The body waits on a continuation with no cancellation handler, as a query whose promise was dropped does.
+    /// Runs an operation that never ends under `deadline`, as a query whose promise was dropped does (it waits on a
+    /// continuation with no cancellation handler), and returns its error and how long the caller waited.
+    static func neverEnding(_ deadline: PostgresDeadline) async throws -> (error: StoreError?, elapsed: Duration) {
         let parked = NIOLockedValueBox<CheckedContinuation<Void, Never>?>(nil)
-        let deadline = PostgresDeadline(timeout: .milliseconds(300))
-        let (error, elapsed) = await Self.timed {
+        let answer = await timed {
             _ = try await deadline.run("reading a key") { _ in
                 await withCheckedContinuation { continuation in parked.withLockedValue { $0 = continuation } }
                 return 1
             }
         }
+        for _ in 0..<100 where parked.withLockedValue({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        parked.withLockedValue { $0 }?.resume()
+        return answer
+    }
+
+    @Test(
+        "the caller is answered at the deadline even when the operation never ends (a query on a closed connection)",
+        .timeLimit(.minutes(1)))
+    func operationThatNeverEnds() async throws {
+        let (error, elapsed) = try await Self.neverEnding(PostgresDeadline(timeout: .milliseconds(300)))
         #expect(error?.code == .storageUnavailable)
         #expect(error?.reason == "reading a key did not answer within 0.3 s", "\(error?.reason ?? "")")
         #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(2), "\(elapsed)")
-        for _ in 0..<100 where parked.withLockedValue({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
-        parked.withLockedValue { $0 }?.resume()
+    }
+
+    @Test("the calls of one request share one deadline (StoreRequestDeadline)", .timeLimit(.minutes(1)))
+    func requestDeadline() async throws {
+        let deadline = PostgresDeadline(timeout: .milliseconds(600))
+        let (error, elapsed) = try await StoreRequestDeadline.withRequest {
+            // An earlier call of the request took 400 ms: 200 ms are left of the request's 600.
+            try await Task.sleep(for: .milliseconds(400))
+            return try await Self.neverEnding(deadline)
+        }
+        #expect(error?.code == .storageUnavailable)
+        #expect(elapsed < .milliseconds(450), "\(elapsed)")
+        // Outside a request, each call has the whole timeout.
+        let (_, alone) = try await Self.neverEnding(deadline)
+        #expect(alone >= .milliseconds(550), "\(alone)")
     }
 
     @Test("the operation timeout: 10 s by default, 1 ms to 1 hour, in seconds in the reason")

@@ -34,9 +34,12 @@ struct PostgresDeadline: Sendable {
     static let staleConnectionPause = Duration.milliseconds(5)
 
     /// The end of an operation that starts now: the deadline that statements of one store call share (a refusal's
-    /// follow-up read shares its write's).
+    /// follow-up read shares its write's), and no later than ``timeout`` after the start of the request it serves
+    /// (``StoreRequestDeadline``).
     func end() -> ContinuousClock.Instant {
-        .now + timeout
+        let own = ContinuousClock.now + timeout
+        guard let began = StoreRequestDeadline.began else { return own }
+        return min(own, began + timeout)
     }
 
     /// Runs `body` within ``timeout``, or until `end` (from ``end()``) when given.
