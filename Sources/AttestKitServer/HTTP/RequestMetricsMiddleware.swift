@@ -1,3 +1,4 @@
+import AttestKitStore
 import Foundation
 import Hummingbird
 import Logging
@@ -17,7 +18,8 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var response: Response
         do {
-            response = try await next(request, context)
+            // The request's store calls share one deadline (operation_timeout from the request's start).
+            response = try await StoreRequestDeadline.withRequest { try await next(request, context) }
         } catch {
             var failure = APIError(any: error)
             if failure.code == "not_found", let allowed = Self.allowedMethods(for: request.uri.path) {
