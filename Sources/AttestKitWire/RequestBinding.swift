@@ -104,6 +104,16 @@ public struct RequestBinding: Sendable, Hashable {
     /// SHA-256 of ``clientData``: what the app passes to `generateAssertion` as `clientDataHash`.
     public var clientDataHash: [UInt8] { Array(SHA256.hash(data: clientData)) }
 
+    /// The prefix every AttestKit client data format starts with (`attestkit-assertion-v1`, ...).
+    public static let formatPrefix = "attestkit-"
+
+    /// Whether `clientData` claims to be an AttestKit format: it starts with ``formatPrefix``. A server must then
+    /// parse it strictly (``init(clientData:)``) and refuse it when that fails, never take it as the caller's own
+    /// scheme: otherwise a near-canonical variant would escape the freshness the canonical form demands.
+    public static func claimsAttestKitFormat(_ clientData: some Collection<UInt8>) -> Bool {
+        clientData.starts(with: formatPrefix.utf8)
+    }
+
     /// Parses canonical client data (for servers that receive the raw bytes instead of the request parts).
     /// - Throws: ``RequestBindingError`` unless `clientData` is exactly what ``clientData`` would produce.
     public init(clientData: some Collection<UInt8>) throws(RequestBindingError) {

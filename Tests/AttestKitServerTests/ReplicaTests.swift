@@ -136,6 +136,7 @@ struct ReplicaTests {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Authorization", value: ServeProcess.backendAuthorization)
         request.body = .bytes(ByteBuffer(string: body))
         let response = try await client.execute(request, timeout: .seconds(60))
         let bytes = try await response.body.collect(upTo: 1 << 20)

@@ -20,6 +20,13 @@ public final class ServeProcess: @unchecked Sendable {
     private let process = Process()
     private let portFile: URL
 
+    /// The backend token every child process accepts (`ATTESTKIT_BACKEND_TOKENS`), unless the caller's environment
+    /// sets another.
+    public static let backendToken = "serve-process-backend-token-0123456789"
+
+    /// `Authorization: Bearer` ``backendToken``, the header of backend routes.
+    public static var backendAuthorization: String { "Bearer \(backendToken)" }
+
     /// The `attestkit` binary built beside the tests (`swift build --build-tests`).
     public static let binary: URL? = {
         let candidates = [
@@ -62,7 +69,9 @@ public final class ServeProcess: @unchecked Sendable {
                 "--log-level", "error",
                 "--set", "rate-limit.attestations-per-ip=0", "--set", "rate-limit.challenges-per-ip=0",
             ] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(["ATTESTKIT_BACKEND_TOKENS": Self.backendToken]) { $1 }
+            .merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -9,6 +9,8 @@ struct RequestMetricsMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
     let metrics: ServerMetrics
+    /// The routes of this listener, `METHOD /path`: a known path with another method is answered 405.
+    let routes: [String]
 
     func handle(
         _ request: Request, context: ServerRequestContext,
@@ -20,7 +22,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             var failure = APIError(any: error)
-            if failure.code == "not_found", let allowed = Self.allowedMethods(for: request.uri.path) {
+            if failure.code == "not_found", let allowed = Self.allowedMethods(for: request.uri.path, in: routes) {
                 failure = APIError(
                     .methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed; use \(allowed)"
                 )
@@ -43,10 +45,10 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         return response
     }
 
-    /// The methods of the API's routes whose pattern matches `path`, or `nil` when none does.
-    static func allowedMethods(for path: String) -> String? {
+    /// The methods of `routes` whose pattern matches `path`, or `nil` when none does.
+    static func allowedMethods(for path: String, in routes: [String]) -> String? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        let methods = AttestKitAPI.routes.compactMap { route -> Substring? in
+        let methods = routes.compactMap { route -> Substring? in
             let halves = route.split(separator: " ")
             guard halves.count == 2 else { return nil }
             let pattern = halves[1].split(separator: "/", omittingEmptySubsequences: false)

@@ -8,7 +8,7 @@ extension AttestKitAPI {
     /// `POST /v1/attestations`: 201 with the key record.
     func attest(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         var request = request
-        try limit(attestationsPerIP, context.clientAddress, name: "attestations_per_ip")
+        try limit(attestationsPerIP, clientKey(request, context), name: "attestations_per_ip")
         let body = try await JSONRequest.decode(AttestationRequest.self, from: &request, limit: configuration.bodyLimit)
         let keyID = try Field.keyID(body.keyId)
         let attestation = try Field.bytes(body.attestation, "attestation", maximum: configuration.bodyLimit)
