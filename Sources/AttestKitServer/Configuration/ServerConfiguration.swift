@@ -239,8 +239,8 @@ public struct ServerConfiguration: Sendable {
             ("rate-limit.attestations-per-ip", rateLimits.attestationsPerIP),
             ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),
             ("rate-limit.challenges-per-ip", rateLimits.challengesPerIP),
-        ] where value < 0 {
-            throw ServerConfigurationError(name, "is 0 (off) or more")
+        ] where value < 0 || value > 1_000_000 {
+            throw ServerConfigurationError(name, "is 0 (off) to 1000000")
         }
         if let adminToken, adminToken.utf8.count < 16 {
             throw ServerConfigurationError("admin.token", "is at least 16 characters")

@@ -92,7 +92,6 @@ public final class AttestKitServer: Service, Sendable {
             registrar: AttestationRegistrar(verifier: verifier, store: store, policy: configuration.policy),
             gate: gate, apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
-            attestationsPerApp: RateLimiter(perMinute: configuration.rateLimits.attestationsPerApp),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
             credentials: Credentials(backendTokens: configuration.backendTokens, adminToken: configuration.adminToken),
             clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies), now: now)

@@ -24,8 +24,11 @@ extension AttestKitAPI {
                 keyID: keyID, attestation: attestation, challengeID: challengeID, now: now()
             ) { appID in
                 // Per-app budget against token farming: counted on verified attestations only, so that forged
-                // objects naming an app cannot spend its budget.
-                try limit(attestationsPerApp, appID.description, name: "attestations_per_app")
+                // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
+                // database share it.
+                try await limitShared(
+                    "attestations/\(appID)", perMinute: configuration.rateLimits.attestationsPerApp,
+                    name: "attestations_per_app")
             }
             metrics.verification("attestation", code: nil, duration: ContinuousClock.now - start)
             context.logger.info(

@@ -16,7 +16,6 @@ struct AttestKitAPI: Sendable {
     let apple: AppleServices?
     let metrics: ServerMetrics
     let attestationsPerIP: RateLimiter
-    let attestationsPerApp: RateLimiter
     let challengesPerIP: RateLimiter
     let credentials: Credentials
     let clientAddress: ClientAddress
@@ -94,6 +93,17 @@ struct AttestKitAPI: Sendable {
     /// The rate-limit key of the request's client (``ClientAddress``).
     func clientKey(_ request: Request, _ context: ServerRequestContext) -> String {
         clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
+    }
+
+    /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store
+    /// that cannot answer refuses the request (503), never lets it through.
+    func limitShared(_ budget: String, perMinute: Int, name: String) async throws {
+        guard perMinute > 0 else { return }
+        if let wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now()) {
+            metrics.rateLimited(name)
+            throw APIError(
+                .tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
+        }
     }
 
     /// Takes one request from a limiter, or throws 429.
