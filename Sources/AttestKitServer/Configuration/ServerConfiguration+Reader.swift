@@ -20,6 +20,9 @@ extension ServerConfiguration {
     /// | `http.host` | `ATTESTKIT_HTTP_HOST` | `127.0.0.1` |
     /// | `http.port` | `ATTESTKIT_HTTP_PORT` | `8080` (0 picks a free port) |
     /// | `http.body-limit` | `ATTESTKIT_HTTP_BODY_LIMIT` | `65536` bytes |
+    /// | `http.read-timeout` | `ATTESTKIT_HTTP_READ_TIMEOUT` | `10` seconds to send a whole request |
+    /// | `http.idle-timeout` | `ATTESTKIT_HTTP_IDLE_TIMEOUT` | `30` seconds between requests on a kept-alive connection |
+    /// | `http.max-connections` | `ATTESTKIT_HTTP_MAX_CONNECTIONS` | the descriptor limit minus a reserve (see ``DescriptorLimit``) |
     /// | `apps` | `ATTESTKIT_APPS` | none: `TEAMID.bundle.id` list; without one, attestations get 503 |
     /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
     /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite` |
@@ -63,6 +66,7 @@ extension ServerConfiguration {
         if let host = try settings.string("http.host") { self.host = host }
         if let port = try settings.int("http.port") { self.port = port }
         if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
+        self.connectionLimits = try ConnectionLimits.read(settings)
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
         self.apple = try Self.apple(settings)
@@ -91,7 +95,8 @@ extension ServerConfiguration {
 
     /// Every key ``init(reader:)`` reads, in the order of its table.
     static let configurationKeys: [String] = [
-        "http.host", "http.port", "http.body-limit", "apps", "environments", "storage.url",
+        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
+        "apps", "environments", "storage.url",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",

@@ -120,6 +120,8 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits: RateLimits
     /// The largest request body accepted, in bytes.
     public var bodyLimit: Int
+    /// Read and idle deadlines of connections, and how many may be open.
+    public var connectionLimits: ConnectionLimits
     /// Names for the four DeviceCheck bit states, or `nil` to speak in bits only.
     public var deviceCheckStates: DeviceCheckStates?
     /// The bearer token of the admin endpoints, or `nil` to disable them (503 `admin_not_configured`).
@@ -150,6 +152,7 @@ public struct ServerConfiguration: Sendable {
         policy: Policy = Policy(),
         rateLimits: RateLimits = RateLimits(),
         bodyLimit: Int = 65_536,
+        connectionLimits: ConnectionLimits = ConnectionLimits(),
         deviceCheckStates: DeviceCheckStates? = nil,
         adminToken: String? = nil,
         logLevel: Logger.Level = .info,
@@ -171,6 +174,7 @@ public struct ServerConfiguration: Sendable {
         self.policy = policy
         self.rateLimits = rateLimits
         self.bodyLimit = bodyLimit
+        self.connectionLimits = connectionLimits
         self.deviceCheckStates = deviceCheckStates
         self.adminToken = adminToken
         self.logLevel = logLevel
@@ -201,6 +205,7 @@ public struct ServerConfiguration: Sendable {
         guard bodyLimit >= 1_024, bodyLimit <= 16 * 1_048_576 else {
             throw ServerConfigurationError("http.body-limit", "is 1 KiB to 16 MiB")
         }
+        try connectionLimits.validate()
         for (name, value) in [
             ("rate-limit.attestations-per-ip", rateLimits.attestationsPerIP),
             ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),

@@ -37,6 +37,7 @@ public final class AttestKitServer: Service, Sendable {
     private let ownsStore: Bool
     private let httpClient: HTTPClient
     private let port = PortPromise()
+    private let connections: ConnectionPolicy
 
     /// Every route, `METHOD /path`, as registered (what the OpenAPI document must list).
     public static var routes: [String] { AttestKitAPI.routes }
@@ -49,7 +50,8 @@ public final class AttestKitServer: Service, Sendable {
     ///     which the server then runs, prepares and closes itself.
     ///   - logger: The service's logger.
     ///   - now: The clock of every verification, challenge and refresh (inject one in tests).
-    /// - Throws: ``ServerConfigurationError``, or a `StoreError` for an unusable storage URL.
+    /// - Throws: ``ServerConfigurationError`` (also for an `http.max-connections` not below the descriptor limit,
+    ///   whose soft value is raised to the hard one here), or a `StoreError` for an unusable storage URL.
     public init(
         configuration: ServerConfiguration,
         store: (any AttestationStore)? = nil,
@@ -57,6 +59,9 @@ public final class AttestKitServer: Service, Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         try configuration.validate()
+        let metrics = ServerMetrics()
+        self.connections = try ConnectionPolicy(
+            configuration.connectionLimits, descriptors: DescriptorLimit.raised(), metrics: metrics, logger: logger)
         self.configuration = configuration
         self.logger = logger
         self.ownsStore = store == nil
@@ -68,7 +73,6 @@ public final class AttestKitServer: Service, Sendable {
         let httpClient = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.httpClient = httpClient
-        let metrics = ServerMetrics()
         self.metrics = metrics
         let apple: AppleServices?
         do {
@@ -121,6 +125,7 @@ public final class AttestKitServer: Service, Sendable {
         let port = self.port
         var application = Application(
             router: router,
+            server: connections.http1(),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "AttestKit"),
             services: services,
@@ -179,6 +184,14 @@ public final class AttestKitServer: Service, Sendable {
                 "apps": "\(configuration.appIDs.map(\.description).joined(separator: ","))",
                 "environments": "\(configuration.environments)",
                 "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
+            ])
+        logger.info(
+            "connection limits",
+            metadata: [
+                "descriptors": "\(connections.descriptors?.description ?? "unknown")",
+                "max_connections": "\(connections.maxConnections)",
+                "read_timeout": "\(configuration.connectionLimits.readTimeout)",
+                "idle_timeout": "\(configuration.connectionLimits.idleTimeout)",
             ])
     }
 }
