@@ -1,0 +1,75 @@
+import AttestKitServer
+import AttestKitStore
+import AttestKitWire
+import Foundation
+import Logging
+import Testing
+
+/// An SQLite database that cannot be written (a read-only file, a full disk) gives 503 `storage_unavailable` and an
+/// error log line naming the cause, never a 500 or a crash; once writable again, the service answers as before.
+///
+/// The failing states are put on the store's writer connection: `PRAGMA query_only` fails writes with
+/// `SQLITE_READONLY` as a read-only file does (file modes do not stop root, who runs CI), `PRAGMA max_page_count`
+/// fails a write that needs a new page with `SQLITE_FULL` as a full disk does.
+@Suite("Storage failures")
+struct StorageFailureTests {
+    @Test("a read-only SQLite database: 503 storage_unavailable and a log line; reads still answer")
+    func readOnly() async throws {
+        let capture = LogCapture()
+        var options = ServerHarness.Options()
+        options.logger = capture.logger(level: .error)
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let store = try #require(harness.store as? SQLiteAttestationStore)
+            let device = try await TestDevice.registered(harness)
+            _ = try await store.executeOnWriter("PRAGMA query_only = ON")
+
+            let challenge = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
+            #expect(challenge.status == 503 && challenge.errorCode == "storage_unavailable", "\(challenge)")
+            let verify = try await harness.post(
+                "/v1/assertions/verify",
+                try device.verifyBody(freshness: .timestamp(milliseconds: Self.milliseconds(harness.clock.now()))),
+                allow5xx: true)
+            #expect(verify.status == 503 && verify.errorCode == "storage_unavailable", "\(verify)")
+            let key = try await harness.get("/v1/keys/\(device.keyID.base64URL)", headers: ServerHarness.admin)
+            #expect(key.status == 200, "a read: \(key)")
+
+            let line = try #require(capture.logged.first { $0.message.hasPrefix("storage unavailable") })
+            #expect(line.metadata["reason"]?.lowercased().contains("readonly") == true, "\(line)")
+            print("storage failure log: \(line.message) \(line.metadata)")
+
+            _ = try await store.executeOnWriter("PRAGMA query_only = OFF")
+            let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
+            #expect(again.status == 201, "\(again)")
+        }
+    }
+
+    @Test("a full SQLite disk: 503 storage_unavailable and a log line, never a 500; room again, it answers")
+    func fullDisk() async throws {
+        let capture = LogCapture()
+        var options = ServerHarness.Options()
+        options.logger = capture.logger(level: .error)
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let store = try #require(harness.store as? SQLiteAttestationStore)
+            _ = try await store.executeOnWriter("PRAGMA max_page_count = 1")  // the current size: no new page
+
+            // Challenges fill the free room of the last page; then the file would have to grow.
+            var answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
+            var issued = 0
+            while answer.status == 201, issued < 2_000 {
+                issued += 1
+                answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
+            }
+            #expect(answer.status == 503 && answer.errorCode == "storage_unavailable", "after \(issued): \(answer)")
+            let line = try #require(capture.logged.first { $0.message.hasPrefix("storage unavailable") })
+            #expect(line.metadata["reason"]?.lowercased().contains("full") == true, "\(line)")
+            print("storage failure log: \(line.message) \(line.metadata)")
+            #expect(try await harness.get("/health").status == 200)
+
+            _ = try await store.executeOnWriter("PRAGMA max_page_count = 1073741823")
+            let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
+            #expect(again.status == 201, "\(again)")
+        }
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000).rounded()) }
+}
