@@ -15,11 +15,7 @@ import Testing
 struct StorageFailureTests {
     @Test("a read-only SQLite database: 503 storage_unavailable and a log line; reads still answer")
     func readOnly() async throws {
-        let capture = LogCapture()
-        var options = ServerHarness.Options()
-        options.logger = capture.logger(level: .error)
-        try await ServerHarness.with(.sqlite, options) { harness in
-            let store = try #require(harness.store as? SQLiteAttestationStore)
+        try await Self.withSQLiteServer { harness, store, capture in
             let device = try await TestDevice.registered(harness)
             _ = try await store.executeOnWriter("PRAGMA query_only = ON")
 
@@ -33,9 +29,7 @@ struct StorageFailureTests {
             let key = try await harness.get("/v1/keys/\(device.keyID.base64URL)", headers: ServerHarness.admin)
             #expect(key.status == 200, "a read: \(key)")
 
-            let line = try #require(capture.logged.first { $0.message.hasPrefix("storage unavailable") })
-            #expect(line.metadata["reason"]?.lowercased().contains("readonly") == true, "\(line)")
-            print("storage failure log: \(line.message) \(line.metadata)")
+            try Self.expectLogLine(in: capture, naming: "readonly")
 
             _ = try await store.executeOnWriter("PRAGMA query_only = OFF")
             let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
@@ -45,11 +39,7 @@ struct StorageFailureTests {
 
     @Test("a full SQLite disk: 503 storage_unavailable and a log line, never a 500; room again, it answers")
     func fullDisk() async throws {
-        let capture = LogCapture()
-        var options = ServerHarness.Options()
-        options.logger = capture.logger(level: .error)
-        try await ServerHarness.with(.sqlite, options) { harness in
-            let store = try #require(harness.store as? SQLiteAttestationStore)
+        try await Self.withSQLiteServer { harness, store, capture in
             _ = try await store.executeOnWriter("PRAGMA max_page_count = 1")  // the current size: no new page
 
             // Challenges fill the free room of the last page; then the file would have to grow.
@@ -60,15 +50,37 @@ struct StorageFailureTests {
                 answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
             }
             #expect(answer.status == 503 && answer.errorCode == "storage_unavailable", "after \(issued): \(answer)")
-            let line = try #require(capture.logged.first { $0.message.hasPrefix("storage unavailable") })
-            #expect(line.metadata["reason"]?.lowercased().contains("full") == true, "\(line)")
-            print("storage failure log: \(line.message) \(line.metadata)")
+            try Self.expectLogLine(in: capture, naming: "full")
             #expect(try await harness.get("/health").status == 200)
 
             _ = try await store.executeOnWriter("PRAGMA max_page_count = 1073741823")
             let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
             #expect(again.status == 201, "\(again)")
         }
+    }
+
+    /// Runs `body` against a server on SQLite whose errors are captured.
+    static func withSQLiteServer(
+        _ body: @Sendable (ServerHarness, SQLiteAttestationStore, LogCapture) async throws -> Void
+    ) async throws {
+        let capture = LogCapture()
+        var options = ServerHarness.Options()
+        options.logger = capture.logger(level: .error)
+        try await ServerHarness.with(.sqlite, options) { harness in
+            try await body(harness, try #require(harness.store as? SQLiteAttestationStore), capture)
+        }
+    }
+
+    /// Requires the error line of a storage failure whose reason names `cause`.
+    static func expectLogLine(
+        in capture: LogCapture, naming cause: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let line = try #require(
+            capture.logged.first { $0.message.hasPrefix("storage unavailable") }, sourceLocation: sourceLocation)
+        #expect(line.level == .error)
+        #expect(
+            line.metadata["reason"]?.lowercased().contains(cause) == true, "\(line)", sourceLocation: sourceLocation)
+        print("storage failure log: \(line.message) \(line.metadata)")
     }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000).rounded()) }
