@@ -59,13 +59,40 @@ struct StorageFailureTests {
         }
     }
 
-    /// Runs `body` against a server on SQLite whose errors are captured.
+    @Test(
+        "a real full disk (a 2 MiB tmpfs): 503 storage_unavailable and a log line; room again, it answers",
+        .enabled(if: SmallFileSystem.isAvailable, "mounting a tmpfs needs root"))
+    func realFullDisk() async throws {
+        let disk = try #require(SmallFileSystem.mount(size: "2m"))
+        defer { disk.unmount() }
+        try await Self.withSQLiteServer(in: disk.directory.appendingPathComponent("store")) { harness, _, capture in
+            #expect(try await harness.post("/v1/challenges", ["purpose": "attest"]).status == 201)
+            try disk.fill()
+            var answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
+            var issued = 0
+            while answer.status == 201, issued < 2_000 {
+                issued += 1
+                answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
+            }
+            #expect(answer.status == 503 && answer.errorCode == "storage_unavailable", "after \(issued): \(answer)")
+            try Self.expectLogLine(in: capture, naming: "full")
+            #expect(try await harness.get("/health").status == 200)
+
+            disk.free()
+            let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
+            #expect(again.status == 201, "\(again)")
+        }
+    }
+
+    /// Runs `body` against a server on SQLite (in `directory` when given) whose errors are captured.
     static func withSQLiteServer(
+        in directory: URL? = nil,
         _ body: @Sendable (ServerHarness, SQLiteAttestationStore, LogCapture) async throws -> Void
     ) async throws {
         let capture = LogCapture()
         var options = ServerHarness.Options()
         options.logger = capture.logger(level: .error)
+        options.sqliteDirectory = directory
         try await ServerHarness.with(.sqlite, options) { harness in
             try await body(harness, try #require(harness.store as? SQLiteAttestationStore), capture)
         }

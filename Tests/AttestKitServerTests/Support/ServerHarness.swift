@@ -49,6 +49,8 @@ final class ServerHarness: Sendable {
         var appleBaseURL: String?
         /// The server's logger (silent by default; see ``LogCapture``).
         var logger = ServerHarness.silent
+        /// Where an SQLite store's file goes (a small file system, say) instead of a temporary folder.
+        var sqliteDirectory: URL?
     }
 
     enum Target {
@@ -102,7 +104,7 @@ final class ServerHarness: Sendable {
     private static func run<Result: Sendable>(
         _ kind: StoreKind, _ options: Options, _ body: (ServerHarness) async throws -> Result
     ) async throws -> Result {
-        let testStore = try await kind.makeStore()
+        let testStore = try await kind.makeStore(in: options.sqliteDirectory)
         defer { testStore.removeFiles() }
         let store = testStore.store
         let clock = TestClock()
