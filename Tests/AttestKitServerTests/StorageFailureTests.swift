@@ -42,16 +42,7 @@ struct StorageFailureTests {
         try await Self.withSQLiteServer { harness, store, capture in
             _ = try await store.executeOnWriter("PRAGMA max_page_count = 1")  // the current size: no new page
 
-            // Challenges fill the free room of the last page; then the file would have to grow.
-            var answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
-            var issued = 0
-            while answer.status == 201, issued < 2_000 {
-                issued += 1
-                answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
-            }
-            #expect(answer.status == 503 && answer.errorCode == "storage_unavailable", "after \(issued): \(answer)")
-            try Self.expectLogLine(in: capture, naming: "full")
-            #expect(try await harness.get("/health").status == 200)
+            try await Self.expectFull(harness, capture)
 
             _ = try await store.executeOnWriter("PRAGMA max_page_count = 1073741823")
             let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
@@ -68,20 +59,30 @@ struct StorageFailureTests {
         try await Self.withSQLiteServer(in: disk.directory.appendingPathComponent("store")) { harness, _, capture in
             #expect(try await harness.post("/v1/challenges", ["purpose": "attest"]).status == 201)
             try disk.fill()
-            var answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
-            var issued = 0
-            while answer.status == 201, issued < 2_000 {
-                issued += 1
-                answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
-            }
-            #expect(answer.status == 503 && answer.errorCode == "storage_unavailable", "after \(issued): \(answer)")
-            try Self.expectLogLine(in: capture, naming: "full")
-            #expect(try await harness.get("/health").status == 200)
+            try await Self.expectFull(harness, capture)
 
             disk.free()
             let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
             #expect(again.status == 201, "\(again)")
         }
+    }
+
+    /// Issues challenges until the store refuses one (they fill the room left, then the file would have to grow),
+    /// and requires that refusal to be a 503 `storage_unavailable` with its log line, while `/health` answers.
+    static func expectFull(
+        _ harness: ServerHarness, _ capture: LogCapture, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
+        var issued = 0
+        while answer.status == 201, issued < 2_000 {
+            issued += 1
+            answer = try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true)
+        }
+        #expect(
+            answer.status == 503 && answer.errorCode == "storage_unavailable", "after \(issued): \(answer)",
+            sourceLocation: sourceLocation)
+        try expectLogLine(in: capture, naming: "full", sourceLocation: sourceLocation)
+        #expect(try await harness.get("/health").status == 200, sourceLocation: sourceLocation)
     }
 
     /// Runs `body` against a server on SQLite (in `directory` when given) whose errors are captured.
