@@ -36,26 +36,27 @@ final class RawConnection: Sendable {
         }
     }
 
-    /// When the connection was established.
+    /// When the connection was asked for (before the server accepted it).
     let openedAt: ContinuousClock.Instant
     private let channel: any Channel
     private let recorder: Recorder
 
-    private init(channel: any Channel, recorder: Recorder) {
+    private init(channel: any Channel, recorder: Recorder, openedAt: ContinuousClock.Instant) {
         self.channel = channel
         self.recorder = recorder
-        self.openedAt = .now
+        self.openedAt = openedAt
     }
 
     /// Connects to `port` on loopback.
     static func open(port: Int) async throws -> RawConnection {
         let recorder = Recorder()
+        let openedAt = ContinuousClock.now
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(recorder) }
             }
             .connect(host: "127.0.0.1", port: port).get()
-        return RawConnection(channel: channel, recorder: recorder)
+        return RawConnection(channel: channel, recorder: recorder, openedAt: openedAt)
     }
 
     /// Sends `text` as is.
