@@ -12,7 +12,8 @@ import Testing
 struct ServerConfigurationTests {
     /// Every key of the documented table, in its order.
     static let documentedKeys = [
-        "http.host", "http.port", "http.body-limit", "http.backend-host", "http.backend-port", "http.trusted-proxies",
+        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
+        "http.backend-host", "http.backend-port", "http.trusted-proxies",
         "apps", "environments", "storage.url",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
@@ -204,6 +205,12 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_POLICY_UNKNOWN_RISK": "maybe"], key: "policy.unknown-risk"),
         Refusal(environment: ["ATTESTKIT_STORAGE_URL": "mysql://db"], key: "storage.url"),
         Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_BATCH": "0"], key: "receipt-refresh.batch"),
+        Refusal(environment: ["ATTESTKIT_HTTP_READ_TIMEOUT": "0"], key: "http.read-timeout"),
+        Refusal(environment: ["ATTESTKIT_HTTP_READ_TIMEOUT": "nan"], key: "http.read-timeout"),
+        Refusal(json: #"{"http": {"idle-timeout": 601}}"#, key: "http.idle-timeout"),
+        Refusal(flags: ["http.idle-timeout": "soon"], key: "http.idle-timeout"),
+        Refusal(environment: ["ATTESTKIT_HTTP_MAX_CONNECTIONS": "0"], key: "http.max-connections"),
+        Refusal(json: #"{"http": {"max-connections": 10.5}}"#, key: "http.max-connections"),
         Refusal(flags: ["http.prot": 1], key: "http.prot"),
         Refusal(json: #"{"http": {"prot": 1}}"#, key: "http.prot"),
         Refusal(json: #"["not", "an", "object"]"#, key: "config-file"),

@@ -23,6 +23,9 @@ extension ServerConfiguration {
     /// | `http.backend-host` | `ATTESTKIT_HTTP_BACKEND_HOST` | `http.host`, when `http.backend-port` is set |
     /// | `http.backend-port` | `ATTESTKIT_HTTP_BACKEND_PORT` | none: backend, operator and metrics routes on the one listener |
     /// | `http.trusted-proxies` | `ATTESTKIT_HTTP_TRUSTED_PROXIES` | none: CIDR list whose `Forwarded`/`X-Forwarded-For` is believed |
+    /// | `http.read-timeout` | `ATTESTKIT_HTTP_READ_TIMEOUT` | `10` seconds to send a whole request |
+    /// | `http.idle-timeout` | `ATTESTKIT_HTTP_IDLE_TIMEOUT` | `30` seconds between requests on a kept-alive connection |
+    /// | `http.max-connections` | `ATTESTKIT_HTTP_MAX_CONNECTIONS` | the descriptor limit minus a reserve (see ``DescriptorLimit``) |
     /// | `apps` | `ATTESTKIT_APPS` | none: `TEAMID.bundle.id` list; without one, attestations get 503 |
     /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
     /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite` |
@@ -70,6 +73,7 @@ extension ServerConfiguration {
         if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
         self.backendListener = try Self.backendListener(settings, publicHost: host)
         self.trustedProxies = try Self.trustedProxies(settings)
+        self.connectionLimits = try ConnectionLimits.read(settings)
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
         self.apple = try Self.apple(settings)
@@ -99,7 +103,8 @@ extension ServerConfiguration {
 
     /// Every key ``init(reader:)`` reads, in the order of its table.
     static let configurationKeys: [String] = [
-        "http.host", "http.port", "http.body-limit", "http.backend-host", "http.backend-port", "http.trusted-proxies",
+        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
+        "http.backend-host", "http.backend-port", "http.trusted-proxies",
         "apps", "environments", "storage.url",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",

@@ -141,6 +141,8 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits: RateLimits
     /// The largest request body accepted, in bytes.
     public var bodyLimit: Int
+    /// Read and idle deadlines of connections, and how many may be open.
+    public var connectionLimits: ConnectionLimits
     /// Names for the four DeviceCheck bit states, or `nil` to speak in bits only.
     public var deviceCheckStates: DeviceCheckStates?
     /// The bearer token of the operator endpoints, or `nil` to disable them (503 `admin_not_configured`). It opens no
@@ -178,6 +180,7 @@ public struct ServerConfiguration: Sendable {
         policy: Policy = Policy(),
         rateLimits: RateLimits = RateLimits(),
         bodyLimit: Int = 65_536,
+        connectionLimits: ConnectionLimits = ConnectionLimits(),
         deviceCheckStates: DeviceCheckStates? = nil,
         adminToken: String? = nil,
         backendTokens: [String] = [],
@@ -202,6 +205,7 @@ public struct ServerConfiguration: Sendable {
         self.policy = policy
         self.rateLimits = rateLimits
         self.bodyLimit = bodyLimit
+        self.connectionLimits = connectionLimits
         self.deviceCheckStates = deviceCheckStates
         self.adminToken = adminToken
         self.backendTokens = backendTokens
@@ -235,6 +239,7 @@ public struct ServerConfiguration: Sendable {
         guard bodyLimit >= 1_024, bodyLimit <= 16 * 1_048_576 else {
             throw ServerConfigurationError("http.body-limit", "is 1 KiB to 16 MiB")
         }
+        try connectionLimits.validate()
         for (name, value) in [
             ("rate-limit.attestations-per-ip", rateLimits.attestationsPerIP),
             ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),

@@ -38,6 +38,7 @@ public final class AttestKitServer: Service, Sendable {
     private let httpClient: HTTPClient
     private let port = PortPromise()
     private let backendPort = PortPromise()
+    private let connections: ConnectionPolicy
 
     /// Every route, `METHOD /path`, as registered (what the OpenAPI document must list).
     public static var routes: [String] { AttestKitAPI.routes }
@@ -50,7 +51,8 @@ public final class AttestKitServer: Service, Sendable {
     ///     which the server then runs, prepares and closes itself.
     ///   - logger: The service's logger.
     ///   - now: The clock of every verification, challenge and refresh (inject one in tests).
-    /// - Throws: ``ServerConfigurationError``, or a `StoreError` for an unusable storage URL.
+    /// - Throws: ``ServerConfigurationError`` (also for an `http.max-connections` not below the descriptor limit,
+    ///   whose soft value is raised to the hard one here), or a `StoreError` for an unusable storage URL.
     public init(
         configuration: ServerConfiguration,
         store: (any AttestationStore)? = nil,
@@ -58,6 +60,9 @@ public final class AttestKitServer: Service, Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         try configuration.validate()
+        let metrics = ServerMetrics()
+        self.connections = try ConnectionPolicy(
+            configuration.connectionLimits, descriptors: DescriptorLimit.raised(), metrics: metrics, logger: logger)
         self.configuration = configuration
         self.logger = logger
         self.ownsStore = store == nil
@@ -69,7 +74,6 @@ public final class AttestKitServer: Service, Sendable {
         let httpClient = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.httpClient = httpClient
-        let metrics = ServerMetrics()
         self.metrics = metrics
         let apple: AppleServices?
         do {
@@ -143,8 +147,9 @@ public final class AttestKitServer: Service, Sendable {
         await shutdown()
     }
 
-    /// The Hummingbird application of one listener: the routes it serves behind the request middleware, the store
-    /// prepared before it listens, and `services` run beside it.
+    /// The Hummingbird application of one listener: the routes it serves behind the request middleware, the
+    /// connection deadlines and the connection maximum (shared by every listener), the store prepared before it
+    /// listens, and `services` run beside it.
     private func application(
         for listener: AttestKitAPI.Listener, host: String, port: Int, services: [any Service], promise: PortPromise
     ) -> some ApplicationProtocol {
@@ -153,6 +158,7 @@ public final class AttestKitServer: Service, Sendable {
         api.register(on: router, for: listener)
         var application = Application(
             router: router,
+            server: connections.http1(),
             configuration: .init(address: .hostname(host, port: port), serverName: "AttestKit"),
             services: services,
             onServerRunning: { channel in promise.settle(.success(channel.localAddress?.port ?? 0)) },
@@ -211,6 +217,14 @@ public final class AttestKitServer: Service, Sendable {
                 "apps": "\(configuration.appIDs.map(\.description).joined(separator: ","))",
                 "environments": "\(configuration.environments)",
                 "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
+            ])
+        logger.info(
+            "connection limits",
+            metadata: [
+                "descriptors": "\(connections.descriptors?.description ?? "unknown")",
+                "max_connections": "\(connections.maxConnections)",
+                "read_timeout": "\(configuration.connectionLimits.readTimeout)",
+                "idle_timeout": "\(configuration.connectionLimits.idleTimeout)",
             ])
     }
 }

@@ -313,6 +313,17 @@ public final class SQLiteAttestationStore: AttestationStore {
         return budget.wait(afterRefusal: row, now: instant)
     }
 
+    // MARK: Testing
+
+    /// Runs one statement on the writer connection and returns the first column of its first row as an integer,
+    /// for tests that put the database into the state of a failing disk: `PRAGMA query_only = ON` (writes fail as on
+    /// a read-only file), `PRAGMA max_page_count = 1` (the file cannot grow, as on a full disk).
+    package func executeOnWriter(_ sql: String) async throws(StoreError) -> Int? {
+        try await write("a test statement") { connection in
+            try await connection.query(sql).first?.columns.first?.data.integer
+        }
+    }
+
     // MARK: Leasing
 
     private func write<Result: Sendable>(

@@ -46,6 +46,17 @@ final class ServerHarness: Sendable {
         var mockRiskMetric = 7
         /// Names of the DeviceCheck bit states.
         var deviceCheckStates: DeviceCheckStates?
+        /// Read and idle deadlines and the connection maximum.
+        var connectionLimits = ServerConfiguration.ConnectionLimits()
+        /// `apple.timeout`.
+        var appleTimeout: TimeInterval = 30
+        /// Where the server finds Apple (DeviceCheck and the receipt exchange) instead of the mock, e.g. a listener
+        /// that never answers.
+        var appleBaseURL: String?
+        /// The server's logger (silent by default; see ``LogCapture``).
+        var logger = ServerHarness.silent
+        /// Where an SQLite store's file goes (a small file system, say) instead of a temporary folder.
+        var sqliteDirectory: URL?
     }
 
     enum Target {
@@ -109,7 +120,7 @@ final class ServerHarness: Sendable {
     private static func run<Result: Sendable>(
         _ kind: StoreKind, _ options: Options, _ body: (ServerHarness) async throws -> Result
     ) async throws -> Result {
-        let testStore = try await kind.makeStore()
+        let testStore = try await kind.makeStore(in: options.sqliteDirectory)
         defer { testStore.removeFiles() }
         let store = testStore.store
         let clock = TestClock()
@@ -128,7 +139,8 @@ final class ServerHarness: Sendable {
             clientConfiguration.redirectConfiguration = .disallow
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
             do {
-                let mockURL = try await mock.baseURL()
+                var mockURL = try await mock.baseURL()
+                if let appleBaseURL = options.appleBaseURL { mockURL = appleBaseURL }
                 let configuration = ServerConfiguration(
                     appIDs: options.appIDs, environments: .development, host: "127.0.0.1", port: 0,
                     storageURL: "memory:",  // unused: the server is given the store
@@ -137,10 +149,11 @@ final class ServerHarness: Sendable {
                             privateKeyPEM: appleKey.pemRepresentation, keyID: Fixture.appleKeyID,
                             teamID: Fixture.teamID, deviceCheckEnvironment: .development,
                             deviceCheckBaseURL: mockURL, receiptExchangeURL: mockURL + "/v1/attestationData",
-                            timeout: 30)
+                            timeout: options.appleTimeout)
                         : nil,
                     trustAnchors: Fixture.apple.trustAnchors, timestampWindow: options.timestampWindow,
                     policy: options.policy, rateLimits: options.rateLimits, bodyLimit: options.bodyLimit,
+                    connectionLimits: options.connectionLimits,
                     deviceCheckStates: options.deviceCheckStates, adminToken: options.adminToken,
                     backendTokens: options.backendTokens,
                     backendListener: options.backendListener ? .init(host: "127.0.0.1", port: 0) : nil,
@@ -148,7 +161,7 @@ final class ServerHarness: Sendable {
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 let server = try AttestKitServer(
-                    configuration: configuration, store: store, logger: silent, now: clock.closure)
+                    configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 group.addTask { try await server.run() }
                 let port = try await server.boundPort()
                 let backendURL =
