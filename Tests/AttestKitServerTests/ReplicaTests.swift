@@ -10,8 +10,8 @@ import NIOHTTP1
 import Testing
 
 /// Two `attestkit serve` processes sharing one PostgreSQL database behave as one service: a challenge issued by
-/// one is consumed by the other, and of 50 concurrent copies of one assertion spread over both exactly one is
-/// accepted.
+/// one is consumed by the other, of 50 concurrent copies of one assertion spread over both exactly one is
+/// accepted, and the per-app attestation budget is one budget for both.
 @Suite("Replicas sharing PostgreSQL", .serialized)
 struct ReplicaTests {
     static var postgresWanted: Bool {
@@ -42,9 +42,10 @@ struct ReplicaTests {
         let appID = try AppID("ABCDE12345.com.example.replicas")
         let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
         let storage = Self.postgresURL
-        let first = try ServeProcess(apple: apple, appID: appID, storage: storage)
+        let budget = ["--set", "rate-limit.attestations-per-app=\(Self.appBudget)"]
+        let first = try ServeProcess(apple: apple, appID: appID, storage: storage, arguments: budget)
         defer { first.stop() }
-        let second = try ServeProcess(apple: apple, appID: appID, storage: storage)
+        let second = try ServeProcess(apple: apple, appID: appID, storage: storage, arguments: budget)
         defer { second.stop() }
         let a = "http://127.0.0.1:\(try await first.port())"
         let b = "http://127.0.0.1:\(try await second.port())"
@@ -100,5 +101,20 @@ struct ReplicaTests {
         }
         #expect(statuses.filter { $0.0 == 200 }.count == 1)
         #expect(statuses.filter { $0.0 == 409 && $0.1 == "counter_not_increasing" }.count == 49)
+
+        // The per-app budget is shared: one key was registered above; the others alternate between the
+        // replicas, and the one past the budget is refused by whichever replica it reaches.
+        for index in 1...Self.appBudget {
+            let base = index.isMultiple(of: 2) ? a : b
+            let answer = try await ServeClient.attest(client, base, device, device.generateKey()).answer
+            if index < Self.appBudget {
+                #expect(answer.status == 201, "\(index): \(answer.code ?? "")")
+            } else {
+                #expect(answer.status == 429 && answer.code == "rate_limited", "\(index): \(answer.code ?? "")")
+            }
+        }
     }
+
+    /// The attestations per minute each replica allows for the app.
+    static let appBudget = 4
 }

@@ -398,6 +398,31 @@ public final class PostgresAttestationStore: AttestationStore {
         return try KeyCounts(rows: rows.map { PostgresStoreRow($0) })
     }
 
+    // MARK: Shared budgets
+
+    /// Takes one request from a budget: one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` under the row's
+    /// lock, so replicas racing on the last request cannot both get it.
+    public func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
+        let instant = try StoreTime.milliseconds(now, "now")
+        let table = schema.table("rate_budgets")
+        var statement = PostgresStatement()
+        statement.text(budget.name)
+        statement.int64(Int64(budget.perMinute))
+        statement.int64(instant)
+        let taken = try await query(
+            "taking from a budget", statement.query(RateBudget.takeStatement(table: table, dialect: .postgres)))
+        guard taken.isEmpty else { return nil }
+        var read = PostgresStatement()
+        read.text(budget.name)
+        let rows = try await query(
+            "reading a budget", read.query(RateBudget.readStatement(table: table, dialect: .postgres)))
+        let row = try rows.first.map { row throws(StoreError) in
+            let stored = PostgresStoreRow(row)
+            return (try stored.requiredInteger("tokens"), try stored.requiredInteger("updated_at_ms"))
+        }
+        return budget.wait(afterRefusal: row, now: instant)
+    }
+
     // MARK: Running statements
 
     /// Runs one statement by `end` (``PostgresDeadline/end()``), or within the operation timeout.

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import AttestKit
+import AttestKitTestSupport
 import AttestKitTesting
 import AttestKitWire
 import Crypto
@@ -8,7 +9,7 @@ import NIOCore
 import NIOHTTP1
 
 /// JSON over HTTP to an `attestkit serve` child process (``ServeProcess``), for the tests that run the real binary:
-/// bodies as text, answers as a status and a JSON object.
+/// bodies as text with the process's backend token, answers as a status and a JSON object.
 enum ServeClient {
     /// An answer.
     struct Answer {
@@ -25,6 +26,7 @@ enum ServeClient {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Authorization", value: ServeProcess.backendAuthorization)
         request.body = .bytes(ByteBuffer(string: body))
         let response = try await client.execute(request, timeout: timeout)
         let bytes = try await response.body.collect(upTo: 1 << 20)
