@@ -27,13 +27,15 @@ struct HungAppleTests {
             async let query = harness.post(
                 "/v1/devicecheck/query", ["deviceToken": .string(Fixture.deviceToken())], allow5xx: true)
             try await Task.sleep(for: .milliseconds(100))
-            let healthStart = ContinuousClock.now
             let health = try await harness.get("/health")
-            let healthElapsed = ContinuousClock.now - healthStart
-            #expect(health.status == 200 && healthElapsed < .milliseconds(500), "health took \(healthElapsed)")
+            let healthAnswered = ContinuousClock.now
 
             let answer = try await query
-            let elapsed = ContinuousClock.now - start
+            let queryAnswered = ContinuousClock.now
+            let elapsed = queryAnswered - start
+            // Not delayed by the hung call: answered while it still waits on Apple (a wall-clock bound would only
+            // measure the machine's load).
+            #expect(health.status == 200 && healthAnswered < queryAnswered, "health answered after the hung call")
             #expect(answer.status == 503 && answer.errorCode == "apple_unavailable", "\(answer)")
             #expect(elapsed >= .milliseconds(900), "answered after \(elapsed): before the deadline?")
             #expect(elapsed <= .seconds(Self.appleTimeout) + Self.slack, "answered after \(elapsed)")
