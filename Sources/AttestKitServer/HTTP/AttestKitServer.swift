@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import AttestKit
 import AttestKitApple
+public import AttestKitFlows
 public import AttestKitStore
 public import Foundation
 import Hummingbird
@@ -93,7 +94,9 @@ public final class AttestKitServer: Service, Sendable {
         self.gate = AssertionGate(store: store, timestampWindow: configuration.timestampWindow, now: now)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
-            registrar: AttestationRegistrar(verifier: verifier, store: store, policy: configuration.policy),
+            challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),
+            registrar: AttestationRegistrar(
+                verifier: verifier, store: store, policy: configuration.policy.attestationPolicy),
             gate: gate, apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
@@ -103,7 +106,7 @@ public final class AttestKitServer: Service, Sendable {
             ReceiptRefreshService(
                 store: store, exchange: $0.receiptExchange, interval: configuration.receiptRefreshInterval,
                 batch: configuration.receiptRefreshBatch, riskThreshold: configuration.policy.riskMetricThreshold,
-                metrics: metrics, logger: logger, now: now)
+                metrics: metrics.flows, logger: logger, now: now)
         }
         self.challengeCleanup = ChallengeCleanupService(
             store: store, interval: configuration.challengeCleanupInterval, logger: logger, now: now)

@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import Foundation
 import AttestKitStore
 import Hummingbird
@@ -13,7 +14,8 @@ extension AttestKitAPI {
             throw APIError(.notFound, "key_not_found", "no key has this identifier")
         }
         let history = try await store.riskHistory(of: keyID, limit: 100)
-        return JSONResponse.make(.ok, KeyRecordResponse(record, policy: riskPolicy, riskHistory: history))
+        return JSONResponse.make(
+            .ok, KeyRecordResponse(record, policy: configuration.policy.riskPolicy, riskHistory: history))
     }
 
     /// `POST /v1/keys/{keyId}/revoke` (operator).
@@ -24,10 +26,10 @@ extension AttestKitAPI {
             record = try await store.revokeKey(keyID, now: now())
         } catch {
             throw error.code == .keyNotFound
-                ? APIError(.notFound, "key_not_found", "no key has this identifier") : APIError(error)
+                ? APIError(.notFound, "key_not_found", "no key has this identifier") : APIError(FlowError(error))
         }
         context.logger.notice("key revoked", metadata: ["keyId": "\(keyID)"])
-        return JSONResponse.make(.ok, KeyRecordResponse(record, policy: riskPolicy))
+        return JSONResponse.make(.ok, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
     }
 
     private func pathKeyID(_ context: ServerRequestContext) throws -> KeyID {

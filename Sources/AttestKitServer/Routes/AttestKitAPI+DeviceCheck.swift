@@ -1,4 +1,5 @@
 import AttestKitApple
+import AttestKitFlows
 import Hummingbird
 
 extension AttestKitAPI {
@@ -83,7 +84,7 @@ extension AttestKitAPI {
             return result
         } catch {
             metrics.deviceCheck(operation, outcome: error.code.rawValue)
-            throw APIError(error)
+            throw APIError(FlowError(error))
         }
     }
 

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitApple
+import AttestKitFlows
 import AttestKitStore
 import Foundation
 import HTTPTypes
@@ -11,6 +12,7 @@ import NIOCore
 struct AttestKitAPI: Sendable {
     let configuration: ServerConfiguration
     let store: any AttestationStore
+    let challenges: ChallengeIssuer
     let registrar: AttestationRegistrar
     let gate: AssertionGate
     let apple: AppleServices?
@@ -20,12 +22,6 @@ struct AttestKitAPI: Sendable {
     let credentials: Credentials
     let clientAddress: ClientAddress
     let now: @Sendable () -> Date
-
-    var riskPolicy: RiskPolicy {
-        RiskPolicy(
-            threshold: configuration.policy.riskMetricThreshold,
-            stepUpWhileUnknown: configuration.policy.stepUpWhileRiskUnknown)
-    }
 
     /// One route: its method, its path (parameters as `{name}`), who may call it and the handler it calls.
     struct Endpoint: Sendable {
@@ -67,9 +63,26 @@ struct AttestKitAPI: Sendable {
             let credentials = self.credentials
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
                 try audience.authorize(request, credentials: credentials)
-                return try await handler(request, context)
+                do {
+                    return try await handler(request, context)
+                } catch {
+                    throw Self.answer(error, logger: context.logger)
+                }
             }
         }
+    }
+
+    /// The one mapping of a handler's error to its answer: ``APIError/init(any:)``, logging what the operator needs
+    /// when storage fails (the store's reason names the operation and the error class, `SQLite database or disk is
+    /// full`, never a query or a value).
+    static func answer(_ error: any Error, logger: Logger) -> APIError {
+        let failure = APIError(any: error)
+        let store = (error as? StoreError) ?? ((error as? FlowError)?.underlying as? StoreError)
+        if let store, failure.status == .serviceUnavailable {
+            logger.error(
+                "storage unavailable: answering 503", metadata: ["code": "\(store.code)", "reason": "\(store.reason)"])
+        }
+        return failure
     }
 
     /// Which listener a router is for.
@@ -97,22 +110,26 @@ struct AttestKitAPI: Sendable {
 
     /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store
     /// that cannot answer refuses the request (503), never lets it through.
-    func limitShared(_ budget: String, perMinute: Int, name: String) async throws {
+    func limitShared(_ budget: String, perMinute: Int, name: String) async throws(FlowError) {
         guard perMinute > 0 else { return }
-        if let wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now()) {
-            metrics.rateLimited(name)
-            throw APIError(
-                .tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
+        let wait: Int?
+        do {
+            wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now())
+        } catch {
+            throw FlowError(error)
         }
+        if let wait { throw rateLimited(name, retryAfter: wait) }
     }
 
     /// Takes one request from a limiter, or throws 429.
-    func limit(_ limiter: RateLimiter, _ key: String, name: String) throws {
-        if let wait = limiter.acquire(key, now: now()) {
-            metrics.rateLimited(name)
-            throw APIError(
-                .tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
-        }
+    func limit(_ limiter: RateLimiter, _ key: String, name: String) throws(FlowError) {
+        if let wait = limiter.acquire(key, now: now()) { throw rateLimited(name, retryAfter: wait) }
+    }
+
+    /// Counts a refusal by the rate limit `name` and returns it.
+    private func rateLimited(_ name: String, retryAfter: Int) -> FlowError {
+        metrics.flows.rateLimited(name)
+        return FlowError.rateLimited(name, retryAfter: retryAfter)
     }
 
     /// 200 `{"status": "ok"}` while the process runs.
