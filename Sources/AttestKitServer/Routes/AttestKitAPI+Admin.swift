@@ -8,7 +8,7 @@ import Logging
 
 extension AttestKitAPI {
     /// `GET /v1/keys/{keyId}` (operator): the key record with its risk history.
-    func adminKey(_: Request, _ context: ServerRequestContext) async throws -> Response {
+    func adminKey(_: Request, _ context: RouteContext) async throws -> Response {
         let keyID = try pathKeyID(context)
         guard let record = try await store.key(keyID) else {
             throw APIError(.notFound, "key_not_found", "no key has this identifier")
@@ -19,7 +19,7 @@ extension AttestKitAPI {
     }
 
     /// `POST /v1/keys/{keyId}/revoke` (operator).
-    func adminRevoke(_: Request, _ context: ServerRequestContext) async throws -> Response {
+    func adminRevoke(_: Request, _ context: RouteContext) async throws -> Response {
         let keyID = try pathKeyID(context)
         let record: KeyRecord
         do {
@@ -32,7 +32,7 @@ extension AttestKitAPI {
         return JSONResponse.make(.ok, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
     }
 
-    private func pathKeyID(_ context: ServerRequestContext) throws -> KeyID {
+    private func pathKeyID(_ context: RouteContext) throws -> KeyID {
         guard let text = context.parameters.get("keyId") else {
             throw APIError.invalidField("keyId", "is required")
         }

@@ -7,7 +7,7 @@ import Hummingbird
 
 extension AttestKitAPI {
     /// `POST /v1/assertions/verify`.
-    func verifyAssertion(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func verifyAssertion(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         let body = try await JSONRequest.decode(AssertionRequest.self, from: &request, limit: configuration.bodyLimit)
         let keyID = try Field.keyID(body.keyId)

@@ -7,7 +7,7 @@ import Logging
 
 extension AttestKitAPI {
     /// `POST /v1/attestations`: 201 with the key record.
-    func attest(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func attest(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         try limit(attestationsPerIP, clientKey(request, context), name: "attestations_per_ip")
         let body = try await JSONRequest.decode(AttestationRequest.self, from: &request, limit: configuration.bodyLimit)

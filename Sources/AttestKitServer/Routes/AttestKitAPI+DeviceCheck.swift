@@ -4,7 +4,7 @@ import Hummingbird
 
 extension AttestKitAPI {
     /// `POST /v1/devicecheck/query`.
-    func deviceCheckQuery(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func deviceCheckQuery(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         let client = try deviceCheckClient()
         let body = try await JSONRequest.decode(DeviceTokenRequest.self, from: &request, limit: configuration.bodyLimit)
@@ -21,7 +21,7 @@ extension AttestKitAPI {
     }
 
     /// `POST /v1/devicecheck/update`.
-    func deviceCheckUpdate(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func deviceCheckUpdate(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         let client = try deviceCheckClient()
         let body = try await JSONRequest.decode(
@@ -50,7 +50,7 @@ extension AttestKitAPI {
     }
 
     /// `POST /v1/devicecheck/validate`: `valid: false` for a token Apple rejects.
-    func deviceCheckValidate(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func deviceCheckValidate(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         let client = try deviceCheckClient()
         let body = try await JSONRequest.decode(DeviceTokenRequest.self, from: &request, limit: configuration.bodyLimit)

@@ -28,7 +28,7 @@ struct AttestKitAPI: Sendable {
         let method: HTTPRequest.Method
         let path: String
         let audience: RouteAudience
-        let handler: @Sendable (AttestKitAPI) -> @Sendable (Request, ServerRequestContext) async throws -> Response
+        let handler: @Sendable (AttestKitAPI) -> @Sendable (Request, RouteContext) async throws -> Response
     }
 
     /// Every route of the API, in registration order: what ``register(on:)`` registers and ``routes`` lists.
@@ -54,9 +54,12 @@ struct AttestKitAPI: Sendable {
         endpoints.filter { listener.serves($0.audience) }.map { "\($0.method.rawValue) \($0.path)" }
     }
 
-    /// Registers the routes of ``endpoints`` that `listener` serves on `router`, each behind the check of its
-    /// audience: a request without the audience's credential is refused before the handler reads anything.
-    func register(on router: Router<ServerRequestContext>, for listener: Listener = .only) {
+    /// Registers the routes of ``endpoints`` that `listener` serves on `router` (a `Router` or a `RouterGroup` of
+    /// any context that knows the peer's address), each behind the check of its audience: a request without the
+    /// audience's credential is refused before the handler reads anything. A handler's error becomes its
+    /// ``APIError`` here, so the routes answer the same under any router.
+    func register<Methods: RouterMethods>(on router: Methods, for listener: Listener = .only)
+    where Methods.Context: RemoteAddressRequestContext {
         for endpoint in Self.endpoints where listener.serves(endpoint.audience) {
             let handler = endpoint.handler(self)
             let audience = endpoint.audience
@@ -64,7 +67,7 @@ struct AttestKitAPI: Sendable {
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
                 try audience.authorize(request, credentials: credentials)
                 do {
-                    return try await handler(request, context)
+                    return try await handler(request, RouteContext(context))
                 } catch {
                     throw Self.answer(error, logger: context.logger)
                 }
@@ -104,7 +107,7 @@ struct AttestKitAPI: Sendable {
     }
 
     /// The rate-limit key of the request's client (``ClientAddress``).
-    func clientKey(_ request: Request, _ context: ServerRequestContext) -> String {
+    func clientKey(_ request: Request, _ context: RouteContext) -> String {
         clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
     }
 
@@ -133,12 +136,12 @@ struct AttestKitAPI: Sendable {
     }
 
     /// 200 `{"status": "ok"}` while the process runs.
-    private func health(_: Request, _: ServerRequestContext) -> Response {
+    private func health(_: Request, _: RouteContext) -> Response {
         JSONResponse.make(.ok, ["status": "ok"])
     }
 
     /// 200 `{"status": "ready"}` when the store answers, 503 otherwise.
-    private func ready(_: Request, _: ServerRequestContext) async throws -> Response {
+    private func ready(_: Request, _: RouteContext) async throws -> Response {
         do {
             _ = try await store.keyCounts()
         } catch {
@@ -148,7 +151,7 @@ struct AttestKitAPI: Sendable {
     }
 
     /// The Prometheus exposition, with the key gauges refreshed from the store.
-    private func metricsExposition(_: Request, _: ServerRequestContext) async -> Response {
+    private func metricsExposition(_: Request, _: RouteContext) async -> Response {
         if let counts = try? await store.keyCounts() { metrics.keys(counts) }
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
