@@ -66,10 +66,13 @@ public struct RequestBinding: Sendable, Hashable {
     /// Binds a request whose body hash is already known.
     /// - Throws: ``RequestBindingError`` when a part cannot be written unambiguously.
     public init(method: String, target: String, bodySHA256: [UInt8], freshness: Freshness) throws(RequestBindingError) {
-        let method = method.uppercased()
-        guard !method.isEmpty, method.utf8.count <= 16, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+        // ASCII letters only, checked before upper-casing: Unicode case mapping would turn `ß` into `SS`.
+        guard !method.isEmpty, method.utf8.count <= 16,
+            method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+        else {
             throw RequestBindingError(.invalidMethod)
         }
+        let method = method.uppercased()
         guard target.utf8.first == UInt8(ascii: "/"), target.utf8.count <= Self.maximumTargetLength,
             target.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "#") })
         else {

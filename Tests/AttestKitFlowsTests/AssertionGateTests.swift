@@ -10,8 +10,7 @@ struct AssertionGateTests {
     @Test("an assertion is accepted once; its replay is a conflict")
     func acceptOnce() async throws {
         let bench = try FlowBench()
-        let device = bench.device()
-        try await bench.register(device)
+        let device = try await bench.registeredDevice()
         let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
         let accepted = try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
         #expect(accepted.counter == 1)
@@ -26,8 +25,7 @@ struct AssertionGateTests {
     @Test("a timestamp outside the window is refused before the key is read", arguments: [-301.0, 301.0])
     func timestampWindow(offset: TimeInterval) async throws {
         let bench = try FlowBench()
-        let device = bench.device()
-        try await bench.register(device)
+        let device = try await bench.registeredDevice()
         let (assertion, binding) = try device.assertion(
             freshness: .timestamp(milliseconds: FlowBench.milliseconds(offset)))
         await #expect(throws: FlowError.timestampOutsideWindow) {
@@ -38,8 +36,7 @@ struct AssertionGateTests {
     @Test("a challenge is consumed once")
     func challengeOnce() async throws {
         let bench = try FlowBench()
-        let device = bench.device()
-        try await bench.register(device)
+        let device = try await bench.registeredDevice()
         let challenge = try await bench.issuer.issue(purpose: .assert, keyID: device.keyID)
         let first = try device.assertion(freshness: .challenge(challenge.id.string))
         _ = try await bench.gate.verify(keyID: device.keyID, assertion: first.assertion, binding: first.binding)
@@ -54,8 +51,7 @@ struct AssertionGateTests {
     @Test("unknown and revoked keys are refused")
     func keyState() async throws {
         let bench = try FlowBench()
-        let device = bench.device()
-        try await bench.register(device)
+        let device = try await bench.registeredDevice()
         let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
         let elsewhere = try FlowBench()
         let unknown = await #expect(throws: FlowError.self) {
@@ -73,8 +69,7 @@ struct AssertionGateTests {
     @Test("an assertion over other client data is refused: signature_invalid")
     func otherClientData() async throws {
         let bench = try FlowBench()
-        let device = bench.device()
-        try await bench.register(device)
+        let device = try await bench.registeredDevice()
         let freshness = RequestBinding.Freshness.timestamp(milliseconds: FlowBench.milliseconds())
         let (assertion, _) = try device.assertion(freshness: freshness)
         let other = try AssertionBinding(method: "POST", target: "/orders", body: Array("{\"x\":1}".utf8), freshness: freshness)

@@ -113,6 +113,22 @@ public final class ServeProcess: @unchecked Sendable {
         return url
     }
 
+    /// Sends SIGTERM and waits up to `limit` for the service to exit; SIGKILL after that.
+    /// - Returns: How long the service took to exit, or `nil` when it had to be killed.
+    public func terminate(within limit: Duration) async -> Duration? {
+        let start = ContinuousClock.now
+        process.terminate()
+        while process.isRunning {
+            guard start.duration(to: .now) < limit else {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return start.duration(to: .now)
+    }
+
     /// Stops the service (SIGTERM, graceful) and removes ``workspace``.
     public func stop() {
         if process.isRunning {

@@ -67,7 +67,11 @@ struct AttestKitAPI: Sendable {
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
                 try audience.authorize(request, credentials: credentials)
                 do {
-                    return try await handler(request, RouteContext(context))
+                    // The request's store calls share one deadline, also where the routes are mounted on an
+                    // application's router (the server's request middleware sets it earlier, too).
+                    return try await StoreRequestDeadline.withRequest {
+                        try await handler(request, RouteContext(context))
+                    }
                 } catch {
                     throw Self.answer(error, logger: context.logger)
                 }

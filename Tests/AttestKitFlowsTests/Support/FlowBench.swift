@@ -61,6 +61,13 @@ struct FlowBench: Sendable {
             keyID: device.keyID, attestation: attestation, challengeID: challenge.id, now: Date())
     }
 
+    /// A device of the app whose key is registered.
+    func registeredDevice() async throws -> Device {
+        let device = device()
+        try await register(device)
+        return device
+    }
+
     /// The attestation of a new key of `device`, verified (for policy checks).
     func verifiedAttestation(_ device: Device) async throws -> VerifiedAttestation {
         let challenge = Array("a challenge of at least sixteen bytes".utf8)
