@@ -97,6 +97,7 @@ public final class AttestKitServer: Service, Sendable {
             challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),
             registrar: AttestationRegistrar(
                 verifier: verifier, store: store, policy: configuration.policy.attestationPolicy),
+            keys: KeyAdministration(store: store, now: now),
             gate: gate, apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),

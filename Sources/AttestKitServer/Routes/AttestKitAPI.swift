@@ -14,6 +14,7 @@ struct AttestKitAPI: Sendable {
     let store: any AttestationStore
     let challenges: ChallengeIssuer
     let registrar: AttestationRegistrar
+    let keys: KeyAdministration
     let gate: AssertionGate
     let apple: AppleServices?
     let metrics: ServerMetrics
