@@ -6,6 +6,7 @@ import AttestKitTesting
 import AttestKitWire
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -57,26 +58,35 @@ struct RouterTests {
         }
     }
 
-    @Test("a key registered and an assertion verified once through the router, the replay refused")
-    func registerAndVerify() async throws {
-        let app = Application(router: try Self.server().buildRouter())
+    /// A new device of the app whose key `client` registers through `/v1/challenges` and `/v1/attestations` under
+    /// `prefix` (201 required).
+    static func registeredDevice(
+        _ client: any TestClientProtocol, prefix: String = ""
+    ) async throws -> (device: SimulatedDevice, keyID: KeyID) {
         let device = SimulatedDevice(
             apple: Fixture.apple, configuration: .init(appID: Fixture.appID, environment: .development))
         let keyID = device.generateKey()
+        let challenge = try await client.execute(uri: prefix + "/v1/challenges", method: .post) { response in
+            #expect(response.status == .created)
+            return try JSONDecoder().decode([String: String].self, from: Data(response.body.readableBytesView))
+        }
+        let id = try #require(challenge["challengeId"])
+        let bytes = try #require(challenge["challenge"].flatMap { Data(base64Encoded: $0) })
+        let attestation = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
+        let body = """
+            {"keyId":"\(keyID.base64)","attestation":"\(Data(attestation).base64EncodedString())","challengeId":"\(id)"}
+            """
+        try await client.execute(uri: prefix + "/v1/attestations", method: .post, body: json(body)) { response in
+            #expect(response.status == .created)
+        }
+        return (device, keyID)
+    }
+
+    @Test("a key registered and an assertion verified once through the router, the replay refused")
+    func registerAndVerify() async throws {
+        let app = Application(router: try Self.server().buildRouter())
         try await app.test(.router) { client in
-            let challenge = try await client.execute(uri: "/v1/challenges", method: .post) { response in
-                #expect(response.status == .created)
-                return try JSONDecoder().decode([String: String].self, from: Data(response.body.readableBytesView))
-            }
-            let id = try #require(challenge["challengeId"])
-            let bytes = try #require(challenge["challenge"].flatMap { Data(base64Encoded: $0) })
-            let attestation = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
-            let body = """
-                {"keyId":"\(keyID.base64)","attestation":"\(Data(attestation).base64EncodedString())","challengeId":"\(id)"}
-                """
-            try await client.execute(uri: "/v1/attestations", method: .post, body: Self.json(body)) { response in
-                #expect(response.status == .created)
-            }
+            let (device, keyID) = try await Self.registeredDevice(client)
             let milliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
             let binding = try RequestBinding(
                 method: "POST", target: "/orders", body: [UInt8](), freshness: .timestamp(milliseconds: milliseconds))
@@ -133,6 +143,28 @@ struct RouterTests {
             try await client.execute(uri: "/api/orders", method: .post) { response in
                 #expect(response.status == .unauthorized)
                 #expect(Self.code(response) == "assertion_required")
+            }
+            // A key registered through the mounted routes guards the application's own route.
+            let (device, keyID) = try await Self.registeredDevice(client, prefix: "/attest")
+            let milliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
+            let body = Array("{\"item\":42}".utf8)
+            let binding = try RequestBinding(
+                method: "POST", target: "/api/orders", body: body, freshness: .timestamp(milliseconds: milliseconds))
+            let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
+            var headers = HTTPFields()
+            for (name, value) in [
+                (AttestKitHeaders.keyID, keyID.base64), (AttestKitHeaders.assertion, Data(assertion).base64EncodedString()),
+                (AttestKitHeaders.timestamp, String(milliseconds)),
+            ] {
+                headers[try #require(HTTPField.Name(name))] = value
+            }
+            for expected in [HTTPResponse.Status.ok, .conflict] {
+                try await client.execute(
+                    uri: "/api/orders", method: .post, headers: headers, body: ByteBuffer(bytes: body)
+                ) { response in
+                    #expect(response.status == expected)
+                    if expected == .ok { #expect(String(buffer: response.body) == "attested") }
+                }
             }
         }
     }
