@@ -160,6 +160,9 @@ public final class AttestKitServer: Service, Sendable {
     /// The Hummingbird application of the only listener (no `http.backend-port`) on ``ServerConfiguration/host``
     /// and ``ServerConfiguration/port``, with the store prepared before it listens and the background services
     /// (and the store, when the server opened it) run beside it: what ``run()`` runs without a backend listener.
+    /// Keep the server while the application runs: it owns the HTTP client of Apple's services, shut down when the
+    /// server is released. ``run()`` also closes the store and that client at the end; prefer it unless the
+    /// application is to be composed with others.
     public func buildApplication() -> some ApplicationProtocol {
         application(
             for: .only, host: configuration.host, port: configuration.port, services: backgroundServices,
