@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "AttestKitApple", targets: ["AttestKitApple"]),
         .library(name: "AttestKitAppleMock", targets: ["AttestKitAppleMock"]),
         .library(name: "AttestKitStore", targets: ["AttestKitStore"]),
+        .library(name: "AttestKitFlows", targets: ["AttestKitFlows"]),
         .library(name: "AttestKitServer", targets: ["AttestKitServer"]),
         .library(name: "AttestKitClient", targets: ["AttestKitClient"]),
         .library(name: "AttestKitClientSimulator", targets: ["AttestKitClientSimulator"]),
@@ -135,11 +136,43 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The HTTP service (`attestkit serve`) and the Hummingbird middleware.
+        // The decisions, once, without a framework: challenges, registration, the assertion gate, deployment
+        // policies, the background services, one typed error. No web framework, no Prometheus, no configuration
+        // library: every edge (Hummingbird here, an adopter's own) adapts to it.
+        .target(
+            name: "AttestKitFlows",
+            dependencies: [
+                "AttestKit",
+                "AttestKitApple",
+                "AttestKitStore",
+                "AttestKitWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitFlowsTests",
+            dependencies: [
+                "AttestKit",
+                "AttestKitApple",
+                "AttestKitFlows",
+                "AttestKitStore",
+                "AttestKitTesting",
+                "AttestKitWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The HTTP service (`attestkit serve`) and the Hummingbird middleware: the edge over AttestKitFlows.
         .target(
             name: "AttestKitServer",
             dependencies: [
                 "AttestKit",
+                "AttestKitFlows",
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
@@ -166,6 +199,7 @@ let package = Package(
                 "AttestKit",
                 "AttestKitApple",
                 "AttestKitAppleMock",
+                "AttestKitFlows",
                 "AttestKitServer",
                 "AttestKitStore",
                 "AttestKitTesting",
@@ -173,7 +207,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -229,6 +265,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "AttestKitStore",
+                "AttestKitFlows",
                 "AttestKitServer",
                 "AttestKitWire",
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitAppleMock
+import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
 import AttestKitTesting

@@ -1,4 +1,3 @@
-import AttestKit
 import Foundation
 import Hummingbird
 import NIOCore
@@ -44,29 +43,6 @@ enum JSONRequest {
         case .dataCorrupted(let context):
             return context.codingPath.isEmpty ? "the body is not valid JSON" : "\(path(context.codingPath)): invalid"
         @unknown default: return "the body is not valid JSON"
-        }
-    }
-}
-
-/// Decoding helpers for the API's string fields.
-enum Field {
-    /// Standard Base64 or base64url bytes, at most `maximum` bytes once decoded.
-    static func bytes(_ text: String, _ name: String, maximum: Int) throws -> [UInt8] {
-        guard text.utf8.count <= (maximum / 3 + 1) * 4 + 4 else {
-            throw APIError.invalidField(name, "is longer than \(maximum) bytes")
-        }
-        guard let bytes = Base64.decode(text), !bytes.isEmpty else {
-            throw APIError.invalidField(name, "is not Base64")
-        }
-        return bytes
-    }
-
-    /// A key identifier: Base64 of 32 bytes.
-    static func keyID(_ text: String) throws -> KeyID {
-        do {
-            return try KeyID(string: text)
-        } catch {
-            throw APIError(.badRequest, "key_id_malformed", "keyId: is not Base64 of 32 bytes")
         }
     }
 }

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitApple
+import AttestKitFlows
 import AttestKitStore
 public import Configuration
 import Foundation

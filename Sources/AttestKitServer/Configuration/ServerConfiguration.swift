@@ -1,4 +1,5 @@
 public import AttestKit
+public import AttestKitFlows
 public import Foundation
 public import Logging
 
@@ -46,31 +47,9 @@ public struct ServerConfiguration: Sendable {
         }
     }
 
-    /// What an attested key must satisfy beyond Apple's checks.
-    public struct Policy: Sendable, Hashable {
-        /// The iOS 27 validation categories accepted; `nil` accepts any (and attestations without one).
-        public var allowedValidationCategories: Set<UInt32>?
-        /// The lowest OS version accepted (dotted, `17.4`); `nil` accepts any. An attestation without an OS
-        /// version is refused when this is set.
-        public var minimumOSVersion: String?
-        /// A receipt's risk metric above this marks the key for step-up; `nil` never does.
-        public var riskMetricThreshold: Int?
-        /// Whether a key whose risk is still unknown (its receipt not yet traded with Apple) is marked for step-up.
-        public var stepUpWhileRiskUnknown: Bool
-
-        /// Creates a policy.
-        public init(
-            allowedValidationCategories: Set<UInt32>? = nil,
-            minimumOSVersion: String? = nil,
-            riskMetricThreshold: Int? = nil,
-            stepUpWhileRiskUnknown: Bool = false
-        ) {
-            self.allowedValidationCategories = allowedValidationCategories
-            self.minimumOSVersion = minimumOSVersion
-            self.riskMetricThreshold = riskMetricThreshold
-            self.stepUpWhileRiskUnknown = stepUpWhileRiskUnknown
-        }
-    }
+    /// What an attested key must satisfy beyond Apple's checks, and when its risk asks for step-up: the flows'
+    /// ``AttestKitFlows/DeploymentPolicy``.
+    public typealias Policy = DeploymentPolicy
 
     /// Request budgets per minute. Zero disables a limit.
     public struct RateLimits: Sendable, Hashable {

@@ -1,12 +1,14 @@
 public import HTTPTypes
 public import Hummingbird
+import AttestKitFlows
 import NIOCore
 
 /// An error answer of the HTTP API: a status, a stable snake_case code and a human message, written as
 /// `{"error": {"code": "...", "message": "..."}}`.
 ///
 /// Every failure a handler or ``AttestKitMiddleware`` meets becomes one of these through
-/// ``APIError/init(_:)``, so clients and metrics see the same codes as the library's errors.
+/// ``APIError/init(any:)``, and a flow's ``AttestKitFlows/FlowError`` through ``APIError/init(_:)`` (its kind
+/// gives the status, once), so clients and metrics see the same codes as the library's errors.
 public struct APIError: Error, Sendable, Hashable, CustomStringConvertible, HTTPResponseError {
     /// The HTTP status.
     public let status: HTTPResponse.Status
@@ -44,9 +46,9 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible, HTTP
 extension APIError {
     /// 400 `invalid_json`.
     static func invalidJSON(_ message: String) -> APIError { APIError(.badRequest, "invalid_json", message) }
-    /// 400 `invalid_field`, naming the field.
+    /// 400 `invalid_field`, naming the field: the flows' ``AttestKitFlows/FlowError/invalidField(_:_:file:line:)``.
     static func invalidField(_ field: String, _ message: String) -> APIError {
-        APIError(.badRequest, "invalid_field", "\(field): \(message)")
+        APIError(FlowError.invalidField(field, message))
     }
     /// 500 `internal_error`: a bug.
     static let internalError = APIError(.internalServerError, "internal_error", "internal error")

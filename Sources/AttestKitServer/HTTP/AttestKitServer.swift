@@ -1,9 +1,10 @@
 import AsyncHTTPClient
 import AttestKit
 import AttestKitApple
+public import AttestKitFlows
 public import AttestKitStore
 public import Foundation
-import Hummingbird
+public import Hummingbird
 public import Logging
 import NIOCore
 public import ServiceLifecycle
@@ -93,7 +94,10 @@ public final class AttestKitServer: Service, Sendable {
         self.gate = AssertionGate(store: store, timestampWindow: configuration.timestampWindow, now: now)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
-            registrar: AttestationRegistrar(verifier: verifier, store: store, policy: configuration.policy),
+            challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),
+            registrar: AttestationRegistrar(
+                verifier: verifier, store: store, policy: configuration.policy.attestationPolicy),
+            keys: KeyAdministration(store: store, now: now),
             gate: gate, apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
@@ -103,7 +107,7 @@ public final class AttestKitServer: Service, Sendable {
             ReceiptRefreshService(
                 store: store, exchange: $0.receiptExchange, interval: configuration.receiptRefreshInterval,
                 batch: configuration.receiptRefreshBatch, riskThreshold: configuration.policy.riskMetricThreshold,
-                metrics: metrics, logger: logger, now: now)
+                metrics: metrics.flows, logger: logger, now: now)
         }
         self.challengeCleanup = ChallengeCleanupService(
             store: store, interval: configuration.challengeCleanupInterval, logger: logger, now: now)
@@ -118,9 +122,7 @@ public final class AttestKitServer: Service, Sendable {
     /// Serves until graceful shutdown or cancellation.
     public func run() async throws {
         announce()
-        var services: [any Service] = [challengeCleanup]
-        if let receiptRefresh { services.append(receiptRefresh) }
-        if ownsStore { services.insert(store, at: 0) }
+        var services = backgroundServices
         let publicListener: AttestKitAPI.Listener
         if let backend = configuration.backendListener {
             publicListener = .public
@@ -147,17 +149,49 @@ public final class AttestKitServer: Service, Sendable {
         await shutdown()
     }
 
-    /// The Hummingbird application of one listener: the routes it serves behind the request middleware, the
-    /// connection deadlines and the connection maximum (shared by every listener), the store prepared before it
-    /// listens, and `services` run beside it.
-    private func application(
-        for listener: AttestKitAPI.Listener, host: String, port: Int, services: [any Service], promise: PortPromise
-    ) -> some ApplicationProtocol {
+    /// The API's routes, to mount on an application's own router (``AttestKitController``).
+    public var controller: AttestKitController { AttestKitController(api: api) }
+
+    /// The router of the only listener (no `http.backend-port`): every route behind the request middleware (the
+    /// JSON error envelope, request metrics and logs). What ``buildApplication()`` serves; tests drive it with
+    /// HummingbirdTesting's `.router` framework, without a socket.
+    public func buildRouter() -> Router<ServerRequestContext> { router(for: .only) }
+
+    /// The Hummingbird application of the only listener (no `http.backend-port`) on ``ServerConfiguration/host``
+    /// and ``ServerConfiguration/port``, with the store prepared before it listens and the background services
+    /// (and the store, when the server opened it) run beside it: what ``run()`` runs without a backend listener.
+    /// Keep the server while the application runs: it owns the HTTP client of Apple's services, shut down when the
+    /// server is released. ``run()`` also closes the store and that client at the end; prefer it unless the
+    /// application is to be composed with others.
+    public func buildApplication() -> some ApplicationProtocol {
+        application(
+            for: .only, host: configuration.host, port: configuration.port, services: backgroundServices,
+            promise: port)
+    }
+
+    /// The background services, and the store when the server opened it.
+    private var backgroundServices: [any Service] {
+        var services: [any Service] = [challengeCleanup]
+        if let receiptRefresh { services.append(receiptRefresh) }
+        if ownsStore { services.insert(store, at: 0) }
+        return services
+    }
+
+    /// The router of one listener: the routes it serves behind the request middleware.
+    private func router(for listener: AttestKitAPI.Listener) -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics, routes: AttestKitAPI.routes(on: listener)))
         api.register(on: router, for: listener)
+        return router
+    }
+
+    /// The Hummingbird application of one listener: its router, the connection deadlines and the connection maximum
+    /// (shared by every listener), the store prepared before it listens, and `services` run beside it.
+    private func application(
+        for listener: AttestKitAPI.Listener, host: String, port: Int, services: [any Service], promise: PortPromise
+    ) -> some ApplicationProtocol {
         var application = Application(
-            router: router,
+            router: router(for: listener),
             server: connections.http1(),
             configuration: .init(address: .hostname(host, port: port), serverName: "AttestKit"),
             services: services,

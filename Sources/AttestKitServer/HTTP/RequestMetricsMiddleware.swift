@@ -40,12 +40,6 @@ struct RequestMetricsMiddleware: RouterMiddleware {
             }
             if failure.code == APIError.internalError.code {
                 context.logger.error("unexpected error: a bug", metadata: ["error.type": "\(type(of: error))"])
-            } else if let error = error as? StoreError, failure.status == .serviceUnavailable {
-                // A full disk, a read-only file, a lost database: the reason names the operation and the error
-                // class (`SQLite database or disk is full`), never a query or a value.
-                context.logger.error(
-                    "storage unavailable: answering 503",
-                    metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
             }
             response = try failure.response(from: request, context: context)
             if let allow { response.headers[.allow] = allow }

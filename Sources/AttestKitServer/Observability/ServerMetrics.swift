@@ -1,4 +1,5 @@
 import AttestKit
+public import AttestKitFlows
 import AttestKitStore
 import CoreMetrics
 import Foundation
@@ -12,6 +13,8 @@ public import Prometheus
 public final class ServerMetrics: Sendable {
     /// The registry `/metrics` prints.
     public let registry: PrometheusCollectorRegistry
+    /// The flows' metrics (verifications, rate limits, receipt refreshes, risk), recorded into the same registry.
+    public let flows: FlowMetrics
     private let factory: PrometheusMetricsFactory
 
     /// Creates metrics over a new registry.
@@ -24,6 +27,7 @@ public final class ServerMetrics: Sendable {
             .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
         ]
         self.factory = factory
+        self.flows = FlowMetrics(factory: factory)
     }
 
     /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`.
@@ -31,36 +35,6 @@ public final class ServerMetrics: Sendable {
         Counter(
             label: "attestkit_http_requests_total",
             dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory
-        ).increment()
-    }
-
-    /// One verification (`attestation` or `assertion`) and its outcome: `accepted`, or the error code.
-    func verification(_ kind: String, code: String?, duration: Duration) {
-        Counter(
-            label: "attestkit_verifications_total",
-            dimensions: [("kind", kind), ("outcome", code == nil ? "accepted" : "rejected"), ("code", code ?? "")],
-            factory: factory
-        ).increment()
-        Metrics.Timer(label: "attestkit_verification_duration_seconds", dimensions: [("kind", kind)], factory: factory)
-            .recordNanoseconds(duration.nanoseconds)
-    }
-
-    /// A request refused by the named rate limit.
-    func rateLimited(_ limit: String) {
-        Counter(label: "attestkit_rate_limited_total", dimensions: [("limit", limit)], factory: factory).increment()
-    }
-
-    /// One receipt exchange and its result (`refreshed`, `not_modified`, or an error code).
-    func receiptRefresh(_ result: String) {
-        Counter(label: "attestkit_receipt_refresh_total", dimensions: [("result", result)], factory: factory)
-            .increment()
-    }
-
-    /// A receipt whose risk metric is above the step-up threshold.
-    func riskAboveThreshold(environment: AppAttestEnvironment) {
-        Counter(
-            label: "attestkit_risk_metric_above_threshold_total", dimensions: [("environment", environment.rawValue)],
-            factory: factory
         ).increment()
     }
 
@@ -103,14 +77,4 @@ public final class ServerMetrics: Sendable {
 
     /// The Prometheus text exposition.
     public func exposition() -> [UInt8] { registry.emitToBuffer() }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds, saturating.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        return product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
-    }
 }

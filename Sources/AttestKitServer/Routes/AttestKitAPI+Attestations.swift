@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import AttestKitStore
 import Foundation
 import Hummingbird
@@ -6,23 +7,18 @@ import Logging
 
 extension AttestKitAPI {
     /// `POST /v1/attestations`: 201 with the key record.
-    func attest(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func attest(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         try limit(attestationsPerIP, clientKey(request, context), name: "attestations_per_ip")
         let body = try await JSONRequest.decode(AttestationRequest.self, from: &request, limit: configuration.bodyLimit)
         let keyID = try Field.keyID(body.keyId)
         let attestation = try Field.bytes(body.attestation, "attestation", maximum: configuration.bodyLimit)
-        let challengeID: ChallengeID
-        do {
-            challengeID = try ChallengeID(string: body.challengeId)
-        } catch {
-            throw APIError.invalidField("challengeId", "is not a challenge id of this service")
-        }
+        let challengeID = try Field.challengeID(body.challengeId)
         let start = ContinuousClock.now
         do {
             let record = try await registrar.register(
                 keyID: keyID, attestation: attestation, challengeID: challengeID, now: now()
-            ) { appID in
+            ) { appID throws(FlowError) in
                 // Per-app budget against token farming: counted on verified attestations only, so that forged
                 // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
                 // database share it.
@@ -30,17 +26,17 @@ extension AttestKitAPI {
                     "attestations/\(appID)", perMinute: configuration.rateLimits.attestationsPerApp,
                     name: "attestations_per_app")
             }
-            metrics.verification("attestation", code: nil, duration: ContinuousClock.now - start)
+            metrics.flows.verification("attestation", code: nil, duration: ContinuousClock.now - start)
             context.logger.info(
                 "key registered",
                 metadata: [
                     "keyId": "\(record.keyID)", "appId": "\(record.appID)",
                     "environment": "\(record.environment.rawValue)",
                 ])
-            return JSONResponse.make(.created, KeyRecordResponse(record, policy: riskPolicy))
+            return JSONResponse.make(.created, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
         } catch {
             let failure = APIError(any: error)
-            metrics.verification("attestation", code: failure.code, duration: ContinuousClock.now - start)
+            metrics.flows.verification("attestation", code: failure.code, duration: ContinuousClock.now - start)
             context.logger.notice("attestation refused", metadata: ["code": "\(failure.code)"])
             throw failure
         }

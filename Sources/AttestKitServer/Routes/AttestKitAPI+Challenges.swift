@@ -1,26 +1,18 @@
+import AttestKitFlows
 import AttestKitStore
 import Foundation
 import Hummingbird
 
 extension AttestKitAPI {
-    /// `POST /v1/challenges`.
-    func issueChallenge(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    /// `POST /v1/challenges`: the flows' ``ChallengeIssuer`` behind the per-IP limit.
+    func issueChallenge(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         try limit(challengesPerIP, clientKey(request, context), name: "challenges_per_ip")
         let body = try await JSONRequest.decode(
             ChallengeRequest.self, from: &request, limit: configuration.bodyLimit, emptyAsObject: true)
-        let purpose: ChallengePurpose
-        switch body.purpose ?? "attest" {
-        case "attest": purpose = .attest
-        case "assert": purpose = .assert
-        default: throw APIError.invalidField("purpose", "is attest or assert")
-        }
-        let keyID = try body.keyId.map(Field.keyID)
-        if keyID != nil && purpose == .attest {
-            throw APIError.invalidField("keyId", "binds assert challenges only")
-        }
-        let challenge = try await store.issueChallenge(
-            purpose: purpose, keyID: keyID, ttl: configuration.challengeTTL, now: now())
+        let purpose = try ChallengeIssuer.purpose(named: body.purpose)
+        let keyID = try body.keyId.map { text throws(FlowError) in try Field.keyID(text) }
+        let challenge = try await challenges.issue(purpose: purpose, keyID: keyID)
         return JSONResponse.make(
             .created,
             ChallengeResponse(

@@ -1,9 +1,10 @@
 import AttestKitApple
+import AttestKitFlows
 import Hummingbird
 
 extension AttestKitAPI {
     /// `POST /v1/devicecheck/query`.
-    func deviceCheckQuery(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func deviceCheckQuery(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         let client = try deviceCheckClient()
         let body = try await JSONRequest.decode(DeviceTokenRequest.self, from: &request, limit: configuration.bodyLimit)
@@ -20,7 +21,7 @@ extension AttestKitAPI {
     }
 
     /// `POST /v1/devicecheck/update`.
-    func deviceCheckUpdate(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func deviceCheckUpdate(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         let client = try deviceCheckClient()
         let body = try await JSONRequest.decode(
@@ -49,7 +50,7 @@ extension AttestKitAPI {
     }
 
     /// `POST /v1/devicecheck/validate`: `valid: false` for a token Apple rejects.
-    func deviceCheckValidate(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+    func deviceCheckValidate(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         let client = try deviceCheckClient()
         let body = try await JSONRequest.decode(DeviceTokenRequest.self, from: &request, limit: configuration.bodyLimit)
@@ -83,7 +84,7 @@ extension AttestKitAPI {
             return result
         } catch {
             metrics.deviceCheck(operation, outcome: error.code.rawValue)
-            throw APIError(error)
+            throw APIError(FlowError(error))
         }
     }
 

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitApple
+import AttestKitFlows
 import AttestKitStore
 import Foundation
 import HTTPTypes
@@ -11,7 +12,9 @@ import NIOCore
 struct AttestKitAPI: Sendable {
     let configuration: ServerConfiguration
     let store: any AttestationStore
+    let challenges: ChallengeIssuer
     let registrar: AttestationRegistrar
+    let keys: KeyAdministration
     let gate: AssertionGate
     let apple: AppleServices?
     let metrics: ServerMetrics
@@ -21,18 +24,12 @@ struct AttestKitAPI: Sendable {
     let clientAddress: ClientAddress
     let now: @Sendable () -> Date
 
-    var riskPolicy: RiskPolicy {
-        RiskPolicy(
-            threshold: configuration.policy.riskMetricThreshold,
-            stepUpWhileUnknown: configuration.policy.stepUpWhileRiskUnknown)
-    }
-
     /// One route: its method, its path (parameters as `{name}`), who may call it and the handler it calls.
     struct Endpoint: Sendable {
         let method: HTTPRequest.Method
         let path: String
         let audience: RouteAudience
-        let handler: @Sendable (AttestKitAPI) -> @Sendable (Request, ServerRequestContext) async throws -> Response
+        let handler: @Sendable (AttestKitAPI) -> @Sendable (Request, RouteContext) async throws -> Response
     }
 
     /// Every route of the API, in registration order: what ``register(on:)`` registers and ``routes`` lists.
@@ -58,18 +55,42 @@ struct AttestKitAPI: Sendable {
         endpoints.filter { listener.serves($0.audience) }.map { "\($0.method.rawValue) \($0.path)" }
     }
 
-    /// Registers the routes of ``endpoints`` that `listener` serves on `router`, each behind the check of its
-    /// audience: a request without the audience's credential is refused before the handler reads anything.
-    func register(on router: Router<ServerRequestContext>, for listener: Listener = .only) {
+    /// Registers the routes of ``endpoints`` that `listener` serves on `router` (a `Router` or a `RouterGroup` of
+    /// any context that knows the peer's address), each behind the check of its audience: a request without the
+    /// audience's credential is refused before the handler reads anything. A handler's error becomes its
+    /// ``APIError`` here, so the routes answer the same under any router.
+    func register<Methods: RouterMethods>(on router: Methods, for listener: Listener = .only)
+    where Methods.Context: RemoteAddressRequestContext {
         for endpoint in Self.endpoints where listener.serves(endpoint.audience) {
             let handler = endpoint.handler(self)
             let audience = endpoint.audience
             let credentials = self.credentials
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
                 try audience.authorize(request, credentials: credentials)
-                return try await handler(request, context)
+                do {
+                    // The request's store calls share one deadline, also where the routes are mounted on an
+                    // application's router (the server's request middleware sets it earlier, too).
+                    return try await StoreRequestDeadline.withRequest {
+                        try await handler(request, RouteContext(context))
+                    }
+                } catch {
+                    throw Self.answer(error, logger: context.logger)
+                }
             }
         }
+    }
+
+    /// The one mapping of a handler's error to its answer: ``APIError/init(any:)``, logging what the operator needs
+    /// when storage fails (the store's reason names the operation and the error class, `SQLite database or disk is
+    /// full`, never a query or a value).
+    static func answer(_ error: any Error, logger: Logger) -> APIError {
+        let failure = APIError(any: error)
+        let store = (error as? StoreError) ?? ((error as? FlowError)?.underlying as? StoreError)
+        if let store, failure.status == .serviceUnavailable {
+            logger.error(
+                "storage unavailable: answering 503", metadata: ["code": "\(store.code)", "reason": "\(store.reason)"])
+        }
+        return failure
     }
 
     /// Which listener a router is for.
@@ -91,37 +112,41 @@ struct AttestKitAPI: Sendable {
     }
 
     /// The rate-limit key of the request's client (``ClientAddress``).
-    func clientKey(_ request: Request, _ context: ServerRequestContext) -> String {
+    func clientKey(_ request: Request, _ context: RouteContext) -> String {
         clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
     }
 
     /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store
     /// that cannot answer refuses the request (503), never lets it through.
-    func limitShared(_ budget: String, perMinute: Int, name: String) async throws {
+    func limitShared(_ budget: String, perMinute: Int, name: String) async throws(FlowError) {
         guard perMinute > 0 else { return }
-        if let wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now()) {
-            metrics.rateLimited(name)
-            throw APIError(
-                .tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
+        let wait: Int?
+        do {
+            wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now())
+        } catch {
+            throw FlowError(error)
         }
+        if let wait { throw rateLimited(name, retryAfter: wait) }
     }
 
     /// Takes one request from a limiter, or throws 429.
-    func limit(_ limiter: RateLimiter, _ key: String, name: String) throws {
-        if let wait = limiter.acquire(key, now: now()) {
-            metrics.rateLimited(name)
-            throw APIError(
-                .tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
-        }
+    func limit(_ limiter: RateLimiter, _ key: String, name: String) throws(FlowError) {
+        if let wait = limiter.acquire(key, now: now()) { throw rateLimited(name, retryAfter: wait) }
+    }
+
+    /// Counts a refusal by the rate limit `name` and returns it.
+    private func rateLimited(_ name: String, retryAfter: Int) -> FlowError {
+        metrics.flows.rateLimited(name)
+        return FlowError.rateLimited(name, retryAfter: retryAfter)
     }
 
     /// 200 `{"status": "ok"}` while the process runs.
-    private func health(_: Request, _: ServerRequestContext) -> Response {
+    private func health(_: Request, _: RouteContext) -> Response {
         JSONResponse.make(.ok, ["status": "ok"])
     }
 
     /// 200 `{"status": "ready"}` when the store answers, 503 otherwise.
-    private func ready(_: Request, _: ServerRequestContext) async throws -> Response {
+    private func ready(_: Request, _: RouteContext) async throws -> Response {
         do {
             _ = try await store.keyCounts()
         } catch {
@@ -131,7 +156,7 @@ struct AttestKitAPI: Sendable {
     }
 
     /// The Prometheus exposition, with the key gauges refreshed from the store.
-    private func metricsExposition(_: Request, _: ServerRequestContext) async -> Response {
+    private func metricsExposition(_: Request, _: RouteContext) async -> Response {
         if let counts = try? await store.keyCounts() { metrics.keys(counts) }
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

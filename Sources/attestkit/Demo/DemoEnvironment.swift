@@ -1,6 +1,7 @@
 import AttestKit
 import AttestKitApple
 import AttestKitAppleMock
+import AttestKitFlows
 import AttestKitServer
 import AttestKitTesting
 import Crypto

@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
 import Foundation

@@ -2,6 +2,7 @@ import AttestKitTestSupport
 import AsyncHTTPClient
 import AttestKit
 import AttestKitAppleMock
+import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
 import AttestKitTesting

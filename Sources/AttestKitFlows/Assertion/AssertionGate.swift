@@ -2,15 +2,20 @@ public import AttestKit
 public import AttestKitStore
 public import AttestKitWire
 public import Foundation
-import HTTPTypes
 
-/// Verifies an assertion against a registered key and accepts it at most once: the one place where the
-/// HTTP endpoint and ``AttestKitMiddleware`` decide.
+/// Verifies an assertion against a registered key and accepts it at most once: the one place where the HTTP
+/// endpoint, the Hummingbird middleware and any other edge decide.
 ///
 /// In order, cheapest first: the freshness window of a timestamp, the key's state, the signature and counter
 /// (AttestKit's ``AssertionVerifier``), the one-time challenge, then the store's atomic compare-and-set of the
 /// counter. Of many concurrent copies of one assertion, in one process or across replicas sharing a database,
 /// exactly one passes; the others fail with `counter_not_increasing` or `challenge_consumed`.
+///
+/// ```swift
+/// let gate = AssertionGate(store: store)
+/// let binding = try AssertionBinding(method: "POST", target: "/orders", body: body, freshness: .timestamp(milliseconds: ms))
+/// let accepted = try await gate.verify(keyID: keyID, assertion: assertion, binding: binding)
+/// ```
 public struct AssertionGate: Sendable {
     /// How the request proves it is fresh, as far as the gate can check.
     public enum Freshness: Sendable, Hashable {
@@ -50,47 +55,71 @@ public struct AssertionGate: Sendable {
     }
 
     /// The freshness a canonical binding claims.
-    /// - Throws: 400 `invalid_freshness` for a challenge id that is not one of ours.
-    public static func freshness(of binding: RequestBinding) throws -> Freshness {
+    /// - Throws: `invalid_freshness` (malformed) for a challenge id that is not one of ours.
+    public static func freshness(of binding: RequestBinding) throws(FlowError) -> Freshness {
         switch binding.freshness {
         case .challenge(let id):
             do {
                 return .challenge(try ChallengeID(string: id))
             } catch {
-                throw APIError(.badRequest, "invalid_freshness", "the challenge id is not a challenge of this service")
+                throw FlowError(
+                    .invalidFreshness, .malformed, "the challenge id is not a challenge of this service")
             }
         case .timestamp(let milliseconds): return .timestamp(milliseconds: milliseconds)
         }
     }
 
+    /// Verifies `assertion` by `keyID` over the client data of `binding`, with its freshness.
+    public func verify(
+        keyID: KeyID, assertion: [UInt8], binding: AssertionBinding
+    ) async throws(FlowError) -> AcceptedAssertion {
+        try await verify(
+            keyID: keyID, assertion: assertion, clientData: binding.clientData, freshness: binding.freshness)
+    }
+
     /// Verifies `assertion` by `keyID` over `clientData` and, if it holds, advances the key's counter.
     ///
     /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
-    /// - Throws: ``APIError`` (`timestamp_outside_window`), `StoreError` (`key_not_found`, `key_revoked`,
-    ///   `challenge_*`, `counter_not_increasing`), `AttestKitError` (`signature_invalid`, `app_id_mismatch`,
-    ///   `counter_not_increasing`, format codes).
+    /// - Throws: ``FlowError``: `timestamp_outside_window`; the store's `key_not_found`, `key_revoked`,
+    ///   `challenge_*`, `counter_not_increasing`; AttestKit's `signature_invalid`, `app_id_mismatch`,
+    ///   `counter_not_increasing` and format codes.
     public func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
-    ) async throws -> AcceptedAssertion {
+    ) async throws(FlowError) -> AcceptedAssertion {
         let time = now()
         if case .timestamp(let milliseconds) = freshness {
             let offset = Double(milliseconds) / 1_000 - time.timeIntervalSince1970
             guard abs(offset) <= timestampWindow else {
-                throw APIError(
-                    .forbidden, "timestamp_outside_window",
+                throw FlowError(
+                    .timestampOutsideWindow, .refused,
                     "the timestamp is \(Int(abs(offset).rounded())) s from the server's clock; at most "
                         + "\(Int(timestampWindow)) s is accepted")
             }
         }
-        guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
-        guard record.state == .active else { throw StoreError.keyRevoked }
-        let verified = try verifier.verify(
-            assertion, publicKeyX963: record.publicKeyX963, appID: record.appID, clientData: clientData,
-            previousCounter: record.counter)
-        if case .challenge(let id) = freshness {
-            _ = try await store.consumeChallenge(id, purpose: .assert, keyID: keyID, now: time)
+        let record: KeyRecord
+        do throws(StoreError) {
+            guard let found = try await store.key(keyID) else { throw StoreError.keyNotFound }
+            guard found.state == .active else { throw StoreError.keyRevoked }
+            record = found
+        } catch {
+            throw FlowError(error)
         }
-        try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
+        let verified: VerifiedAssertion
+        do throws(AttestKitError) {
+            verified = try verifier.verify(
+                assertion, publicKeyX963: record.publicKeyX963, appID: record.appID, clientData: clientData,
+                previousCounter: record.counter)
+        } catch {
+            throw FlowError(error)
+        }
+        do throws(StoreError) {
+            if case .challenge(let id) = freshness {
+                _ = try await store.consumeChallenge(id, purpose: .assert, keyID: keyID, now: time)
+            }
+            try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
+        } catch {
+            throw FlowError(error)
+        }
         return AcceptedAssertion(key: record.advanced(to: verified.counter, at: time), counter: verified.counter)
     }
 }

@@ -1,8 +1,8 @@
-import AttestKit
-package import AttestKitApple
-import AttestKitStore
-package import Foundation
-import Logging
+public import AttestKit
+public import AttestKitApple
+public import AttestKitStore
+public import Foundation
+public import Logging
 public import ServiceLifecycle
 
 /// Trades stored receipts with Apple for fresh ones (and their risk metric) once they are due, until graceful
@@ -22,7 +22,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let interval: Duration
     let batch: Int
     let riskThreshold: Int?
-    let metrics: ServerMetrics
+    let metrics: FlowMetrics
     let logger: Logger
     let now: @Sendable () -> Date
 
@@ -36,9 +36,18 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         public var backedOff = false
     }
 
-    init(
+    /// Creates the service.
+    ///
+    /// - Parameters:
+    ///   - exchange: Apple's receipt exchange, per environment.
+    ///   - interval: The time between rounds (when Apple answers).
+    ///   - batch: The most keys one round takes.
+    ///   - riskThreshold: A risk metric above this is counted and logged (``RiskPolicy/threshold``).
+    ///   - metrics: Where refreshes are counted.
+    public init(
         store: any AttestationStore, exchange: [AppAttestEnvironment: ReceiptExchangeClient], interval: Duration,
-        batch: Int, riskThreshold: Int?, metrics: ServerMetrics, logger: Logger, now: @escaping @Sendable () -> Date
+        batch: Int, riskThreshold: Int?, metrics: FlowMetrics, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.exchange = exchange

@@ -1,0 +1,77 @@
+public import AttestKit
+public import AttestKitWire
+
+/// The assertion an app sends in request headers, parsed the same way by every middleware.
+///
+/// - `X-AttestKit-Key-Id`: the key identifier, Base64.
+/// - `X-AttestKit-Assertion`: the assertion object, Base64.
+/// - `X-AttestKit-Challenge`: the challenge id the client data names, or
+/// - `X-AttestKit-Timestamp`: the Unix milliseconds the client data names.
+///
+/// A framework edge looks each header up (``Lookup``) and hands the lookups here; the flows decide.
+public struct AssertionHeaders: Sendable, Hashable {
+    /// `X-AttestKit-Key-Id`.
+    public static let keyIDName = "X-AttestKit-Key-Id"
+    /// `X-AttestKit-Assertion`.
+    public static let assertionName = "X-AttestKit-Assertion"
+    /// `X-AttestKit-Challenge`.
+    public static let challengeName = "X-AttestKit-Challenge"
+    /// `X-AttestKit-Timestamp`.
+    public static let timestampName = "X-AttestKit-Timestamp"
+
+    /// One header as the request carries it.
+    public enum Lookup: Sendable, Hashable {
+        /// Not sent.
+        case absent
+        /// Sent once, with this value.
+        case value(String)
+        /// Sent more than once: ambiguous, refused.
+        case repeated
+    }
+
+    /// The key that signed.
+    public let keyID: KeyID
+    /// The assertion object.
+    public let assertion: [UInt8]
+    /// The freshness the client data names.
+    public let freshness: RequestBinding.Freshness
+
+    /// Parses the headers `lookup` finds (by the names above).
+    /// - Throws: `assertion_required` (unauthenticated) without the key, assertion or freshness headers;
+    ///   `header_repeated`, `invalid_freshness`, `key_id_malformed`, `invalid_field` (malformed).
+    public init(lookup: (String) -> Lookup) throws(FlowError) {
+        let keyText = lookup(Self.keyIDName)
+        let assertionText = lookup(Self.assertionName)
+        guard case .value(let key) = keyText, case .value(let assertion) = assertionText else {
+            if keyText == .repeated || assertionText == .repeated { throw Self.repeated }
+            throw FlowError(
+                .assertionRequired, .unauthenticated,
+                "this route needs \(Self.keyIDName) and \(Self.assertionName) headers")
+        }
+        switch (lookup(Self.challengeName), lookup(Self.timestampName)) {
+        case (.value(let id), .absent):
+            freshness = .challenge(id)
+        case (.absent, .value(let text)):
+            guard text.utf8.count <= 16, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                let milliseconds = Int64(text)
+            else {
+                throw FlowError(.invalidFreshness, .malformed, "\(Self.timestampName) is Unix milliseconds")
+            }
+            freshness = .timestamp(milliseconds: milliseconds)
+        case (.absent, .absent):
+            throw FlowError(
+                .assertionRequired, .unauthenticated,
+                "this route needs \(Self.challengeName) or \(Self.timestampName)")
+        default:
+            throw FlowError(
+                .invalidFreshness, .malformed,
+                "send exactly one of \(Self.challengeName) and \(Self.timestampName)")
+        }
+        self.keyID = try Field.keyID(key)
+        self.assertion = try Field.bytes(assertion, Self.assertionName, maximum: Field.maximumAssertionLength)
+    }
+
+    private static var repeated: FlowError {
+        FlowError(.headerRepeated, .malformed, "each AttestKit header is sent once")
+    }
+}

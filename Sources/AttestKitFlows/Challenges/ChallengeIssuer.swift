@@ -1,0 +1,50 @@
+public import AttestKit
+public import AttestKitStore
+public import Foundation
+
+/// Issues one-time challenges: for an attestation (bound to no key), or for an assertion (bound to one key, or to
+/// any), each living ``ttl`` and consumed at most once by ``AttestationRegistrar`` or ``AssertionGate``.
+///
+/// ```swift
+/// let issuer = ChallengeIssuer(store: store, ttl: .seconds(300))
+/// let challenge = try await issuer.issue(purpose: .assert, keyID: keyID)
+/// ```
+public struct ChallengeIssuer: Sendable {
+    /// The state.
+    public let store: any AttestationStore
+    /// How long a challenge lives.
+    public let ttl: Duration
+    private let now: @Sendable () -> Date
+
+    /// Creates an issuer.
+    public init(
+        store: any AttestationStore, ttl: Duration = .seconds(300), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.store = store
+        self.ttl = ttl
+        self.now = now
+    }
+
+    /// The purpose named `name` (`attest` or `assert`); `nil` is `attest`.
+    /// - Throws: `invalid_field` (`purpose`).
+    public static func purpose(named name: String?) throws(FlowError) -> ChallengePurpose {
+        switch name ?? "attest" {
+        case "attest": .attest
+        case "assert": .assert
+        default: throw FlowError.invalidField("purpose", "is attest or assert")
+        }
+    }
+
+    /// Issues and stores a challenge for `purpose`, bound to `keyID` when given (assert challenges only).
+    /// - Throws: `invalid_field` (`keyId`) for a key bound to an attest challenge; the store's codes.
+    public func issue(purpose: ChallengePurpose, keyID: KeyID? = nil) async throws(FlowError) -> StoredChallenge {
+        if keyID != nil && purpose == .attest {
+            throw FlowError.invalidField("keyId", "binds assert challenges only")
+        }
+        do {
+            return try await store.issueChallenge(purpose: purpose, keyID: keyID, ttl: ttl, now: now())
+        } catch {
+            throw FlowError(error)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+public import AttestKit
+public import CoreMetrics
+import Metrics
+
+/// The metrics the flows record, through swift-metrics into an injected factory: the HTTP service passes its
+/// Prometheus-backed one, so `/metrics` shows them; an adopter passes its own, or none (the process-wide
+/// `MetricsSystem.factory`, a no-op until bootstrapped).
+///
+/// Labels are closed sets (kinds, outcomes, error codes): nothing a client sends becomes a label.
+public struct FlowMetrics: Sendable {
+    /// The factory metrics are created with.
+    public let factory: any MetricsFactory
+
+    /// Metrics recorded through `factory`.
+    public init(factory: any MetricsFactory = MetricsSystem.factory) { self.factory = factory }
+
+    /// One verification (`attestation` or `assertion`) and its outcome: `accepted`, or the error code.
+    public func verification(_ kind: String, code: String?, duration: Duration) {
+        Counter(
+            label: "attestkit_verifications_total",
+            dimensions: [("kind", kind), ("outcome", code == nil ? "accepted" : "rejected"), ("code", code ?? "")],
+            factory: factory
+        ).increment()
+        Metrics.Timer(label: "attestkit_verification_duration_seconds", dimensions: [("kind", kind)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A request refused by the named rate limit.
+    public func rateLimited(_ limit: String) {
+        Counter(label: "attestkit_rate_limited_total", dimensions: [("limit", limit)], factory: factory).increment()
+    }
+
+    /// One receipt exchange and its result (`refreshed`, `not_modified`, or an error code).
+    public func receiptRefresh(_ result: String) {
+        Counter(label: "attestkit_receipt_refresh_total", dimensions: [("result", result)], factory: factory)
+            .increment()
+    }
+
+    /// A receipt whose risk metric is above the step-up threshold.
+    public func riskAboveThreshold(environment: AppAttestEnvironment) {
+        Counter(
+            label: "attestkit_risk_metric_above_threshold_total", dimensions: [("environment", environment.rawValue)],
+            factory: factory
+        ).increment()
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, saturating.
+    package var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}
