@@ -1,6 +1,7 @@
 import Foundation
 import SwiftASN1
 import Testing
+import X509
 
 @testable import AttestKit
 
@@ -19,6 +20,24 @@ import Testing
         let appAttestation = try TrustAnchor.appAttestationRoot()
         #expect(Hex.encode(g3.sha256) == TrustAnchor.appleRootCAG3SHA256.lowercased())
         #expect(Hex.encode(appAttestation.sha256) == TrustAnchor.appAttestationRootSHA256.lowercased())
+    }
+
+    /// Every real receipt, standalone or embedded in an attestation, is signed by a certificate marked as Apple's
+    /// receipt signer under a CA marked as Apple's receipt CA: the markers the verifier requires.
+    @Test func everyRealReceiptCarriesApplesMarkers() throws {
+        var receipts = Self.vectors.map(\.bytes)
+        for vector in TestVectors.kind("attestation") {
+            if let receipt = try? AttestationObject(bytes: vector.bytes).receipt { receipts.append(receipt) }
+        }
+        // 33 standalone, 73 embedded (one attestation, a reassembly, has none); 78 distinct.
+        #expect(receipts.count == 106)
+        #expect(Set(receipts).count == 78)
+        for receipt in receipts {
+            let container = try ReceiptContainer(berEncoded: receipt)
+            let intermediate = try #require(container.certificates.first { $0.subject == container.signer.issuer })
+            #expect(container.signer.extensions.contains { $0.oid == MarkerExtensionPolicy.appleReceiptSigner })
+            #expect(intermediate.extensions.contains { $0.oid == MarkerExtensionPolicy.appleReceiptCA })
+        }
     }
 
     @Test(arguments: vectors)

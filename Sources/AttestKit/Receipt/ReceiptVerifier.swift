@@ -3,8 +3,8 @@ import Crypto
 import SwiftASN1
 import X509
 
-/// Verifies App Attest receipts: the CMS signature and its signer chain up to Apple Root CA - G3, then the
-/// payload against the App ID, key and expectations of the caller (SPEC.md §4).
+/// Verifies App Attest receipts: the CMS signature and its signer chain up to Apple Root CA - G3 through Apple's
+/// receipt CA, then the payload against the App ID, key and expectations of the caller.
 ///
 /// The checks run in this order, and the first failure is thrown:
 /// 1. the container parses, and the signature verifies under the P-256 key of the signer certificate (picked by
@@ -15,18 +15,23 @@ import X509
 ///    creation time** (field 12, which the signature covers), with ``leeway`` on every validity window (the
 ///    embedded copy of the root is ignored). Apple rotates the signing certificate yearly while receipts live
 ///    90 days and are re-verified from storage before each exchange, so the signer is judged at the moment it
-///    signed, as for any signature with a trusted signing time;
+///    signed, as for any signature with a trusted signing time. Apple Root CA - G3 also certifies, through other
+///    Apple CAs, keys that developers hold, so the intermediate must carry the extension that marks Apple's receipt
+///    CA (1.2.840.113635.100.6.2.3) and the signer the one that marks Apple's receipt signer
+///    (1.2.840.113635.100.12.15), or the receipt fails with ``AttestKitError/Code/receiptSignerNotAuthorized``;
 /// 4. its App ID is the expected one;
 /// 5. its attested certificate holds the key named by the key identifier;
 /// 6. its type is the expected one, if one is given;
 /// 7. its environment field, when present, matches the expected environment, if one is given;
-/// 8. when a maximum age is given, its creation time is neither after the verification time nor older than the
-///    maximum age (both with leeway): this is how a fresh receipt is told from a stored one.
+/// 8. its creation time is not after the verification time (with leeway), whatever the maximum age: nobody
+///    can have received a receipt Apple has not made yet, so such a receipt is forged or the clock is wrong;
+/// 9. when a maximum age is given, its creation time is not older than the maximum age (with leeway): this is how
+///    a fresh receipt is told from a stored one.
 ///
 /// A verification costs one P-256 signature check (the content; two for 2020 receipts with signed attributes)
 /// plus parsing: the signer certificate, which Apple reuses for a year, and the intermediate are verified once
-/// per process (their validity windows on every call), and the certificates Apple embeds in every receipt
-/// are parsed once.
+/// per process, markers included (their validity windows on every call), and the certificates Apple embeds in
+/// every receipt are parsed once.
 public struct ReceiptVerifier: Sendable {
     /// Seconds of clock skew tolerated on certificate validity windows and on the creation time.
     public let leeway: TimeInterval
@@ -35,11 +40,12 @@ public struct ReceiptVerifier: Sendable {
     /// Creates a verifier for receipts signed under `anchor`.
     ///
     /// - Parameters:
-    ///   - anchor: The pinned root: ``TrustAnchor/appleRootCAG3()`` for Apple's receipts, or a test CA.
+    ///   - anchor: The pinned root: ``TrustAnchor/appleRootCAG3()`` for Apple's receipts, or a test CA (whose
+    ///     receipt CA and signer carry Apple's marker extensions, as the software Apple's do).
     ///   - leeway: Seconds of clock skew tolerated; 60 by default.
     public init(anchor: TrustAnchor, leeway: TimeInterval = 60) {
         self.leeway = leeway
-        self.chain = ChainValidator(anchor: anchor, codes: .receipt, cachesLeaves: true)
+        self.chain = ChainValidator(anchor: anchor, codes: .receipt, markers: .receipt, cachesLeaves: true)
     }
 
     /// Creates a verifier for Apple's receipts, anchored at the pinned Apple Root CA - G3.
