@@ -66,8 +66,9 @@ public struct ReceiptVerifier: Sendable {
     ///     Apple's exchange endpoint; `nil` accepts both.
     ///   - environment: The environment the receipt must belong to, when it names one; `nil` accepts both.
     ///   - maximumAge: How old the receipt may be at `time`, e.g. 300 s for a fresh one (Apple's advice).
-    ///     `nil` skips the creation-time check, for receipts re-verified from storage.
-    ///   - time: The moment to verify at: the maximum-age check compares the creation time with it.
+    ///     `nil` sets no age limit, for receipts re-verified from storage; a receipt created after `time` is
+    ///     refused either way.
+    ///   - time: The moment to verify at: the creation time is compared with it.
     /// - Returns: The verified payload.
     /// - Throws: ``AttestKitError`` with a `receipt*` code (or ``AttestKitError/Code/inputTooLarge`` or
     ///   ``AttestKitError/Code/environmentMismatch``); time failures carry ``AttestKitError/secondsOutside``.
@@ -87,9 +88,13 @@ public struct ReceiptVerifier: Sendable {
 
     /// Verifies a receipt, taking a shortcut for the key check when the caller already trusts a certificate.
     ///
-    /// - Parameter attestedCertificateDER: The DER of a credential certificate already verified to hold the key
-    ///   `keyID` names (the leaf of the attestation that carried this receipt). When the receipt's field 3 is
-    ///   exactly these bytes, the key check needs no certificate parsing. Otherwise it runs in full.
+    /// - Parameters:
+    ///   - attestedCertificateDER: The DER of a credential certificate already verified to hold the key
+    ///     `keyID` names (the leaf of the attestation that carried this receipt). When the receipt's field 3 is
+    ///     exactly these bytes, the key check needs no certificate parsing. Otherwise it runs in full.
+    ///   - replaying: `true` only to replay a recorded object at a moment chosen to fit its certificates'
+    ///     windows (conformance vectors), which may precede the receipt's own creation: the creation time is then
+    ///     not compared with `time` (a clock check, meaningless for a replay). Everything else is checked.
     package func verify(
         _ bytes: some Collection<UInt8>,
         appID: AppID,
@@ -98,7 +103,8 @@ public struct ReceiptVerifier: Sendable {
         expectedType: Receipt.ReceiptType? = nil,
         environment: AppAttestEnvironment? = nil,
         maximumAge: TimeInterval?,
-        at time: Date = Date()
+        at time: Date = Date(),
+        replaying: Bool = false
     ) async throws(AttestKitError) -> Receipt {
         guard bytes.count <= ReceiptContainer.maximumSize else {
             throw AttestKitError(.inputTooLarge, "a receipt is at most \(ReceiptContainer.maximumSize) bytes")
@@ -124,7 +130,7 @@ public struct ReceiptVerifier: Sendable {
             throw AttestKitError(
                 .environmentMismatch, "the receipt is from \(named), expected \(environment.receiptName)")
         }
-        if let maximumAge {
+        if !replaying {
             try checkAge(of: receipt.creationTime, maximumAge: maximumAge, at: time)
         }
         return receipt
@@ -143,7 +149,8 @@ public struct ReceiptVerifier: Sendable {
         }
     }
 
-    private func checkAge(of creationTime: Date, maximumAge: TimeInterval, at time: Date) throws(AttestKitError) {
+    /// The creation time is not after `time` (always) nor older than `maximumAge` (when given), with leeway.
+    private func checkAge(of creationTime: Date, maximumAge: TimeInterval?, at time: Date) throws(AttestKitError) {
         let ahead = creationTime.timeIntervalSince(time) - leeway
         if ahead > 0 {
             let seconds = AttestKitError.formatted(seconds: ahead)
@@ -151,6 +158,7 @@ public struct ReceiptVerifier: Sendable {
                 .receiptFromFuture, "the receipt was created \(seconds) s after the verification time",
                 secondsOutside: ahead)
         }
+        guard let maximumAge else { return }
         let late = time.timeIntervalSince(creationTime) - maximumAge - leeway
         if late > 0 {
             let seconds = AttestKitError.formatted(seconds: late)
