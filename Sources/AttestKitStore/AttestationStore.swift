@@ -92,6 +92,13 @@ public protocol AttestationStore: Service, Sendable {
 
     /// How many keys the store holds, by environment and state.
     func keyCounts() async throws(StoreError) -> KeyCounts
+
+    // MARK: Shared budgets
+
+    /// Takes one request from `budget` at `now`, with one atomic statement, so that every replica sharing the
+    /// database spends the same budget (the per-app attestation limit of the service).
+    /// - Returns: `nil` when the request fits, otherwise the whole seconds until one would.
+    func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int?
 }
 
 extension AttestationStore {

@@ -66,10 +66,13 @@ public struct RequestBinding: Sendable, Hashable {
     /// Binds a request whose body hash is already known.
     /// - Throws: ``RequestBindingError`` when a part cannot be written unambiguously.
     public init(method: String, target: String, bodySHA256: [UInt8], freshness: Freshness) throws(RequestBindingError) {
-        let method = method.uppercased()
-        guard !method.isEmpty, method.utf8.count <= 16, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+        // ASCII letters only, checked before upper-casing: Unicode case mapping would turn `ß` into `SS`.
+        guard !method.isEmpty, method.utf8.count <= 16,
+            method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+        else {
             throw RequestBindingError(.invalidMethod)
         }
+        let method = method.uppercased()
         guard target.utf8.first == UInt8(ascii: "/"), target.utf8.count <= Self.maximumTargetLength,
             target.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "#") })
         else {
@@ -103,6 +106,16 @@ public struct RequestBinding: Sendable, Hashable {
 
     /// SHA-256 of ``clientData``: what the app passes to `generateAssertion` as `clientDataHash`.
     public var clientDataHash: [UInt8] { Array(SHA256.hash(data: clientData)) }
+
+    /// The prefix every AttestKit client data format starts with (`attestkit-assertion-v1`, ...).
+    public static let formatPrefix = "attestkit-"
+
+    /// Whether `clientData` claims to be an AttestKit format: it starts with ``formatPrefix``. A server must then
+    /// parse it strictly (``init(clientData:)``) and refuse it when that fails, never take it as the caller's own
+    /// scheme: otherwise a near-canonical variant would escape the freshness the canonical form demands.
+    public static func claimsAttestKitFormat(_ clientData: some Collection<UInt8>) -> Bool {
+        clientData.starts(with: formatPrefix.utf8)
+    }
 
     /// Parses canonical client data (for servers that receive the raw bytes instead of the request parts).
     /// - Throws: ``RequestBindingError`` unless `clientData` is exactly what ``clientData`` would produce.

@@ -145,6 +145,8 @@ struct AssertionErrorTests {
                 (valid.setting("keyId", "AAAA"), "key_id_malformed"),
                 (valid.setting("request.method", "P0ST"), "invalid_method"),
                 (valid.setting("request.method", ""), "invalid_method"),
+                (valid.setting("request.method", "ß"), "invalid_method"),  // not upper-cased into SS
+                (valid.setting("request.method", "ﬀ"), "invalid_method"),
                 (valid.setting("request.target", "orders"), "invalid_target"),
                 (valid.setting("request.target", "/orders#top"), "invalid_target"),
                 (valid.setting("request.timestamp", -1), "invalid_freshness"),

@@ -10,8 +10,8 @@ import NIOHTTP1
 import Testing
 
 /// Two `attestkit serve` processes sharing one PostgreSQL database behave as one service: a challenge issued by
-/// one is consumed by the other, and of 50 concurrent copies of one assertion spread over both exactly one is
-/// accepted.
+/// one is consumed by the other, of 50 concurrent copies of one assertion spread over both exactly one is
+/// accepted, and the per-app attestation budget is one budget for both.
 @Suite("Replicas sharing PostgreSQL", .serialized)
 struct ReplicaTests {
     static var postgresWanted: Bool {
@@ -42,9 +42,10 @@ struct ReplicaTests {
         let appID = try AppID("ABCDE12345.com.example.replicas")
         let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
         let storage = Self.postgresURL
-        let first = try ServeProcess(apple: apple, appID: appID, storage: storage)
+        let budget = ["--set", "rate-limit.attestations-per-app=\(Self.appBudget)"]
+        let first = try ServeProcess(apple: apple, appID: appID, storage: storage, arguments: budget)
         defer { first.stop() }
-        let second = try ServeProcess(apple: apple, appID: appID, storage: storage)
+        let second = try ServeProcess(apple: apple, appID: appID, storage: storage, arguments: budget)
         defer { second.stop() }
         let a = "http://127.0.0.1:\(try await first.port())"
         let b = "http://127.0.0.1:\(try await second.port())"
@@ -62,45 +63,35 @@ struct ReplicaTests {
 
         // Attest through A.
         let keyID = device.generateKey()
-        let challenge = try await Self.post(client, a + "/v1/challenges", #"{"purpose":"attest"}"#)
-        #expect(challenge.status == 201)
-        let challengeBytes = try #require((challenge.json["challenge"] as? String).flatMap { Data(base64Encoded: $0) })
-        let challengeID = try #require(challenge.json["challengeId"] as? String)
-        let object = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: challengeBytes)))
-        let registered = try await Self.post(
-            client, a + "/v1/attestations",
-            #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(challengeID)"}"#
-        )
+        let (registered, object) = try await ServeClient.attest(client, a, device, keyID)
         #expect(registered.status == 201)
 
         // B knows the key: re-registration through B is a duplicate.
-        let again = try await Self.post(client, b + "/v1/challenges", #"{"purpose":"attest"}"#)
+        let again = try await ServeClient.post(client, b + "/v1/challenges", #"{"purpose":"attest"}"#)
         let againID = try #require(again.json["challengeId"] as? String)
-        let duplicate = try await Self.post(
+        let duplicate = try await ServeClient.post(
             client, b + "/v1/attestations",
             #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(againID)"}"#
         )
         #expect(duplicate.status == 409 && duplicate.code == "key_exists")
 
         // A challenge issued by A is consumed by B, once.
-        let assertChallenge = try await Self.post(
+        let assertChallenge = try await ServeClient.post(
             client, a + "/v1/challenges", #"{"purpose":"assert","keyId":"\#(keyID.base64)"}"#)
         let assertID = try #require(assertChallenge.json["challengeId"] as? String)
-        let bound = try Self.assertion(device, keyID, freshness: .challenge(assertID), challengeID: assertID)
-        let onB = try await Self.post(client, b + "/v1/assertions/verify", bound)
+        let bound = try ServeClient.assertion(device, keyID, freshness: .challenge(assertID), challengeID: assertID)
+        let onB = try await ServeClient.post(client, b + "/v1/assertions/verify", bound)
         #expect(onB.status == 200, "\(onB.code ?? "")")
-        let replayOnA = try await Self.post(client, a + "/v1/assertions/verify", bound)
+        let replayOnA = try await ServeClient.post(client, a + "/v1/assertions/verify", bound)
         #expect(replayOnA.status == 409)
 
         // 50 concurrent copies of one assertion, alternating between the replicas: exactly one 200.
-        let copy = try Self.assertion(
-            device, keyID, freshness: .timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1_000)),
-            challengeID: nil)
+        let copy = try ServeClient.assertion(device, keyID, freshness: ServeClient.now, challengeID: nil)
         let statuses = try await withThrowingTaskGroup(of: (UInt, String?).self) { group in
             for index in 0..<50 {
                 let base = index.isMultiple(of: 2) ? a : b
                 group.addTask {
-                    let answer = try await Self.post(client, base + "/v1/assertions/verify", copy)
+                    let answer = try await ServeClient.post(client, base + "/v1/assertions/verify", copy)
                     return (answer.status, answer.code)
                 }
             }
@@ -110,36 +101,20 @@ struct ReplicaTests {
         }
         #expect(statuses.filter { $0.0 == 200 }.count == 1)
         #expect(statuses.filter { $0.0 == 409 && $0.1 == "counter_not_increasing" }.count == 49)
+
+        // The per-app budget is shared: one key was registered above; the others alternate between the
+        // replicas, and the one past the budget is refused by whichever replica it reaches.
+        for index in 1...Self.appBudget {
+            let base = index.isMultiple(of: 2) ? a : b
+            let answer = try await ServeClient.attest(client, base, device, device.generateKey()).answer
+            if index < Self.appBudget {
+                #expect(answer.status == 201, "\(index): \(answer.code ?? "")")
+            } else {
+                #expect(answer.status == 429 && answer.code == "rate_limited", "\(index): \(answer.code ?? "")")
+            }
+        }
     }
 
-    static func assertion(
-        _ device: SimulatedDevice, _ keyID: KeyID, freshness: RequestBinding.Freshness, challengeID: String?
-    ) throws -> String {
-        let body = #"{"sku":"A-42"}"#
-        let binding = try RequestBinding(
-            method: "POST", target: "/v1/orders", body: Array(body.utf8), freshness: freshness)
-        let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
-        var request = #""method":"POST","target":"/v1/orders","body":"\#(Data(body.utf8).base64EncodedString())""#
-        if case .timestamp(let milliseconds) = freshness { request += #","timestamp":\#(milliseconds)"# }
-        let challenge = challengeID.map { #","challengeId":"\#($0)""# } ?? ""
-        return
-            #"{"keyId":"\#(keyID.base64)","assertion":"\#(Data(assertion).base64EncodedString())","request":{\#(request)}\#(challenge)}"#
-    }
-
-    struct Answer {
-        let status: UInt
-        let json: [String: Any]
-        var code: String? { (json["error"] as? [String: Any])?["code"] as? String }
-    }
-
-    static func post(_ client: HTTPClient, _ url: String, _ body: String) async throws -> Answer {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let bytes = try await response.body.collect(upTo: 1 << 20)
-        let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any]
-        return Answer(status: response.status.code, json: json ?? [:])
-    }
+    /// The attestations per minute each replica allows for the app.
+    static let appBudget = 4
 }

@@ -93,14 +93,26 @@ struct RequestErrorTests {
                 let answer = try await harness.send(.init(rawValue: method), path)
                 #expect(answer.status == 404 && answer.errorCode == "not_found", "\(method) \(path): \(answer)")
             }
-            // The contract asks for 405 method_not_allowed; Hummingbird 2's router answers an unmatched method as
-            // an unknown route, so the server says 404 not_found. Either way: a 4xx with a code, never a 5xx.
-            for (method, path) in [("GET", "/v1/challenges"), ("PUT", "/v1/attestations"), ("POST", "/health")] {
+            // A known path with another method: 405 method_not_allowed with the Allow header (RFC 9110).
+            for (method, path, allow) in [
+                ("GET", "/v1/challenges", "POST"), ("PUT", "/v1/attestations", "POST"), ("POST", "/health", "GET"),
+                ("TRACE", "/v1/keys/abc", "GET"), ("GET", "/v1/keys/abc/revoke", "POST"),
+            ] {
                 let answer = try await harness.send(.init(rawValue: method), path)
-                #expect([404, 405].contains(answer.status), "\(method) \(path): \(answer)")
-                #expect(["not_found", "method_not_allowed"].contains(answer.errorCode ?? ""), "\(answer)")
-                #expect((answer.status == 405) == (answer.errorCode == "method_not_allowed"))
+                #expect(answer.status == 405 && answer.errorCode == "method_not_allowed", "\(method) \(path): \(answer)")
+                #expect(answer.header("Allow") == allow, "\(method) \(path)")
             }
+            // An empty {keyId} segment matches no route: 404, not a 405 naming the method just used.
+            for (method, path) in [("GET", "/v1/keys/"), ("POST", "/v1/keys//revoke")] {
+                let answer = try await harness.send(.init(rawValue: method), path, headers: ServerHarness.admin)
+                #expect(answer.status == 404 && answer.errorCode == "not_found", "\(method) \(path): \(answer)")
+            }
+            // Metrics label a 405 with the route it matched and a 404 as unmatched, never the raw path.
+            let metrics = try await harness.get("/metrics").text
+            #expect(metrics.contains(#"route="/v1/challenges",method="GET",status="405""#) || metrics.contains(
+                #"method="GET",route="/v1/challenges",status="405""#), "\(metrics)")
+            #expect(metrics.contains(#"route="unmatched""#))
+            #expect(!metrics.contains("/v1/nope") && !metrics.contains("NotFound"))
         }
     }
 

@@ -12,12 +12,15 @@ import Testing
 struct ServerConfigurationTests {
     /// Every key of the documented table, in its order.
     static let documentedKeys = [
-        "http.host", "http.port", "http.body-limit", "apps", "environments", "storage.url",
+        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
+        "http.backend-host", "http.backend-port", "http.trusted-proxies",
+        "apps", "environments", "storage.url",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
-        "policy.risk-metric-threshold", "rate-limit.attestations-per-ip", "rate-limit.attestations-per-app",
-        "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token", "log.level", "log.format",
+        "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
+        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token",
+        "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
     ]
@@ -39,7 +42,8 @@ struct ServerConfigurationTests {
         #expect(loaded.policy == ServerConfiguration.Policy())
         #expect(loaded.rateLimits == ServerConfiguration.RateLimits(attestationsPerIP: 30, attestationsPerApp: 6_000))
         #expect(loaded.rateLimits.challengesPerIP == 120)
-        #expect(loaded.adminToken == nil)
+        #expect(loaded.adminToken == nil && loaded.backendTokens.isEmpty)
+        #expect(loaded.backendListener == nil && loaded.trustedProxies.isEmpty)
         #expect(loaded.logLevel == .info && loaded.logFormat == .json)
         #expect(loaded.receiptRefreshInterval == .seconds(60) && loaded.receiptRefreshBatch == 100)
         #expect(loaded.challengeCleanupInterval == .seconds(60))
@@ -190,8 +194,23 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_POLICY_MINIMUM_OS_VERSION": "seventeen"], key: "policy.minimum-os-version"),
         Refusal(environment: ["ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP": "-1"], key: "rate-limit.attestations-per-ip"),
         Refusal(environment: ["ATTESTKIT_ADMIN_TOKEN": "short"], key: "admin.token"),
+        Refusal(environment: ["ATTESTKIT_BACKEND_TOKENS": "backend-token-0123456789,short"], key: "backend.tokens"),
+        Refusal(
+            environment: ["ATTESTKIT_BACKEND_TOKENS": token, "ATTESTKIT_ADMIN_TOKEN": token], key: "backend.tokens"),
+        Refusal(environment: ["ATTESTKIT_HTTP_BACKEND_HOST": "127.0.0.1"], key: "http.backend-port"),
+        Refusal(environment: ["ATTESTKIT_HTTP_BACKEND_PORT": "8080"], key: "http.backend-port"),
+        Refusal(environment: ["ATTESTKIT_HTTP_BACKEND_PORT": "70000"], key: "http.backend-port"),
+        Refusal(environment: ["ATTESTKIT_HTTP_TRUSTED_PROXIES": "10.0.0.0/8,10.0.0.0/33"], key: "http.trusted-proxies"),
+        Refusal(environment: ["ATTESTKIT_HTTP_TRUSTED_PROXIES": "proxy.example"], key: "http.trusted-proxies"),
+        Refusal(environment: ["ATTESTKIT_POLICY_UNKNOWN_RISK": "maybe"], key: "policy.unknown-risk"),
         Refusal(environment: ["ATTESTKIT_STORAGE_URL": "mysql://db"], key: "storage.url"),
         Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_BATCH": "0"], key: "receipt-refresh.batch"),
+        Refusal(environment: ["ATTESTKIT_HTTP_READ_TIMEOUT": "0"], key: "http.read-timeout"),
+        Refusal(environment: ["ATTESTKIT_HTTP_READ_TIMEOUT": "nan"], key: "http.read-timeout"),
+        Refusal(json: #"{"http": {"idle-timeout": 601}}"#, key: "http.idle-timeout"),
+        Refusal(flags: ["http.idle-timeout": "soon"], key: "http.idle-timeout"),
+        Refusal(environment: ["ATTESTKIT_HTTP_MAX_CONNECTIONS": "0"], key: "http.max-connections"),
+        Refusal(json: #"{"http": {"max-connections": 10.5}}"#, key: "http.max-connections"),
         Refusal(flags: ["http.prot": 1], key: "http.prot"),
         Refusal(json: #"{"http": {"prot": 1}}"#, key: "http.prot"),
         Refusal(json: #"["not", "an", "object"]"#, key: "config-file"),
@@ -232,6 +251,16 @@ struct ServerConfigurationTests {
         ]
         let loaded = try await ServerConfigurationSource.load(environment: environment)
         let apple = try #require(loaded.apple)
+
+        // An app of another team: Apple would refuse its receipts and DeviceCheck tokens with this key.
+        var otherTeam = environment
+        otherTeam["ATTESTKIT_APPS"] = "TEAM123456.com.example.app,OTHER12345.com.example.app"
+        let teamError = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(environment: otherTeam)
+        }
+        #expect(teamError?.key == "apple.team-id")
+        otherTeam["ATTESTKIT_APPS"] = "TEAM123456.com.example.app"
+        #expect(try await ServerConfigurationSource.load(environment: otherTeam).appIDs.count == 1)
         #expect(apple.privateKeyPEM.hasPrefix("-----BEGIN PRIVATE KEY-----"))
         #expect(apple.keyID == "ABC123DEFG" && apple.teamID == "TEAM123456")
         #expect(apple.deviceCheckEnvironment == .development && apple.timeout == 2.5)
@@ -367,5 +396,37 @@ struct DeviceCheckStatesConfigurationTests {
         await #expect {
             _ = try await ServerConfigurationSource.load(environment: ["ATTESTKIT_DEVICECHECK_STATES": "a,b,c"])
         } throws: { ($0 as? ServerConfigurationError)?.key == "devicecheck.states" }
+    }
+}
+
+@Suite("Backend credentials, listeners and proxies in the configuration")
+struct TrustConfigurationTests {
+    @Test("backend tokens from the environment, several at once; a second listener; trusted proxies")
+    func readsTrustSettings() async throws {
+        let loaded = try await ServerConfigurationSource.load(
+            environment: [
+                "ATTESTKIT_BACKEND_TOKENS": "backend-token-0123456789, backend-token-next-0123456",
+                "ATTESTKIT_HTTP_HOST": "0.0.0.0", "ATTESTKIT_HTTP_BACKEND_PORT": "9090",
+                "ATTESTKIT_HTTP_TRUSTED_PROXIES": "10.0.0.0/8, 2001:db8::/32, 192.0.2.7",
+                "ATTESTKIT_POLICY_UNKNOWN_RISK": "step-up",
+            ])
+        #expect(loaded.backendTokens == ["backend-token-0123456789", "backend-token-next-0123456"])
+        #expect(loaded.backendListener == .init(host: "0.0.0.0", port: 9_090))
+        #expect(loaded.trustedProxies.map(\.description) == ["10.0.0.0/8", "2001:db8:0:0:0:0:0:0/32", "192.0.2.7/32"])
+        #expect(loaded.policy.stepUpWhileRiskUnknown)
+    }
+
+    @Test("the backend tokens are secrets: never in descriptions or access events")
+    func backendTokensAreSecret() async throws {
+        let token = "backend-token-never-shown-42"
+        let reporter = CollectingReporter()
+        let reader = try await ServerConfigurationSource.reader(
+            environment: ["ATTESTKIT_BACKEND_TOKENS": token], accessReporter: reporter)
+        #expect(try ServerConfiguration(reader: reader).backendTokens == [token])
+        var printed = [String(describing: reader), String(reflecting: reader)]
+        printed += reporter.events.map(\.description)
+        printed += reporter.events.flatMap { event in event.providerResults.map { "\($0.providerName) \($0.result)" } }
+        #expect(printed.contains { $0.contains("REDACTED") })
+        #expect(printed.allSatisfy { !$0.contains(token) })
     }
 }

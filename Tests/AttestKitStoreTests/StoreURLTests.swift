@@ -33,12 +33,40 @@ struct StoreURLTests {
         #expect(!url.description.contains("p%40ss"))
 
         let defaults = try #require(try StoreURL("postgresql://attestkit@127.0.0.1/attestkit").postgres)
+        // Loopback: today's default; any other host requires TLS (see defaultTLS below).
         #expect(defaults.port == 5432)
         #expect(defaults.password == nil)
         #expect(defaults.schema == "attestkit")
         #expect(defaults.tls == .prefer)
         #expect(defaults.operationTimeout == .seconds(10))
         #expect(try StoreURL("postgres://u@[::1]:5433/db").postgres?.host == "::1")
+    }
+
+    @Test(
+        "sslmode is require by default, prefer on a loopback host, and the URL's own when it has one",
+        arguments: [
+            ("db.internal", "require"), ("10.0.0.5", "require"), ("[fe80::1]", "require"), ("128.0.0.1", "require"),
+            ("localhost.example.com", "require"), ("127.0.0.1.nip.io", "require"), ("[::2]", "require"),
+            ("localhost", "prefer"), ("LOCALHOST", "prefer"), ("127.0.0.1", "prefer"), ("127.8.9.10", "prefer"),
+            ("[::1]", "prefer"), ("[0:0:0:0:0:0:0:1]", "prefer"),
+        ])
+    func defaultTLS(host: String, mode: String) throws {
+        let url = try StoreURL("postgres://u@\(host):5432/db")
+        #expect(url.postgres?.tls.rawValue == mode)
+        #expect(url.description.hasSuffix("sslmode=\(mode)"))
+        for explicit in ["disable", "prefer", "require"] {
+            #expect(try StoreURL("postgres://u@\(host)/db?sslmode=\(explicit)").postgres?.tls.rawValue == explicit)
+        }
+    }
+
+    @Test("a configuration built in code follows the same default")
+    func defaultTLSInCode() {
+        let remote = PostgresStoreConfiguration(host: "db.internal", username: "u", password: nil, database: "d")
+        #expect(remote.tls == .require)
+        #expect(PostgresStoreConfiguration(username: "u", password: nil, database: "d").tls == .prefer)
+        let plain = PostgresStoreConfiguration(
+            host: "db.internal", username: "u", password: nil, database: "d", tls: .disable)
+        #expect(plain.tls == .disable)
     }
 
     @Test(

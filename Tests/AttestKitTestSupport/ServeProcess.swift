@@ -20,6 +20,13 @@ public final class ServeProcess: @unchecked Sendable {
     private let process = Process()
     private let portFile: URL
 
+    /// The backend token every child process accepts (`ATTESTKIT_BACKEND_TOKENS`), unless the caller's environment
+    /// sets another.
+    public static let backendToken = "serve-process-backend-token-0123456789"
+
+    /// `Authorization: Bearer` ``backendToken``, the header of backend routes.
+    public static var backendAuthorization: String { "Bearer \(backendToken)" }
+
     /// The `attestkit` binary built beside the tests (`swift build --build-tests`).
     public static let binary: URL? = {
         let candidates = [
@@ -38,9 +45,11 @@ public final class ServeProcess: @unchecked Sendable {
     ///   - storage: The storage URL; `nil` for SQLite in ``workspace``.
     ///   - arguments: More `serve` arguments.
     ///   - environment: More environment variables (for example `ATTESTKIT_ADMIN_TOKEN`).
+    ///   - descriptorLimit: The soft and hard `RLIMIT_NOFILE` to start the service with (through `sh -c ulimit`);
+    ///     `nil` inherits the test process's.
     public init(
         apple: SoftwareApple, appID: AppID, storage: String? = nil, arguments: [String] = [],
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], descriptorLimit: (soft: Int, hard: Int)? = nil
     ) throws {
         guard let binary = Self.binary else {
             throw Failure(description: "the attestkit binary is not beside the tests: run `swift build --build-tests`")
@@ -62,11 +71,25 @@ public final class ServeProcess: @unchecked Sendable {
                 "--log-level", "error",
                 "--set", "rate-limit.attestations-per-ip=0", "--set", "rate-limit.challenges-per-ip=0",
             ] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let descriptorLimit, let arguments = process.arguments {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments =
+                [
+                    "-c",
+                    "ulimit -Sn \(descriptorLimit.soft) && ulimit -Hn \(descriptorLimit.hard) && exec \"$0\" \"$@\"",
+                    binary.path,
+                ] + arguments
+        }
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(["ATTESTKIT_BACKEND_TOKENS": Self.backendToken]) { $1 }
+            .merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
     }
+
+    /// The process id of the service (of `sh` until it has replaced itself with the service).
+    public var processIdentifier: Int32 { process.processIdentifier }
 
     /// The port once the service listens (within 60 s).
     public func port() async throws -> Int {
@@ -88,6 +111,22 @@ public final class ServeProcess: @unchecked Sendable {
             throw Failure(description: "no URL for the port")
         }
         return url
+    }
+
+    /// Sends SIGTERM and waits up to `limit` for the service to exit; SIGKILL after that.
+    /// - Returns: How long the service took to exit, or `nil` when it had to be killed.
+    public func terminate(within limit: Duration) async -> Duration? {
+        let start = ContinuousClock.now
+        process.terminate()
+        while process.isRunning {
+            guard start.duration(to: .now) < limit else {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return start.duration(to: .now)
     }
 
     /// Stops the service (SIGTERM, graceful) and removes ``workspace``.

@@ -22,5 +22,10 @@ struct AssertionResponse: Encodable {
     var counter: UInt32
     var environment: String
     var riskMetric: Int?
+    /// `unknown` until Apple rated the key, then `assessed`.
+    var riskStatus: String
     var stepUp: Bool
+    /// The freshness the service enforced: `challenge` (consumed), `timestamp` (within the window) or `vouched`
+    /// (the caller's own client data: only the counter was enforced).
+    var freshness: String
 }

@@ -28,6 +28,8 @@ struct KeyRecordResponse: Encodable {
     var validationCategory: UInt32?
     var receipt: ReceiptInfo?
     var riskMetric: Int?
+    /// `unknown` until Apple rated the key (its receipt traded), then `assessed`.
+    var riskStatus: String
     var stepUp: Bool
     var riskHistory: [RiskEntry]?
 
@@ -47,6 +49,7 @@ struct KeyRecordResponse: Encodable {
             ReceiptInfo(createdAt: APITime.format($0), refreshAt: record.receiptRefreshAt.map(APITime.format))
         }
         riskMetric = record.riskMetric
+        riskStatus = RiskPolicy.status(record.riskMetric)
         stepUp = policy.requiresStepUp(record.riskMetric)
         self.riskHistory = riskHistory?.map {
             RiskEntry(

@@ -1,7 +1,7 @@
 import AttestKit
-import AttestKitApple
+package import AttestKitApple
 import AttestKitStore
-import Foundation
+package import Foundation
 import Logging
 public import ServiceLifecycle
 
@@ -10,10 +10,12 @@ public import ServiceLifecycle
 ///
 /// Each round takes the due keys (receipt refresh time passed), earliest first, and exchanges their receipts:
 /// a new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
-/// 304 moves the key's next refresh to the receipt's Not Before; 404 (Apple no longer has data) stops refreshing
-/// the key; a receipt that fails verification waits a day. When Apple rate limits, fails or cannot be reached,
-/// the round stops and the service backs off exponentially (from one interval to an hour) so that an outage is
-/// not hammered.
+/// 304 moves the key's next refresh to the receipt's Not Before. An answer about one receipt (Apple refuses it
+/// with 400, 401, 403 or 404, or its answer does not verify) postpones only that key, longer each time
+/// (``postponement(after:receiptCreatedAt:now:)``), and the round goes on with the other keys: one bad receipt
+/// never stalls the others. When Apple rate limits, fails, cannot be reached or refuses this server's key, the
+/// round stops and the service backs off exponentially (from one interval to an hour) so that an outage is not
+/// hammered.
 public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let exchange: [AppAttestEnvironment: ReceiptExchangeClient]
@@ -97,19 +99,19 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 }
             } catch let error as AppleServiceError {
                 metrics.receiptRefresh(error.code.rawValue)
-                if error.code == .noData {
-                    try? await postpone(record.keyID, until: nil)
-                    outcome.postponed += 1
-                } else if error.code == .receiptInvalid || error.code == .unexpectedResponse {
-                    logger.warning(
-                        "receipt refresh: Apple's answer did not verify", metadata: ["keyId": "\(record.keyID)"])
-                    try? await postpone(record.keyID, until: now() + 86_400)
-                    outcome.postponed += 1
-                } else {
+                guard Self.concernsOnlyThisReceipt(error.code) else {
                     logger.warning("receipt refresh: Apple failed; backing off", metadata: ["code": "\(error.code)"])
                     outcome.backedOff = true
                     break
                 }
+                let wait = Self.postponement(after: error.code, receiptCreatedAt: record.receiptCreatedAt, now: now())
+                logger.notice(
+                    "receipt refresh: Apple refused this receipt; the key waits",
+                    metadata: [
+                        "keyId": "\(record.keyID)", "code": "\(error.code)", "seconds": "\(Int(wait.rounded()))",
+                    ])
+                try? await postpone(record.keyID, until: now() + wait)
+                outcome.postponed += 1
             } catch let error as StoreError {
                 metrics.receiptRefresh(error.code.rawValue)
                 if error.code == .storageUnavailable {
@@ -126,6 +128,38 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             }
         }
         return outcome
+    }
+
+    /// Whether Apple's answer is about this one receipt (the key waits, the round goes on) rather than about
+    /// Apple or this server's key (the round stops and the service backs off): Apple's refusals of the receipt
+    /// itself (400, 401 for another team's receipt, 403, 404) and answers that do not verify.
+    static func concernsOnlyThisReceipt(_ code: AppleServiceError.Code) -> Bool {
+        switch code {
+        case .badPayload, .incorrectEnvironment, .invalidAuthorizationToken, .forbidden, .noData, .receiptInvalid,
+            .unexpectedResponse, .responseTooLarge:
+            true
+        default:
+            false
+        }
+    }
+
+    /// The first wait of a key after a refusal of its receipt: an hour, or two days for 404 (Apple holds no data
+    /// now, and may again after the device's next attestation activity).
+    static func firstPostponement(after code: AppleServiceError.Code) -> TimeInterval {
+        code == .noData ? 2 * 86_400 : 3_600
+    }
+
+    /// The longest wait of a key whose receipt Apple keeps refusing.
+    static let maximumPostponement: TimeInterval = 7 * 86_400
+
+    /// How long a key waits after Apple refused its receipt: as long as the receipt has gone without a refresh
+    /// (which grows with every refusal, so the waits about double), at least ``firstPostponement(after:)`` and at
+    /// most ``maximumPostponement``. Never forever: a refused key is retried for as long as it stays active.
+    package static func postponement(after code: AppleServiceError.Code, receiptCreatedAt: Date?, now: Date)
+        -> TimeInterval
+    {
+        let age = receiptCreatedAt.map { now.timeIntervalSince($0) } ?? 0
+        return min(maximumPostponement, max(firstPostponement(after: code), age))
     }
 
     private func postpone(_ keyID: KeyID, until date: Date?) async throws {

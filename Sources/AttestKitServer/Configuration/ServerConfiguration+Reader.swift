@@ -20,6 +20,12 @@ extension ServerConfiguration {
     /// | `http.host` | `ATTESTKIT_HTTP_HOST` | `127.0.0.1` |
     /// | `http.port` | `ATTESTKIT_HTTP_PORT` | `8080` (0 picks a free port) |
     /// | `http.body-limit` | `ATTESTKIT_HTTP_BODY_LIMIT` | `65536` bytes |
+    /// | `http.backend-host` | `ATTESTKIT_HTTP_BACKEND_HOST` | `http.host`, when `http.backend-port` is set |
+    /// | `http.backend-port` | `ATTESTKIT_HTTP_BACKEND_PORT` | none: backend, operator and metrics routes on the one listener |
+    /// | `http.trusted-proxies` | `ATTESTKIT_HTTP_TRUSTED_PROXIES` | none: CIDR list whose `Forwarded`/`X-Forwarded-For` is believed |
+    /// | `http.read-timeout` | `ATTESTKIT_HTTP_READ_TIMEOUT` | `10` seconds to send a whole request |
+    /// | `http.idle-timeout` | `ATTESTKIT_HTTP_IDLE_TIMEOUT` | `30` seconds between requests on a kept-alive connection |
+    /// | `http.max-connections` | `ATTESTKIT_HTTP_MAX_CONNECTIONS` | the descriptor limit minus a reserve (see ``DescriptorLimit``) |
     /// | `apps` | `ATTESTKIT_APPS` | none: `TEAMID.bundle.id` list; without one, attestations get 503 |
     /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
     /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite` |
@@ -38,11 +44,13 @@ extension ServerConfiguration {
     /// | `policy.validation-categories` | `ATTESTKIT_POLICY_VALIDATION_CATEGORIES` | any: integer list |
     /// | `policy.minimum-os-version` | `ATTESTKIT_POLICY_MINIMUM_OS_VERSION` | any: dotted, such as `17.4` |
     /// | `policy.risk-metric-threshold` | `ATTESTKIT_POLICY_RISK_METRIC_THRESHOLD` | none |
+    /// | `policy.unknown-risk` | `ATTESTKIT_POLICY_UNKNOWN_RISK` | `allow` (or `step-up`: step-up until Apple rated the key) |
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
     /// | `rate-limit.attestations-per-app` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_APP` | `6000` a minute (0: off) |
     /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
     /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: four names for the bit states (00, 10, 01, 11 as bit0 bit1) |
     /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
+    /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
     /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `json` (or `text`) |
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
@@ -63,6 +71,9 @@ extension ServerConfiguration {
         if let host = try settings.string("http.host") { self.host = host }
         if let port = try settings.int("http.port") { self.port = port }
         if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
+        self.backendListener = try Self.backendListener(settings, publicHost: host)
+        self.trustedProxies = try Self.trustedProxies(settings)
+        self.connectionLimits = try ConnectionLimits.read(settings)
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
         self.apple = try Self.apple(settings)
@@ -77,6 +88,7 @@ extension ServerConfiguration {
             self.deviceCheckStates = try DeviceCheckStates(names)
         }
         self.adminToken = try settings.string("admin.token", isSecret: true)
+        self.backendTokens = try settings.strings("backend.tokens", isSecret: true) ?? []
         if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
         if let format = try settings.choice("log.format", as: LogFormat.self) { self.logFormat = format }
         if let interval = try Self.duration(settings, "receipt-refresh.interval") {
@@ -91,18 +103,21 @@ extension ServerConfiguration {
 
     /// Every key ``init(reader:)`` reads, in the order of its table.
     static let configurationKeys: [String] = [
-        "http.host", "http.port", "http.body-limit", "apps", "environments", "storage.url",
+        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
+        "http.backend-host", "http.backend-port", "http.trusted-proxies",
+        "apps", "environments", "storage.url",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
-        "policy.risk-metric-threshold", "rate-limit.attestations-per-ip", "rate-limit.attestations-per-app",
-        "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token", "log.level", "log.format",
+        "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
+        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token",
+        "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
     ]
 
     /// The keys whose values are secrets in every layer.
-    static let secretKeys: Set<String> = ["admin.token", "storage.url"]
+    static let secretKeys: Set<String> = ["admin.token", "backend.tokens", "storage.url"]
 
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024
@@ -231,7 +246,41 @@ extension ServerConfiguration {
         }
         policy.minimumOSVersion = try settings.string("policy.minimum-os-version")
         policy.riskMetricThreshold = try settings.int("policy.risk-metric-threshold")
+        if let unknownRisk = try settings.choice("policy.unknown-risk", as: UnknownRisk.self) {
+            policy.stepUpWhileRiskUnknown = unknownRisk == .stepUp
+        }
         return policy
+    }
+
+    /// The values of `policy.unknown-risk`.
+    private enum UnknownRisk: String, CaseIterable {
+        case allow
+        case stepUp = "step-up"
+    }
+
+    /// `http.backend-host` and `http.backend-port`: a second listener, or `nil` without a port.
+    private static func backendListener(
+        _ settings: StrictConfigReader, publicHost: String
+    ) throws(ServerConfigurationError) -> Listener? {
+        let host = try settings.string("http.backend-host")
+        guard let port = try settings.int("http.backend-port") else {
+            if host != nil { throw ServerConfigurationError("http.backend-port", "is required with http.backend-host") }
+            return nil
+        }
+        return Listener(host: host ?? publicHost, port: port)
+    }
+
+    /// `http.trusted-proxies`: CIDR networks or addresses.
+    private static func trustedProxies(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [IPNetwork] {
+        var networks: [IPNetwork] = []
+        for text in try settings.strings("http.trusted-proxies") ?? [] {
+            guard let network = IPNetwork(text) else {
+                throw ServerConfigurationError(
+                    "http.trusted-proxies", "holds an entry that is not an IP address or CIDR network")
+            }
+            networks.append(network)
+        }
+        return networks
     }
 
     /// A number of seconds as a `Duration`; ``validate()`` checks the range of each.

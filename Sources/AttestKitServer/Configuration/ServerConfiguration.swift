@@ -55,16 +55,20 @@ public struct ServerConfiguration: Sendable {
         public var minimumOSVersion: String?
         /// A receipt's risk metric above this marks the key for step-up; `nil` never does.
         public var riskMetricThreshold: Int?
+        /// Whether a key whose risk is still unknown (its receipt not yet traded with Apple) is marked for step-up.
+        public var stepUpWhileRiskUnknown: Bool
 
         /// Creates a policy.
         public init(
             allowedValidationCategories: Set<UInt32>? = nil,
             minimumOSVersion: String? = nil,
-            riskMetricThreshold: Int? = nil
+            riskMetricThreshold: Int? = nil,
+            stepUpWhileRiskUnknown: Bool = false
         ) {
             self.allowedValidationCategories = allowedValidationCategories
             self.minimumOSVersion = minimumOSVersion
             self.riskMetricThreshold = riskMetricThreshold
+            self.stepUpWhileRiskUnknown = stepUpWhileRiskUnknown
         }
     }
 
@@ -85,6 +89,20 @@ public struct ServerConfiguration: Sendable {
         }
     }
 
+    /// An address and port to listen on.
+    public struct Listener: Sendable, Hashable {
+        /// The address to bind.
+        public var host: String
+        /// The port to bind; 0 picks a free one.
+        public var port: Int
+
+        /// Creates a listener.
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
     /// How logs are written.
     public enum LogFormat: String, Sendable, Hashable, CaseIterable {
         /// One JSON object per line.
@@ -97,6 +115,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// The port to bind; 0 picks a free one.
     public var port: Int
+    /// A second listener for the backend, operator and metrics routes, or `nil` to serve every route on
+    /// ``host``:``port``. With one, the public listener serves app routes and probes only.
+    public var backendListener: Listener?
     /// The apps whose keys are accepted (team id + bundle id). With none, the service starts but answers
     /// attestations with 503 `apps_not_configured`.
     public var appIDs: [AppID]
@@ -120,10 +141,19 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits: RateLimits
     /// The largest request body accepted, in bytes.
     public var bodyLimit: Int
+    /// Read and idle deadlines of connections, and how many may be open.
+    public var connectionLimits: ConnectionLimits
     /// Names for the four DeviceCheck bit states, or `nil` to speak in bits only.
     public var deviceCheckStates: DeviceCheckStates?
-    /// The bearer token of the admin endpoints, or `nil` to disable them (503 `admin_not_configured`).
+    /// The bearer token of the operator endpoints, or `nil` to disable them (503 `admin_not_configured`). It opens no
+    /// backend route.
     public var adminToken: String?
+    /// The bearer tokens of the backend routes (assertion checks, DeviceCheck), several at once for rotation; empty
+    /// disables those routes (503 `backend_not_configured`). Each at least 16 characters.
+    public var backendTokens: [String]
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` header names the client's address, for rate limits; empty
+    /// (the default) trusts none and uses the TCP peer.
+    public var trustedProxies: [IPNetwork]
     /// The log level.
     public var logLevel: Logger.Level
     /// The log format.
@@ -150,8 +180,12 @@ public struct ServerConfiguration: Sendable {
         policy: Policy = Policy(),
         rateLimits: RateLimits = RateLimits(),
         bodyLimit: Int = 65_536,
+        connectionLimits: ConnectionLimits = ConnectionLimits(),
         deviceCheckStates: DeviceCheckStates? = nil,
         adminToken: String? = nil,
+        backendTokens: [String] = [],
+        backendListener: Listener? = nil,
+        trustedProxies: [IPNetwork] = [],
         logLevel: Logger.Level = .info,
         logFormat: LogFormat = .json,
         receiptRefreshInterval: Duration = .seconds(60),
@@ -171,8 +205,12 @@ public struct ServerConfiguration: Sendable {
         self.policy = policy
         self.rateLimits = rateLimits
         self.bodyLimit = bodyLimit
+        self.connectionLimits = connectionLimits
         self.deviceCheckStates = deviceCheckStates
         self.adminToken = adminToken
+        self.backendTokens = backendTokens
+        self.backendListener = backendListener
+        self.trustedProxies = trustedProxies
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.receiptRefreshInterval = receiptRefreshInterval
@@ -201,15 +239,41 @@ public struct ServerConfiguration: Sendable {
         guard bodyLimit >= 1_024, bodyLimit <= 16 * 1_048_576 else {
             throw ServerConfigurationError("http.body-limit", "is 1 KiB to 16 MiB")
         }
+        try connectionLimits.validate()
         for (name, value) in [
             ("rate-limit.attestations-per-ip", rateLimits.attestationsPerIP),
             ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),
             ("rate-limit.challenges-per-ip", rateLimits.challengesPerIP),
-        ] where value < 0 {
-            throw ServerConfigurationError(name, "is 0 (off) or more")
+        ] where value < 0 || value > 1_000_000 {
+            throw ServerConfigurationError(name, "is 0 (off) to 1000000")
         }
         if let adminToken, adminToken.utf8.count < 16 {
             throw ServerConfigurationError("admin.token", "is at least 16 characters")
+        }
+        for token in backendTokens {
+            guard token.utf8.count >= 16 else {
+                throw ServerConfigurationError("backend.tokens", "holds tokens of at least 16 characters each")
+            }
+            guard token != adminToken else {
+                throw ServerConfigurationError("backend.tokens", "must differ from the admin token (another scope)")
+            }
+        }
+        if let backendListener {
+            guard (0...65_535).contains(backendListener.port) else {
+                throw ServerConfigurationError("http.backend-port", "is 0 to 65535")
+            }
+            guard !backendListener.host.isEmpty else { throw ServerConfigurationError("http.backend-host", "is empty") }
+            if backendListener.port != 0, backendListener.port == port, backendListener.host == host {
+                throw ServerConfigurationError("http.backend-port", "differs from the public listener's port")
+            }
+        }
+        if let apple {
+            for appID in appIDs where appID.teamID != apple.teamID {
+                throw ServerConfigurationError(
+                    "apple.team-id",
+                    "is \(apple.teamID), but the app \(appID) belongs to team \(appID.teamID): Apple refuses to trade "
+                        + "its receipts or answer its DeviceCheck tokens with this key")
+            }
         }
         if let minimum = policy.minimumOSVersion, OSVersion(minimum) == nil {
             throw ServerConfigurationError("policy.minimum-os-version", "is a dotted version such as 17.4")

@@ -16,7 +16,7 @@ public import Foundation
 ///   `false` are refused (no setting takes one). A key the server does not know is refused, so a typo does not
 ///   silently leave a default in place.
 ///
-/// `admin.token` and `storage.url` (which may carry a database password) are secrets in every layer:
+/// `admin.token`, `backend.tokens` and `storage.url` (which may carry a database password) are secrets in every layer:
 /// swift-configuration redacts them in descriptions and access logs.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 public enum ServerConfigurationSource {

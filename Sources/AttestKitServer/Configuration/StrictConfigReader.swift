@@ -58,13 +58,13 @@ struct StrictConfigReader {
 
     /// A list of strings (an array, or a comma-separated string whose empty items are dropped), or `nil` when
     /// absent.
-    func strings(_ key: String) throws(ServerConfigurationError) -> [String]? {
+    func strings(_ key: String, isSecret: Bool = false) throws(ServerConfigurationError) -> [String]? {
         let configKey = ConfigKey(key)
-        if let values = reader.stringArray(forKey: configKey) {
+        if let values = reader.stringArray(forKey: configKey, isSecret: isSecret) {
             return values.map(\.trimmingSpaces).filter { !$0.isEmpty }
         }
-        if let text = reader.string(forKey: configKey) { return Self.split(text) }
-        try refuseIfPresent(key, expected: "a list of strings")
+        if let text = reader.string(forKey: configKey, isSecret: isSecret) { return Self.split(text) }
+        try refuseIfPresent(key, isSecret: isSecret, expected: "a list of strings")
         return nil
     }
 

@@ -37,6 +37,8 @@ public final class AttestKitServer: Service, Sendable {
     private let ownsStore: Bool
     private let httpClient: HTTPClient
     private let port = PortPromise()
+    private let backendPort = PortPromise()
+    private let connections: ConnectionPolicy
 
     /// Every route, `METHOD /path`, as registered (what the OpenAPI document must list).
     public static var routes: [String] { AttestKitAPI.routes }
@@ -49,7 +51,8 @@ public final class AttestKitServer: Service, Sendable {
     ///     which the server then runs, prepares and closes itself.
     ///   - logger: The service's logger.
     ///   - now: The clock of every verification, challenge and refresh (inject one in tests).
-    /// - Throws: ``ServerConfigurationError``, or a `StoreError` for an unusable storage URL.
+    /// - Throws: ``ServerConfigurationError`` (also for an `http.max-connections` not below the descriptor limit,
+    ///   whose soft value is raised to the hard one here), or a `StoreError` for an unusable storage URL.
     public init(
         configuration: ServerConfiguration,
         store: (any AttestationStore)? = nil,
@@ -57,6 +60,9 @@ public final class AttestKitServer: Service, Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         try configuration.validate()
+        let metrics = ServerMetrics()
+        self.connections = try ConnectionPolicy(
+            configuration.connectionLimits, descriptors: DescriptorLimit.raised(), metrics: metrics, logger: logger)
         self.configuration = configuration
         self.logger = logger
         self.ownsStore = store == nil
@@ -68,7 +74,6 @@ public final class AttestKitServer: Service, Sendable {
         let httpClient = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.httpClient = httpClient
-        let metrics = ServerMetrics()
         self.metrics = metrics
         let apple: AppleServices?
         do {
@@ -91,8 +96,9 @@ public final class AttestKitServer: Service, Sendable {
             registrar: AttestationRegistrar(verifier: verifier, store: store, policy: configuration.policy),
             gate: gate, apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
-            attestationsPerApp: RateLimiter(perMinute: configuration.rateLimits.attestationsPerApp),
-            challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP), now: now)
+            challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
+            credentials: Credentials(backendTokens: configuration.backendTokens, adminToken: configuration.adminToken),
+            clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies), now: now)
         self.receiptRefresh = apple.map {
             ReceiptRefreshService(
                 store: store, exchange: $0.receiptExchange, interval: configuration.receiptRefreshInterval,
@@ -112,36 +118,63 @@ public final class AttestKitServer: Service, Sendable {
     /// Serves until graceful shutdown or cancellation.
     public func run() async throws {
         announce()
-        let router = Router(context: ServerRequestContext.self)
-        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
-        api.register(on: router)
         var services: [any Service] = [challengeCleanup]
         if let receiptRefresh { services.append(receiptRefresh) }
         if ownsStore { services.insert(store, at: 0) }
-        let port = self.port
-        var application = Application(
-            router: router,
-            configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "AttestKit"),
-            services: services,
-            onServerRunning: { channel in port.settle(.success(channel.localAddress?.port ?? 0)) },
-            logger: logger)
-        let store = self.store
-        application.beforeServerStarts { try await store.prepare() }
+        let publicListener: AttestKitAPI.Listener
+        if let backend = configuration.backendListener {
+            publicListener = .public
+            services.append(
+                application(
+                    for: .backend, host: backend.host, port: backend.port, services: [], promise: backendPort))
+        } else {
+            publicListener = .only
+            backendPort.settle(.failure(ServerConfigurationError("http.backend-port", "no backend listener")))
+        }
+        let application = application(
+            for: publicListener, host: configuration.host, port: configuration.port, services: services,
+            promise: port)
         do {
             try await application.run()
         } catch {
             port.settle(.failure(error))
+            backendPort.settle(.failure(error))
             await shutdown()
             throw error
         }
         port.settle(.failure(CancellationError()))
+        backendPort.settle(.failure(CancellationError()))
         await shutdown()
+    }
+
+    /// The Hummingbird application of one listener: the routes it serves behind the request middleware, the
+    /// connection deadlines and the connection maximum (shared by every listener), the store prepared before it
+    /// listens, and `services` run beside it.
+    private func application(
+        for listener: AttestKitAPI.Listener, host: String, port: Int, services: [any Service], promise: PortPromise
+    ) -> some ApplicationProtocol {
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics, routes: AttestKitAPI.routes(on: listener)))
+        api.register(on: router, for: listener)
+        var application = Application(
+            router: router,
+            server: connections.http1(),
+            configuration: .init(address: .hostname(host, port: port), serverName: "AttestKit"),
+            services: services,
+            onServerRunning: { channel in promise.settle(.success(channel.localAddress?.port ?? 0)) },
+            logger: logger)
+        let store = self.store
+        application.beforeServerStarts { try await store.prepare() }
+        return application
     }
 
     /// The bound port, once listening (useful with port 0).
     /// - Throws: the error that stopped the server from listening.
     public func boundPort() async throws -> Int { try await port.value() }
+
+    /// The bound port of the backend listener (``ServerConfiguration/backendListener``), once listening.
+    /// - Throws: the error that stopped it from listening, or ``ServerConfigurationError`` without one.
+    public func boundBackendPort() async throws -> Int { try await backendPort.value() }
 
     /// Opens the store of `url`, creating the folder of a SQLite file.
     private static func openStore(_ url: String, logger: Logger) throws -> any AttestationStore {
@@ -169,6 +202,10 @@ public final class AttestKitServer: Service, Sendable {
         if configuration.appIDs.isEmpty {
             logger.warning("no app is configured (apps): attestations are refused with apps_not_configured")
         }
+        if configuration.backendTokens.isEmpty {
+            logger.warning(
+                "no backend token (backend.tokens): assertion checks and DeviceCheck answer backend_not_configured")
+        }
         if configuration.apple == nil {
             logger.notice("no Apple key: DeviceCheck answers apple_not_configured and receipts are not refreshed")
         }
@@ -176,9 +213,18 @@ public final class AttestKitServer: Service, Sendable {
             "attestkit serve starting",
             metadata: [
                 "host": "\(configuration.host)", "port": "\(configuration.port)",
+                "backend": "\(configuration.backendListener.map { "\($0.host):\($0.port)" } ?? "same listener")",
                 "apps": "\(configuration.appIDs.map(\.description).joined(separator: ","))",
                 "environments": "\(configuration.environments)",
                 "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
+            ])
+        logger.info(
+            "connection limits",
+            metadata: [
+                "descriptors": "\(connections.descriptors?.description ?? "unknown")",
+                "max_connections": "\(connections.maxConnections)",
+                "read_timeout": "\(configuration.connectionLimits.readTimeout)",
+                "idle_timeout": "\(configuration.connectionLimits.idleTimeout)",
             ])
     }
 }

@@ -1,3 +1,4 @@
+import AttestKitStore
 import Foundation
 import Hummingbird
 import Logging
@@ -9,6 +10,8 @@ struct RequestMetricsMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
     let metrics: ServerMetrics
+    /// The routes of this listener, `METHOD /path`: a known path with another method is answered 405.
+    let routes: [String]
 
     func handle(
         _ request: Request, context: ServerRequestContext,
@@ -16,21 +19,38 @@ struct RequestMetricsMiddleware: RouterMiddleware {
     ) async throws -> Response {
         let start = ContinuousClock.now
         var response: Response
+        // The route pattern for metrics and logs: the router's, or for a known path with another method the
+        // pattern it matched, or `unmatched` (never the raw path: labels stay a closed set).
+        var matched = context.endpointPath
         do {
-            response = try await next(request, context)
+            // The request's store calls share one deadline (operation_timeout from the request's start).
+            response = try await StoreRequestDeadline.withRequest { try await next(request, context) }
         } catch {
             var failure = APIError(any: error)
-            if failure.code == "not_found", let allowed = Self.allowedMethods(for: request.uri.path) {
-                failure = APIError(
-                    .methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed; use \(allowed)"
-                )
+            var allow: String?
+            if failure.code == "not_found" {
+                matched = "unmatched"
+                if let allowed = Self.allowed(for: request.uri.path, in: routes) {
+                    failure = APIError(
+                        .methodNotAllowed, "method_not_allowed",
+                        "\(request.method.rawValue) is not allowed; use \(allowed.methods)")
+                    allow = allowed.methods
+                    matched = allowed.pattern
+                }
             }
             if failure.code == APIError.internalError.code {
                 context.logger.error("unexpected error: a bug", metadata: ["error.type": "\(type(of: error))"])
+            } else if let error = error as? StoreError, failure.status == .serviceUnavailable {
+                // A full disk, a read-only file, a lost database: the reason names the operation and the error
+                // class (`SQLite database or disk is full`), never a query or a value.
+                context.logger.error(
+                    "storage unavailable: answering 503",
+                    metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
             }
             response = try failure.response(from: request, context: context)
+            if let allow { response.headers[.allow] = allow }
         }
-        let route = context.endpointPath ?? "unmatched"
+        let route = matched ?? "unmatched"
         metrics.request(route: route, method: request.method.rawValue, status: response.status.code)
         let elapsed = (ContinuousClock.now - start).components
         let milliseconds = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
@@ -43,17 +63,22 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         return response
     }
 
-    /// The methods of the API's routes whose pattern matches `path`, or `nil` when none does.
-    static func allowedMethods(for path: String) -> String? {
+    /// The methods of `routes` whose pattern matches `path` (`GET, POST`) and that pattern, or `nil` when none does.
+    /// A `{parameter}` matches a non-empty segment only, as the router does.
+    static func allowed(for path: String, in routes: [String]) -> (methods: String, pattern: String)? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        let methods = AttestKitAPI.routes.compactMap { route -> Substring? in
+        var pattern: Substring?
+        let methods = routes.compactMap { route -> Substring? in
             let halves = route.split(separator: " ")
             guard halves.count == 2 else { return nil }
-            let pattern = halves[1].split(separator: "/", omittingEmptySubsequences: false)
-            guard pattern.count == parts.count else { return nil }
-            let matches = zip(pattern, parts).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
-            return matches ? halves[0] : nil
+            let segments = halves[1].split(separator: "/", omittingEmptySubsequences: false)
+            guard segments.count == parts.count else { return nil }
+            let matches = zip(segments, parts).allSatisfy { $0.hasPrefix("{") ? !$1.isEmpty : $0 == $1 }
+            guard matches else { return nil }
+            pattern = halves[1]
+            return halves[0]
         }
-        return methods.isEmpty ? nil : methods.joined(separator: ", ")
+        guard let pattern, !methods.isEmpty else { return nil }
+        return (methods.joined(separator: ", "), String(pattern))
     }
 }

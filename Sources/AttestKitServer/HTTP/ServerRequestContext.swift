@@ -29,8 +29,3 @@ public struct ServerRequestContext: AttestedRequestContext, RemoteAddressRequest
     /// The request limit enforced while collecting bodies; handlers apply the configured, smaller limit.
     public var maxUploadSize: Int { 16 * 1_048_576 }
 }
-
-extension RemoteAddressRequestContext {
-    /// The client's IP address as text, or `unknown`.
-    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
-}

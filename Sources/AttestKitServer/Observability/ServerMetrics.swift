@@ -73,6 +73,22 @@ public final class ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// A connection closed by the server because the client stalled (`read_timeout`, `idle_timeout`).
+    func connectionClosed(reason: String) {
+        Counter(label: "attestkit_http_connections_closed_total", dimensions: [("reason", reason)], factory: factory)
+            .increment()
+    }
+
+    /// A connection accepted and closed at once because the maximum was open.
+    func connectionRefused() {
+        Counter(label: "attestkit_http_connections_refused_total", factory: factory).increment()
+    }
+
+    /// The connections open now, across listeners.
+    func openConnections(_ count: Int) {
+        Gauge(label: "attestkit_http_connections_open", factory: factory).record(count)
+    }
+
     /// Sets the keys gauge from the store's counts.
     func keys(_ counts: KeyCounts) {
         for environment in AppAttestEnvironment.allCases {

@@ -22,7 +22,8 @@ extension AttestKitAPI {
                 AssertionResponse(
                     keyId: accepted.key.keyID.base64, counter: accepted.counter,
                     environment: accepted.key.environment.rawValue, riskMetric: accepted.key.riskMetric,
-                    stepUp: riskPolicy.requiresStepUp(accepted.key.riskMetric)))
+                    riskStatus: RiskPolicy.status(accepted.key.riskMetric),
+                    stepUp: riskPolicy.requiresStepUp(accepted.key.riskMetric), freshness: freshness.name))
         } catch {
             let failure = APIError(any: error)
             metrics.verification("assertion", code: failure.code, duration: ContinuousClock.now - start)
@@ -44,10 +45,17 @@ extension AttestKitAPI {
         switch (body.clientData, body.request) {
         case (let encoded?, nil):
             let clientData = try Field.bytes(encoded, "clientData", maximum: ClientDataInput.maximumLength)
-            guard let binding = try? RequestBinding(clientData: clientData) else {
-                // Not AttestKit's canonical bytes: the caller's own scheme. Its freshness is the caller's, and the
-                // counter still refuses replays; a challenge id given beside it is consumed.
+            guard RequestBinding.claimsAttestKitFormat(clientData) else {
+                // Not AttestKit's format: the caller's own scheme. Its freshness is the caller's, and the counter
+                // still refuses replays; a challenge id given beside it is consumed.
                 return (.clientData(clientData), challengeID.map { .challenge($0) } ?? .vouchedByCaller)
+            }
+            // It claims AttestKit's format, so it must be exactly that: a variant that does not round-trip is
+            // refused, never taken as the caller's own scheme (which would skip the freshness check).
+            guard let binding = try? RequestBinding(clientData: clientData) else {
+                throw APIError(
+                    .badRequest, "client_data_malformed",
+                    "the client data starts like AttestKit's canonical client data but is not canonical")
             }
             let freshness = try AssertionGate.freshness(of: binding)
             if let challengeID, freshness != .challenge(challengeID) {

@@ -8,7 +8,7 @@ extension AttestKitAPI {
     /// `POST /v1/attestations`: 201 with the key record.
     func attest(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         var request = request
-        try limit(attestationsPerIP, context.clientAddress, name: "attestations_per_ip")
+        try limit(attestationsPerIP, clientKey(request, context), name: "attestations_per_ip")
         let body = try await JSONRequest.decode(AttestationRequest.self, from: &request, limit: configuration.bodyLimit)
         let keyID = try Field.keyID(body.keyId)
         let attestation = try Field.bytes(body.attestation, "attestation", maximum: configuration.bodyLimit)
@@ -24,8 +24,11 @@ extension AttestKitAPI {
                 keyID: keyID, attestation: attestation, challengeID: challengeID, now: now()
             ) { appID in
                 // Per-app budget against token farming: counted on verified attestations only, so that forged
-                // objects naming an app cannot spend its budget.
-                try limit(attestationsPerApp, appID.description, name: "attestations_per_app")
+                // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
+                // database share it.
+                try await limitShared(
+                    "attestations/\(appID)", perMinute: configuration.rateLimits.attestationsPerApp,
+                    name: "attestations_per_app")
             }
             metrics.verification("attestation", code: nil, duration: ContinuousClock.now - start)
             context.logger.info(

@@ -6,7 +6,7 @@ extension AttestKitAPI {
     /// `POST /v1/challenges`.
     func issueChallenge(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         var request = request
-        try limit(challengesPerIP, context.clientAddress, name: "challenges_per_ip")
+        try limit(challengesPerIP, clientKey(request, context), name: "challenges_per_ip")
         let body = try await JSONRequest.decode(
             ChallengeRequest.self, from: &request, limit: configuration.bodyLimit, emptyAsObject: true)
         let purpose: ChallengePurpose

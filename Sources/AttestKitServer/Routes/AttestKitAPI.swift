@@ -16,41 +16,93 @@ struct AttestKitAPI: Sendable {
     let apple: AppleServices?
     let metrics: ServerMetrics
     let attestationsPerIP: RateLimiter
-    let attestationsPerApp: RateLimiter
     let challengesPerIP: RateLimiter
+    let credentials: Credentials
+    let clientAddress: ClientAddress
     let now: @Sendable () -> Date
 
-    var riskPolicy: RiskPolicy { RiskPolicy(threshold: configuration.policy.riskMetricThreshold) }
+    var riskPolicy: RiskPolicy {
+        RiskPolicy(
+            threshold: configuration.policy.riskMetricThreshold,
+            stepUpWhileUnknown: configuration.policy.stepUpWhileRiskUnknown)
+    }
 
-    /// One route: its method, its path (parameters as `{name}`) and the handler it calls.
+    /// One route: its method, its path (parameters as `{name}`), who may call it and the handler it calls.
     struct Endpoint: Sendable {
         let method: HTTPRequest.Method
         let path: String
+        let audience: RouteAudience
         let handler: @Sendable (AttestKitAPI) -> @Sendable (Request, ServerRequestContext) async throws -> Response
     }
 
     /// Every route of the API, in registration order: what ``register(on:)`` registers and ``routes`` lists.
     static let endpoints: [Endpoint] = [
-        Endpoint(method: .post, path: "/v1/challenges") { $0.issueChallenge },
-        Endpoint(method: .post, path: "/v1/attestations") { $0.attest },
-        Endpoint(method: .post, path: "/v1/assertions/verify") { $0.verifyAssertion },
-        Endpoint(method: .post, path: "/v1/devicecheck/query") { $0.deviceCheckQuery },
-        Endpoint(method: .post, path: "/v1/devicecheck/update") { $0.deviceCheckUpdate },
-        Endpoint(method: .post, path: "/v1/devicecheck/validate") { $0.deviceCheckValidate },
-        Endpoint(method: .get, path: "/v1/keys/{keyId}") { $0.adminKey },
-        Endpoint(method: .post, path: "/v1/keys/{keyId}/revoke") { $0.adminRevoke },
-        Endpoint(method: .get, path: "/health") { $0.health },
-        Endpoint(method: .get, path: "/ready") { $0.ready },
-        Endpoint(method: .get, path: "/metrics") { $0.metricsExposition },
+        Endpoint(method: .post, path: "/v1/challenges", audience: .app) { $0.issueChallenge },
+        Endpoint(method: .post, path: "/v1/attestations", audience: .app) { $0.attest },
+        Endpoint(method: .post, path: "/v1/assertions/verify", audience: .backend) { $0.verifyAssertion },
+        Endpoint(method: .post, path: "/v1/devicecheck/query", audience: .backend) { $0.deviceCheckQuery },
+        Endpoint(method: .post, path: "/v1/devicecheck/update", audience: .backend) { $0.deviceCheckUpdate },
+        Endpoint(method: .post, path: "/v1/devicecheck/validate", audience: .backend) { $0.deviceCheckValidate },
+        Endpoint(method: .get, path: "/v1/keys/{keyId}", audience: .operator) { $0.adminKey },
+        Endpoint(method: .post, path: "/v1/keys/{keyId}/revoke", audience: .operator) { $0.adminRevoke },
+        Endpoint(method: .get, path: "/health", audience: .probe) { $0.health },
+        Endpoint(method: .get, path: "/ready", audience: .probe) { $0.ready },
+        Endpoint(method: .get, path: "/metrics", audience: .monitoring) { $0.metricsExposition },
     ]
 
     /// Every route as `METHOD /path`, derived from ``endpoints``. The OpenAPI document must list the same.
-    static let routes: [String] = endpoints.map { "\($0.method.rawValue) \($0.path)" }
+    static let routes: [String] = routes(on: .only)
 
-    /// Registers every route of ``endpoints`` on `router`.
-    func register(on router: Router<ServerRequestContext>) {
-        for endpoint in Self.endpoints {
-            router.on(RouterPath(endpoint.path), method: endpoint.method, use: endpoint.handler(self))
+    /// The routes `listener` serves, as `METHOD /path`.
+    static func routes(on listener: Listener) -> [String] {
+        endpoints.filter { listener.serves($0.audience) }.map { "\($0.method.rawValue) \($0.path)" }
+    }
+
+    /// Registers the routes of ``endpoints`` that `listener` serves on `router`, each behind the check of its
+    /// audience: a request without the audience's credential is refused before the handler reads anything.
+    func register(on router: Router<ServerRequestContext>, for listener: Listener = .only) {
+        for endpoint in Self.endpoints where listener.serves(endpoint.audience) {
+            let handler = endpoint.handler(self)
+            let audience = endpoint.audience
+            let credentials = self.credentials
+            router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
+                try audience.authorize(request, credentials: credentials)
+                return try await handler(request, context)
+            }
+        }
+    }
+
+    /// Which listener a router is for.
+    enum Listener: Sendable {
+        /// The only listener: every route.
+        case only
+        /// The public listener beside a backend listener: app routes and probes.
+        case `public`
+        /// The backend listener (`http.backend-port`): backend, operator and monitoring routes, and probes.
+        case backend
+
+        func serves(_ audience: RouteAudience) -> Bool {
+            switch self {
+            case .only: true
+            case .public: audience.servedOnPublicListener
+            case .backend: audience.servedOnBackendListener
+            }
+        }
+    }
+
+    /// The rate-limit key of the request's client (``ClientAddress``).
+    func clientKey(_ request: Request, _ context: ServerRequestContext) -> String {
+        clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
+    }
+
+    /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store
+    /// that cannot answer refuses the request (503), never lets it through.
+    func limitShared(_ budget: String, perMinute: Int, name: String) async throws {
+        guard perMinute > 0 else { return }
+        if let wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now()) {
+            metrics.rateLimited(name)
+            throw APIError(
+                .tooManyRequests, "rate_limited", "too many requests (\(name)); retry later", retryAfter: wait)
         }
     }
 

@@ -21,6 +21,15 @@ public struct AssertionGate: Sendable {
         /// None that the gate can check: the caller vouches (opaque client data). The counter still refuses
         /// replays of the same assertion.
         case vouchedByCaller
+
+        /// `challenge`, `timestamp` or `vouched`: what API answers say was enforced.
+        public var name: String {
+            switch self {
+            case .challenge: "challenge"
+            case .timestamp: "timestamp"
+            case .vouchedByCaller: "vouched"
+            }
+        }
     }
 
     /// The state.

@@ -12,7 +12,7 @@ struct AttestationRegistrar: Sendable {
     /// Consumes the challenge, refuses a known key, verifies, checks policy, lets `admit` refuse (rate limits
     /// of the verified app), and registers.
     func register(
-        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date, admit: (AppID) throws -> Void
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date, admit: (AppID) async throws -> Void
     ) async throws -> KeyRecord {
         guard let verifier else {
             throw APIError(
@@ -24,7 +24,7 @@ struct AttestationRegistrar: Sendable {
         let verified = try await verifier.verify(
             attestation, keyID: keyID, clientData: .challenge(challenge.bytes), at: now)
         try check(verified)
-        try admit(verified.appID)
+        try await admit(verified.appID)
         return try await store.registerKey(KeyRegistration(verified), now: now)
     }
 

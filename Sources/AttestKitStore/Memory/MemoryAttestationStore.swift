@@ -10,6 +10,7 @@ public actor MemoryAttestationStore: AttestationStore {
     private var challenges: [ChallengeID: StoredChallenge] = [:]
     private var keys: [KeyID: KeyRecord] = [:]
     private var history: [KeyID: [RiskMetricEntry]] = [:]
+    private var budgets: [String: (tokens: Int64, updated: Int64)] = [:]
     private var closed = false
 
     /// Creates an empty store.
@@ -185,6 +186,17 @@ public actor MemoryAttestationStore: AttestationStore {
             counts[KeyCounts.Bucket(environment: record.environment, state: record.state), default: 0] += 1
         }
         return KeyCounts(counts: counts)
+    }
+
+    /// Takes one request from a budget.
+    public func take(from budget: RateBudget, now: Date) throws(StoreError) -> Int? {
+        try checkOpen()
+        let instant = try StoreTime.milliseconds(now, "now")
+        let stored = budgets[budget.name] ?? (budget.capacity, instant)
+        let available = budget.refilled(stored.tokens, updated: stored.updated, now: instant)
+        guard available >= RateBudget.unit else { return budget.wait(available: available) }
+        budgets[budget.name] = (available - RateBudget.unit, max(stored.updated, instant))
+        return nil
     }
 
     private func checkOpen() throws(StoreError) {

@@ -18,9 +18,11 @@ import ServiceLifecycle
 /// (or use ``StoreURL/withStore(logger:_:)``), then call ``prepare()``. Queries wait until ``run()`` runs.
 ///
 /// Every operation but ``prepare()`` has a deadline, ``PostgresStoreConfiguration/operationTimeout``
-/// (waiting for a connection included): past it the call throws ``StoreError/Code/storageUnavailable``
-/// ("… did not answer within N s") and the connection it used is closed, so that the pool never hands out
-/// a connection in an unknown state. A lost database host thus fails requests and `/ready` quickly.
+/// (waiting for a connection included, and shared by a refusal's follow-up read): past it the call throws
+/// ``StoreError/Code/storageUnavailable`` ("… did not answer within N s") whatever the database or the driver still
+/// does, and the connection it used is closed, so that the pool never hands out a connection in an unknown state.
+/// A lost, restarted, crashed or frozen database thus fails requests and `/ready` within the deadline, and service
+/// resumes when it is back.
 public final class PostgresAttestationStore: AttestationStore {
     /// The configuration the store was created with (its description hides the password).
     public let configuration: PostgresStoreConfiguration
@@ -151,6 +153,7 @@ public final class PostgresAttestationStore: AttestationStore {
         _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
     ) async throws(StoreError) -> StoredChallenge {
         let instant = try StoreTime.milliseconds(now, "now")
+        let end = deadline.end()
         var statement = PostgresStatement()
         statement.int64(instant)
         statement.bytes(id.bytes)
@@ -161,14 +164,15 @@ public final class PostgresAttestationStore: AttestationStore {
                 UPDATE \(schema.table("challenges")) SET consumed_at_ms = $1
                 WHERE id = $2 AND consumed_at_ms IS NULL AND expires_at_ms > $1
                 RETURNING \(StoreColumns.challenge)
-                """))
+                """), by: end)
         guard let row = rows.first else {
             var read = PostgresStatement()
             read.bytes(id.bytes)
             let existing = try await query(
                 "reading a challenge",
                 read.query(
-                    "SELECT \(StoreColumns.challenge) FROM \(schema.table("challenges")) WHERE id = $1")
+                    "SELECT \(StoreColumns.challenge) FROM \(schema.table("challenges")) WHERE id = $1"),
+                by: end
             ).first
             throw StoredChallenge.refusal(
                 for: try existing.map { row throws(StoreError) in try PostgresStoreRow(row).challenge() },
@@ -227,18 +231,26 @@ public final class PostgresAttestationStore: AttestationStore {
 
     /// The key with this identifier, or `nil`.
     public func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
+        try await readKey(keyID)
+    }
+
+    /// ``key(_:)`` by `end`, for the read that names a refusal.
+    private func readKey(
+        _ keyID: KeyID, by end: ContinuousClock.Instant? = nil
+    ) async throws(StoreError) -> KeyRecord? {
         var statement = PostgresStatement()
         statement.bytes(keyID.bytes)
         let rows = try await query(
             "reading a key",
             statement.query(
-                "SELECT \(StoreColumns.key) FROM \(schema.table("keys")) WHERE key_id = $1"))
+                "SELECT \(StoreColumns.key) FROM \(schema.table("keys")) WHERE key_id = $1"), by: end)
         return try rows.first.map { row throws(StoreError) in try PostgresStoreRow(row).keyRecord() }
     }
 
     /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL`, then a read only to name a
     /// refusal.
     public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
+        let end = deadline.end()
         var statement = PostgresStatement()
         statement.int64(Int64(counter))
         statement.int64(try StoreTime.milliseconds(now, "now"))
@@ -250,9 +262,9 @@ public final class PostgresAttestationStore: AttestationStore {
                 UPDATE \(schema.table("keys")) SET counter = $1, last_assertion_at_ms = $2
                 WHERE key_id = $3 AND counter < $1 AND revoked_at_ms IS NULL
                 RETURNING key_id
-                """))
+                """), by: end)
         guard !rows.isEmpty else {
-            throw KeyRecord.counterRefusal(for: try await key(keyID))
+            throw KeyRecord.counterRefusal(for: try await readKey(keyID, by: end))
         }
     }
 
@@ -288,20 +300,22 @@ public final class PostgresAttestationStore: AttestationStore {
             """)
         let hasMetric = update.riskMetric != nil
         let logger = queryLogger
-        let rows = try await perform("storing a receipt") { [client] lease in
+        let end = deadline.end()
+        let rows = try await perform("storing a receipt", by: end) { [client] lease in
             try await client.withConnection { connection in
-                try lease.lend(connection)
-                return try await connection.withTransaction(logger: logger) { connection in
-                    let rows = try await PostgresStatement.run(connection, updateQuery, logger: logger)
-                    if !rows.isEmpty, hasMetric {
-                        try await PostgresStatement.run(connection, historyQuery, logger: logger)
+                try await lease.use(connection) { connection in
+                    try await connection.withTransaction(logger: logger) { connection in
+                        let rows = try await PostgresStatement.run(connection, updateQuery, logger: logger)
+                        if !rows.isEmpty, hasMetric {
+                            try await PostgresStatement.run(connection, historyQuery, logger: logger)
+                        }
+                        return rows
                     }
-                    return rows
                 }
             }
         }
         guard let row = rows.first else {
-            throw KeyRecord.receiptRefusal(for: try await key(keyID))
+            throw KeyRecord.receiptRefusal(for: try await readKey(keyID, by: end))
         }
         return try PostgresStoreRow(row).keyRecord()
     }
@@ -336,6 +350,7 @@ public final class PostgresAttestationStore: AttestationStore {
 
     /// Revokes a key in one statement; a revoked key is returned unchanged.
     public func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
+        let end = deadline.end()
         var statement = PostgresStatement()
         statement.int64(try StoreTime.milliseconds(now, "now"))
         statement.bytes(keyID.bytes)
@@ -345,9 +360,9 @@ public final class PostgresAttestationStore: AttestationStore {
                 """
                 UPDATE \(schema.table("keys")) SET revoked_at_ms = $1 WHERE key_id = $2 AND revoked_at_ms IS NULL
                 RETURNING \(StoreColumns.key)
-                """))
+                """), by: end)
         if let row = rows.first { return try PostgresStoreRow(row).keyRecord() }
-        guard let existing = try await key(keyID) else {
+        guard let existing = try await readKey(keyID, by: end) else {
             throw StoreError(.keyNotFound, "no key has this identifier")
         }
         return existing
@@ -383,14 +398,43 @@ public final class PostgresAttestationStore: AttestationStore {
         return try KeyCounts(rows: rows.map { PostgresStoreRow($0) })
     }
 
+    // MARK: Shared budgets
+
+    /// Takes one request from a budget: one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` under the row's
+    /// lock, so replicas racing on the last request cannot both get it.
+    public func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
+        let instant = try StoreTime.milliseconds(now, "now")
+        let table = schema.table("rate_budgets")
+        var statement = PostgresStatement()
+        statement.text(budget.name)
+        statement.int64(Int64(budget.perMinute))
+        statement.int64(instant)
+        let taken = try await query(
+            "taking from a budget", statement.query(RateBudget.takeStatement(table: table, dialect: .postgres)))
+        guard taken.isEmpty else { return nil }
+        var read = PostgresStatement()
+        read.text(budget.name)
+        let rows = try await query(
+            "reading a budget", read.query(RateBudget.readStatement(table: table, dialect: .postgres)))
+        let row = try rows.first.map { row throws(StoreError) in
+            let stored = PostgresStoreRow(row)
+            return (try stored.requiredInteger("tokens"), try stored.requiredInteger("updated_at_ms"))
+        }
+        return budget.wait(afterRefusal: row, now: instant)
+    }
+
     // MARK: Running statements
 
-    private func query(_ operation: StaticString, _ query: PostgresQuery) async throws(StoreError) -> [PostgresRow] {
+    /// Runs one statement by `end` (``PostgresDeadline/end()``), or within the operation timeout.
+    private func query(
+        _ operation: StaticString, _ query: PostgresQuery, by end: ContinuousClock.Instant? = nil
+    ) async throws(StoreError) -> [PostgresRow] {
         let logger = queryLogger
-        return try await perform(operation) { [client] lease in
+        return try await perform(operation, by: end) { [client] lease in
             try await client.withConnection { connection in
-                try lease.lend(connection)
-                return try await PostgresStatement.run(connection, query, logger: logger)
+                try await lease.use(connection) { connection in
+                    try await PostgresStatement.run(connection, query, logger: logger)
+                }
             }
         }
     }
@@ -401,14 +445,15 @@ public final class PostgresAttestationStore: AttestationStore {
         }
     }
 
-    /// Runs `body` unless the store is closed, within ``PostgresStoreConfiguration/operationTimeout``.
+    /// Runs `body` unless the store is closed, by `end` or within ``PostgresStoreConfiguration/operationTimeout``.
     private func perform<Result: Sendable>(
-        _ operation: StaticString, _ body: @escaping @Sendable (PostgresDeadline.Lease) async throws -> Result
+        _ operation: StaticString, by end: ContinuousClock.Instant? = nil,
+        _ body: @escaping @Sendable (PostgresDeadline.Lease) async throws -> Result
     ) async throws(StoreError) -> Result {
         try checkOpen()
         let deadline = deadline
         return try await StoreError.wrapping(operation, detail: Self.detail) {
-            try await deadline.run(operation, body)
+            try await deadline.run(operation, by: end, body)
         }
     }
 }

@@ -75,7 +75,16 @@ struct PostgresSchema: Sendable {
                 )
                 """,
                 "CREATE INDEX risk_metrics_key ON \(table("risk_metrics")) (key_id, seq)",
-            ]
+            ],
+            [
+                """
+                CREATE TABLE \(table("rate_budgets")) (
+                    name TEXT PRIMARY KEY CHECK (octet_length(name) BETWEEN 1 AND 256),
+                    tokens BIGINT NOT NULL,
+                    updated_at_ms BIGINT NOT NULL
+                )
+                """
+            ],
         ]
     }
 

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Settings of a ``PostgresAttestationStore``.
 ///
 /// The password is kept out of ``description``.
@@ -28,6 +36,27 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         public static let require = TLSMode("require")
 
         public var description: String { rawValue }
+
+        /// The mode when none is given: ``prefer`` for a loopback host (`localhost`, `127.0.0.0/8`, `::1`), whose
+        /// traffic never leaves the machine, ``require`` for any other host, so that credentials and attestation
+        /// state never cross a network in clear text unless `sslmode=disable` or `prefer` says so.
+        public static func defaultMode(host: String) -> TLSMode {
+            isLoopback(host) ? .prefer : .require
+        }
+
+        /// Whether `host` is `localhost` or a literal loopback address. A name other than `localhost` is not
+        /// loopback, whatever it resolves to: the decision must not depend on DNS.
+        static func isLoopback(_ host: String) -> Bool {
+            if host.lowercased() == "localhost" { return true }
+            var ipv4 = in_addr()
+            if inet_pton(AF_INET, host, &ipv4) == 1 {
+                return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127
+            }
+            var ipv6 = in6_addr()
+            guard inet_pton(AF_INET6, host, &ipv6) == 1 else { return false }
+            let bytes = withUnsafeBytes(of: &ipv6) { Array($0) }
+            return bytes == [UInt8](repeating: 0, count: 15) + [1]
+        }
     }
 
     /// The server's host name or address.
@@ -42,7 +71,8 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     public var database: String
     /// The schema holding the store's tables, created by the migrations: a lower-case identifier.
     public var schema: String
-    /// Transport encryption.
+    /// Transport encryption: by default ``TLSMode/require`` unless ``host`` is a loopback address
+    /// (``TLSMode/defaultMode(host:)``).
     public var tls: TLSMode
     /// The most connections the pool opens.
     public var maximumConnections: Int
@@ -57,6 +87,9 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     public var operationTimeout: Duration
 
     /// Creates a configuration.
+    ///
+    /// `tls` defaults to ``TLSMode/defaultMode(host:)``: TLS with verified certificates, or no connection, for any
+    /// host but a loopback address.
     public init(
         host: String = "127.0.0.1",
         port: Int = 5432,
@@ -64,7 +97,7 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         password: String?,
         database: String,
         schema: String = "attestkit",
-        tls: TLSMode = .prefer,
+        tls: TLSMode? = nil,
         maximumConnections: Int = 20,
         connectTimeout: Duration = .seconds(10),
         operationTimeout: Duration = .seconds(10)
@@ -75,7 +108,7 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         self.password = password
         self.database = database
         self.schema = schema
-        self.tls = tls
+        self.tls = tls ?? TLSMode.defaultMode(host: host)
         self.maximumConnections = maximumConnections
         self.connectTimeout = connectTimeout
         self.operationTimeout = operationTimeout

@@ -291,6 +291,39 @@ public final class SQLiteAttestationStore: AttestationStore {
         return try KeyCounts(rows: rows.map { SQLiteStoreRow(row: $0) })
     }
 
+    // MARK: Shared budgets
+
+    /// Takes one request from a budget: one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` on the writer.
+    public func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
+        let instant = try StoreTime.milliseconds(now, "now")
+        let taken = try await write("taking from a budget") { connection in
+            try await connection.query(
+                RateBudget.takeStatement(table: "rate_budgets", dialect: .sqlite),
+                [.text(budget.name), .int64(Int64(budget.perMinute)), .int64(instant)])
+        }
+        guard taken.isEmpty else { return nil }
+        let rows = try await read("reading a budget") { connection in
+            try await connection.query(
+                RateBudget.readStatement(table: "rate_budgets", dialect: .sqlite), [.text(budget.name)])
+        }
+        let row = try rows.first.map { row throws(StoreError) in
+            let stored = SQLiteStoreRow(row: row)
+            return (try stored.requiredInteger("tokens"), try stored.requiredInteger("updated_at_ms"))
+        }
+        return budget.wait(afterRefusal: row, now: instant)
+    }
+
+    // MARK: Testing
+
+    /// Runs one statement on the writer connection and returns the first column of its first row as an integer,
+    /// for tests that put the database into the state of a failing disk: `PRAGMA query_only = ON` (writes fail as on
+    /// a read-only file), `PRAGMA max_page_count = 1` (the file cannot grow, as on a full disk).
+    package func executeOnWriter(_ sql: String) async throws(StoreError) -> Int? {
+        try await write("a test statement") { connection in
+            try await connection.query(sql).first?.columns.first?.data.integer
+        }
+    }
+
     // MARK: Leasing
 
     private func write<Result: Sendable>(

@@ -63,7 +63,16 @@ enum SQLiteSchema {
             ) STRICT
             """,
             "CREATE INDEX risk_metrics_key ON risk_metrics (key_id, seq)",
-        ]
+        ],
+        [
+            """
+            CREATE TABLE rate_budgets (
+                name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 256),
+                tokens INTEGER NOT NULL,
+                updated_at_ms INTEGER NOT NULL
+            ) STRICT
+            """
+        ],
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.

@@ -6,9 +6,10 @@ import Foundation
 /// - `sqlite:PATH`: ``SQLiteAttestationStore`` at `PATH`, relative to the working directory or absolute
 ///   (`sqlite:///abs/path` also works).
 /// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?schema=NAME&sslmode=MODE&operation_timeout=SECONDS` (or
-///   `postgresql://`): ``PostgresAttestationStore``; port 5432, schema `attestkit`, sslmode `prefer` and an
-///   operation timeout of 10 s (``PostgresStoreConfiguration/operationTimeout``; decimal seconds, `0.001` to
-///   `3600`) by default; user and password percent-encoded.
+///   `postgresql://`): ``PostgresAttestationStore``; port 5432, schema `attestkit`, sslmode `require` (`prefer`
+///   for a loopback host: ``PostgresStoreConfiguration/TLSMode/defaultMode(host:)``) and an operation timeout of
+///   10 s (``PostgresStoreConfiguration/operationTimeout``; decimal seconds, `0.001` to `3600`) by default; user
+///   and password percent-encoded.
 ///
 /// Anything else is refused with ``StoreError/Code/invalidURL``. The ``description`` hides the password.
 public struct StoreURL: Sendable, Hashable, CustomStringConvertible {

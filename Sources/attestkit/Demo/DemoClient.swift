@@ -4,7 +4,8 @@ import NIOCore
 import NIOHTTP1
 
 /// The demo's HTTP client of the AttestKit server: real requests over loopback, JSON in and out, a deadline per
-/// call, bounded answers. The admin token goes only into the `Authorization` header of admin calls.
+/// call, bounded answers. The admin token goes only into the `Authorization` header of admin calls, the backend
+/// token only into that of backend calls (assertion checks, DeviceCheck).
 struct DemoClient: Sendable {
     /// The HTTP client (the command's, shut down by it).
     let http: HTTPClient
@@ -12,19 +13,32 @@ struct DemoClient: Sendable {
     let baseURL: String
     /// The admin bearer token.
     let adminToken: String
+    /// The backend bearer token.
+    let backendToken: String
 
     /// How long one call may take.
     static let deadline = TimeAmount.seconds(10)
     /// The largest answer read.
     static let maximumAnswer = 1 << 20
 
-    /// POSTs `body` as JSON to `path`.
+    /// POSTs `body` as JSON to an app route.
     func post(_ path: String, _ body: some Encodable) async throws -> DemoResponse {
+        try await send(postRequest(path, body))
+    }
+
+    /// POSTs `body` as JSON to a backend route, with the backend token.
+    func backendPost(_ path: String, _ body: some Encodable) async throws -> DemoResponse {
+        var request = try postRequest(path, body)
+        request.headers.add(name: "Authorization", value: "Bearer \(backendToken)")
+        return try await send(request)
+    }
+
+    private func postRequest(_ path: String, _ body: some Encodable) throws -> HTTPClientRequest {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
-        return try await send(request)
+        return request
     }
 
     /// GETs an admin `path` with the admin token.

@@ -51,7 +51,9 @@ struct DemoCommand: AsyncParsableCommand {
             let steps = try await HTTPClient.withHTTPClient(configuration: configuration) { http in
                 var scenario = DemoScenario(
                     environment: environment,
-                    client: DemoClient(http: http, baseURL: environment.serverURL, adminToken: environment.adminToken))
+                    client: DemoClient(
+                        http: http, baseURL: environment.serverURL, adminToken: environment.adminToken,
+                        backendToken: environment.backendToken))
                 return await scenario.run()
             }
             return DemoReport(

@@ -43,6 +43,8 @@ struct DemoEnvironment: Sendable {
     let directory: URL
     /// The admin bearer token: random, never printed.
     let adminToken: String
+    /// The backend bearer token: random, never printed.
+    let backendToken: String
 
     /// SIGINT and SIGTERM stop both services gracefully: the remaining steps fail fast and the cleanup still runs.
     private static let signals: [UnixSignal] = [.sigint, .sigterm]
@@ -83,10 +85,12 @@ struct DemoEnvironment: Sendable {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 let storageURL = "sqlite:" + directory.appendingPathComponent("demo.sqlite").path
                 let adminToken = Self.randomToken()
+                let backendToken = Self.randomToken()
                 let server = try AttestKitServer(
                     configuration: Self.serverConfiguration(
                         mockURL: mockURL, storageURL: storageURL, providerKey: providerKey,
-                        softwareApple: softwareApple, adminToken: adminToken, verbose: verbose),
+                        softwareApple: softwareApple, adminToken: adminToken, backendToken: backendToken,
+                        verbose: verbose),
                     logger: Self.logger("attestkit.demo.server", verbose: verbose))
                 let group = ServiceGroup(
                     configuration: .init(services: [server], gracefulShutdownSignals: Self.signals, logger: logger))
@@ -95,7 +99,8 @@ struct DemoEnvironment: Sendable {
                 let port = try await server.boundPort()
                 let environment = DemoEnvironment(
                     softwareApple: softwareApple, server: server, serverURL: "http://127.0.0.1:\(port)",
-                    mockURL: mockURL, storageURL: storageURL, directory: directory, adminToken: adminToken)
+                    mockURL: mockURL, storageURL: storageURL, directory: directory, adminToken: adminToken,
+                    backendToken: backendToken)
                 outcome = .success(try await body(environment))
             } catch {
                 outcome = .failure(error)
@@ -113,11 +118,11 @@ struct DemoEnvironment: Sendable {
     }
 
     /// The server's configuration: the software Apple's roots, development keys of ``appID``, the mock as Apple,
-    /// an admin token and a step-up threshold. The receipt refresher's own rounds are an hour apart: the demo
+    /// an admin token, a backend token and a step-up threshold. The receipt refresher's own rounds are an hour apart: the demo
     /// runs one itself.
     private static func serverConfiguration(
         mockURL: String, storageURL: String, providerKey: P256.Signing.PrivateKey, softwareApple: SoftwareApple,
-        adminToken: String, verbose: Bool
+        adminToken: String, backendToken: String, verbose: Bool
     ) -> ServerConfiguration {
         ServerConfiguration(
             appIDs: [appID], environments: .development, host: "127.0.0.1", port: 0, storageURL: storageURL,
@@ -128,6 +133,7 @@ struct DemoEnvironment: Sendable {
             trustAnchors: softwareApple.trustAnchors,
             policy: .init(riskMetricThreshold: riskThreshold),
             adminToken: adminToken,
+            backendTokens: [backendToken],
             logLevel: verbose ? .debug : .warning,
             logFormat: .text,
             receiptRefreshInterval: .seconds(3_600))

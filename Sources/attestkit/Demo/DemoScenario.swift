@@ -152,7 +152,7 @@ struct DemoScenario {
         for (index, request) in requests.enumerated() {
             let body = try assertionRequest(
                 keyID, request.method, request.target, body: request.body, freshness: request.freshness)
-            let response = try await client.post("/v1/assertions/verify", body)
+            let response = try await client.backendPost("/v1/assertions/verify", body)
             let freshness = if case .challenge = request.freshness { "one-time challenge" } else { "timestamp" }
             checks.append(
                 Self.accepted("\(request.method) \(request.target)", response, counter: index + 1, freshness: freshness)
@@ -165,7 +165,7 @@ struct DemoScenario {
     /// 4. The third assertion sent again: 409 `counter_not_increasing`.
     private func replayed() async throws -> Check {
         guard let replay else { throw DemoFailure("step 3 made no assertion to replay") }
-        let response = try await client.post("/v1/assertions/verify", replay)
+        let response = try await client.backendPost("/v1/assertions/verify", replay)
         let label = "\(replay.request.method) \(replay.request.target)"
         return Check(
             "replayed assertion on \(label)", expected: "409 counter_not_increasing", got: response.summary,
@@ -180,7 +180,7 @@ struct DemoScenario {
         let body = try assertionRequest(
             keyID, "POST", "/v1/transfers", body: sent, freshness: .timestamp(milliseconds: Self.nowMillis()),
             signedBody: signed)
-        let response = try await client.post("/v1/assertions/verify", body)
+        let response = try await client.backendPost("/v1/assertions/verify", body)
         return Check(
             "assertion for body \(signed) sent with \(sent)", expected: "403 signature_invalid", got: response.summary,
             success: "assertion made for POST /v1/transfers \(signed), sent with \(sent): refused, "
@@ -203,10 +203,10 @@ struct DemoScenario {
     /// 7. DeviceCheck through the server and the mock: a new device is not found, bit 0 is set, then read back.
     private func deviceCheck() async throws -> [Check] {
         let token = Self.deviceToken()
-        let first = try await client.post("/v1/devicecheck/query", Messages.DeviceTokenRequest(deviceToken: token))
-        let update = try await client.post(
+        let first = try await client.backendPost("/v1/devicecheck/query", Messages.DeviceTokenRequest(deviceToken: token))
+        let update = try await client.backendPost(
             "/v1/devicecheck/update", Messages.DeviceCheckUpdateRequest(deviceToken: token, bit0: true))
-        let second = try await client.post("/v1/devicecheck/query", Messages.DeviceTokenRequest(deviceToken: token))
+        let second = try await client.backendPost("/v1/devicecheck/query", Messages.DeviceTokenRequest(deviceToken: token))
         let updated = update.decode(Messages.DeviceCheckUpdated.self)
         return [
             Check(

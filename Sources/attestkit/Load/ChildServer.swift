@@ -6,6 +6,11 @@ import Foundation
 final class ChildServer: @unchecked Sendable {
     private let process = Process()
     private let portFile: URL
+    /// The backend token the child accepts, random per run (never printed).
+    let backendToken: String = {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }.joined()
+    }()
 
     init(binary: String, workspace: URL, apple: SoftwareApple, appID: AppID, storage: String) throws {
         let attestationRoot = workspace.appendingPathComponent("attestation-root.pem")
@@ -21,6 +26,9 @@ final class ChildServer: @unchecked Sendable {
             "--set", "assertion.timestamp-window=3600", "--set", "rate-limit.attestations-per-ip=0",
             "--set", "rate-limit.challenges-per-ip=0",
         ]
+        process.environment = ProcessInfo.processInfo.environment.merging(["ATTESTKIT_BACKEND_TOKENS": backendToken]) {
+            $1
+        }
         process.standardOutput = FileHandle.nullDevice
         try process.run()
     }

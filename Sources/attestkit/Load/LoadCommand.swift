@@ -59,7 +59,8 @@ struct LoadCommand: AsyncParsableCommand {
         let base = try await server.waitForPort().map { "http://127.0.0.1:\($0)" } ?? ""
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            let report = try await measure(base: base, device: device, client: client)
+            let report = try await measure(
+                base: base, backendToken: server.backendToken, device: device, client: client)
             try await client.shutdown()
             print(json ? report.json : report.text)
         } catch {
@@ -68,8 +69,10 @@ struct LoadCommand: AsyncParsableCommand {
         }
     }
 
-    private func measure(base: String, device: SimulatedDevice, client: HTTPClient) async throws -> LoadReport {
-        let http = LoadHTTP(client: client, base: base)
+    private func measure(
+        base: String, backendToken: String, device: SimulatedDevice, client: HTTPClient
+    ) async throws -> LoadReport {
+        let http = LoadHTTP(client: client, base: base, backendToken: backendToken)
         var keyIDs: [KeyID] = []
         for _ in 0..<keys {
             let keyID = device.generateKey()

@@ -7,6 +7,8 @@ import NIOHTTP1
 struct LoadHTTP: Sendable {
     let client: HTTPClient
     let base: String
+    /// The backend token, sent to the backend route `/v1/assertions/verify` only.
+    let backendToken: String
 
     struct Answer {
         let status: UInt
@@ -23,6 +25,7 @@ struct LoadHTTP: Sendable {
         var request = HTTPClientRequest(url: base + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
+        if path.hasPrefix("/v1/assertions/") { request.headers.add(name: "Authorization", value: "Bearer \(backendToken)") }
         request.body = .bytes(ByteBuffer(string: json))
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)

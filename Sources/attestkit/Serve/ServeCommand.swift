@@ -115,6 +115,9 @@ struct ServeCommand: AsyncParsableCommand {
             guard key != "admin.token" else {
                 throw ValidationError("the admin token is read from ATTESTKIT_ADMIN_TOKEN or --config only")
             }
+            guard key != "backend.tokens" else {
+                throw ValidationError("the backend tokens are read from ATTESTKIT_BACKEND_TOKENS or --config only")
+            }
             values[key] = String(setting[setting.index(after: equals)...])
         }
         return values.mapValues { ConfigValue(.string($0), isSecret: false) }

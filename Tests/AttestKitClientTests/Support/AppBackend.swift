@@ -1,4 +1,5 @@
 import AttestKitClient
+import AttestKitTestSupport
 import Foundation
 import Synchronization
 #if canImport(FoundationNetworking)
@@ -85,6 +86,7 @@ final class AppBackend: HTTPTransport {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(ServeProcess.backendAuthorization, forHTTPHeaderField: "Authorization")
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         return request
     }

@@ -9,6 +9,8 @@ enum Fixture {
     /// The `kid` of the server's Apple key.
     static let appleKeyID = "KEY1234567"
     static let adminToken = "e2e-admin-token-0123456789"
+    /// The backend bearer token the harness sends to backend routes.
+    static let backendToken = "e2e-backend-token-9876543210"
 
     /// The software Apple: CAs valid from a year before now to twenty years after.
     static let apple: SoftwareApple = {

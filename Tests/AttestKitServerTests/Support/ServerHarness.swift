@@ -31,6 +31,12 @@ final class ServerHarness: Sendable {
         /// Whether the server gets the Apple key (DeviceCheck, receipt refresh).
         var apple = true
         var adminToken: String? = Fixture.adminToken
+        var backendTokens: [String] = [Fixture.backendToken]
+        /// Whether the harness adds the backend token to requests for backend routes that carry no Authorization
+        /// header of their own (tests of the credential itself turn it off).
+        var sendsBackendToken = true
+        var trustedProxies: [IPNetwork] = []
+        var backendListener = false
         var policy = ServerConfiguration.Policy()
         /// Off by default: tests that do not test limits send many requests.
         var rateLimits = ServerConfiguration.RateLimits(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0)
@@ -40,11 +46,26 @@ final class ServerHarness: Sendable {
         var mockRiskMetric = 7
         /// Names of the DeviceCheck bit states.
         var deviceCheckStates: DeviceCheckStates?
+        /// Read and idle deadlines and the connection maximum.
+        var connectionLimits = ServerConfiguration.ConnectionLimits()
+        /// `apple.timeout`.
+        var appleTimeout: TimeInterval = 30
+        /// Where the server finds Apple (DeviceCheck and the receipt exchange) instead of the mock, e.g. a listener
+        /// that never answers.
+        var appleBaseURL: String?
+        /// The server's logger (silent by default; see ``LogCapture``).
+        var logger = ServerHarness.silent
+        /// Where an SQLite store's file goes (a small file system, say) instead of a temporary folder.
+        var sqliteDirectory: URL?
     }
 
     enum Target {
-        /// The AttestKit server.
+        /// The AttestKit server (its backend listener for backend, operator and metrics routes when it has one).
         case api
+        /// The server's public listener, whatever the route.
+        case publicListener
+        /// The server's backend listener (the public one without a second listener), whatever the route.
+        case backendListener
         /// The ``GuardedApp``.
         case guarded
     }
@@ -55,12 +76,16 @@ final class ServerHarness: Sendable {
     let mock: MockAppleServer
     let store: any AttestationStore
     let apiURL: String
+    /// The backend listener's URL: ``apiURL`` unless the options ask for a second listener.
+    let backendURL: String
     let guardedURL: String
     let client: HTTPClient
+    let sendsBackendToken: Bool
 
     private init(
         kind: StoreKind, clock: TestClock, server: AttestKitServer, mock: MockAppleServer,
-        store: any AttestationStore, apiURL: String, guardedURL: String, client: HTTPClient
+        store: any AttestationStore, apiURL: String, backendURL: String, guardedURL: String, client: HTTPClient,
+        sendsBackendToken: Bool
     ) {
         self.kind = kind
         self.clock = clock
@@ -68,8 +93,10 @@ final class ServerHarness: Sendable {
         self.mock = mock
         self.store = store
         self.apiURL = apiURL
+        self.backendURL = backendURL
         self.guardedURL = guardedURL
         self.client = client
+        self.sendsBackendToken = sendsBackendToken
     }
 
     static let silent = Logger(label: "attestkit.e2e", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -93,7 +120,7 @@ final class ServerHarness: Sendable {
     private static func run<Result: Sendable>(
         _ kind: StoreKind, _ options: Options, _ body: (ServerHarness) async throws -> Result
     ) async throws -> Result {
-        let testStore = try await kind.makeStore()
+        let testStore = try await kind.makeStore(in: options.sqliteDirectory)
         defer { testStore.removeFiles() }
         let store = testStore.store
         let clock = TestClock()
@@ -112,7 +139,8 @@ final class ServerHarness: Sendable {
             clientConfiguration.redirectConfiguration = .disallow
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
             do {
-                let mockURL = try await mock.baseURL()
+                var mockURL = try await mock.baseURL()
+                if let appleBaseURL = options.appleBaseURL { mockURL = appleBaseURL }
                 let configuration = ServerConfiguration(
                     appIDs: options.appIDs, environments: .development, host: "127.0.0.1", port: 0,
                     storageURL: "memory:",  // unused: the server is given the store
@@ -121,17 +149,24 @@ final class ServerHarness: Sendable {
                             privateKeyPEM: appleKey.pemRepresentation, keyID: Fixture.appleKeyID,
                             teamID: Fixture.teamID, deviceCheckEnvironment: .development,
                             deviceCheckBaseURL: mockURL, receiptExchangeURL: mockURL + "/v1/attestationData",
-                            timeout: 30)
+                            timeout: options.appleTimeout)
                         : nil,
                     trustAnchors: Fixture.apple.trustAnchors, timestampWindow: options.timestampWindow,
                     policy: options.policy, rateLimits: options.rateLimits, bodyLimit: options.bodyLimit,
-                    deviceCheckStates: options.deviceCheckStates, adminToken: options.adminToken, logLevel: .critical,
+                    connectionLimits: options.connectionLimits,
+                    deviceCheckStates: options.deviceCheckStates, adminToken: options.adminToken,
+                    backendTokens: options.backendTokens,
+                    backendListener: options.backendListener ? .init(host: "127.0.0.1", port: 0) : nil,
+                    trustedProxies: options.trustedProxies, logLevel: .critical,
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 let server = try AttestKitServer(
-                    configuration: configuration, store: store, logger: silent, now: clock.closure)
+                    configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 group.addTask { try await server.run() }
                 let port = try await server.boundPort()
+                let backendURL =
+                    options.backendListener
+                    ? "http://127.0.0.1:\(try await server.boundBackendPort())" : "http://127.0.0.1:\(port)"
 
                 let (guardedPorts, guardedBound) = AsyncStream<Int>.makeStream()
                 let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)
@@ -146,8 +181,9 @@ final class ServerHarness: Sendable {
 
                 let harness = ServerHarness(
                     kind: kind, clock: clock, server: server, mock: mock, store: store,
-                    apiURL: "http://127.0.0.1:\(port)", guardedURL: "http://127.0.0.1:\(guardedPort)",
-                    client: client)
+                    apiURL: "http://127.0.0.1:\(port)", backendURL: backendURL,
+                    guardedURL: "http://127.0.0.1:\(guardedPort)", client: client,
+                    sendsBackendToken: options.sendsBackendToken)
                 let result = try await body(harness)
                 await stop(client, testStore)
                 group.cancelAll()
@@ -179,8 +215,20 @@ final class ServerHarness: Sendable {
         _ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [],
         to target: Target = .api, allow5xx: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> HTTPResult {
-        var request = HTTPClientRequest(url: (target == .api ? apiURL : guardedURL) + path)
+        let base: String
+        switch target {
+        case .api: base = Self.isBackendRoute(path) || Self.isOperatorRoute(path) ? backendURL : apiURL
+        case .publicListener: base = apiURL
+        case .backendListener: base = backendURL
+        case .guarded: base = guardedURL
+        }
+        var request = HTTPClientRequest(url: base + path)
         request.method = method
+        if target != .guarded, sendsBackendToken, Self.isBackendRoute(path),
+            !headers.contains(where: { $0.0.lowercased() == "authorization" })
+        {
+            request.headers.add(name: "Authorization", value: "Bearer \(Fixture.backendToken)")
+        }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
@@ -215,6 +263,16 @@ final class ServerHarness: Sendable {
 
     /// `Authorization: Bearer <admin token>`.
     static var admin: [(String, String)] { [("Authorization", "Bearer \(Fixture.adminToken)")] }
+    /// `Authorization: Bearer <backend token>`.
+    static var backend: [(String, String)] { [("Authorization", "Bearer \(Fixture.backendToken)")] }
+
+    /// Routes only a backend may call (assertion checks, DeviceCheck) and `/metrics` (backend or operator).
+    static func isBackendRoute(_ path: String) -> Bool {
+        path.hasPrefix("/v1/assertions/") || path.hasPrefix("/v1/devicecheck/") || path == "/metrics"
+    }
+
+    /// Routes only the operator may call.
+    static func isOperatorRoute(_ path: String) -> Bool { path.hasPrefix("/v1/keys/") }
 
     // MARK: Challenges
 

@@ -21,12 +21,14 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         await PostgresTestServer.shared.shouldRun() ? allCases : [.sqlite]
     }
 
-    /// A new, empty store of this kind, not running yet.
-    func makeStore() async throws -> TestStore {
+    /// A new, empty store of this kind, not running yet; for SQLite in `directory` when given (created and removed
+    /// afterwards like the temporary one).
+    func makeStore(in directory: URL? = nil) async throws -> TestStore {
         switch self {
         case .sqlite:
-            let directory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("attestkit-e2e-\(UUID().uuidString)")
+            let directory =
+                directory
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-e2e-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let store = SQLiteAttestationStore(path: directory.appendingPathComponent("store.sqlite").path)
             return TestStore(store: store, dropSchema: nil, directory: directory)

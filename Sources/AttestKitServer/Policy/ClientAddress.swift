@@ -1,0 +1,92 @@
+import HTTPTypes
+import NIOCore
+
+/// Who a request comes from, as far as rate limits can tell: the TCP peer, or, when the peer is a trusted proxy,
+/// the address the proxies forwarded; an IPv6 client counted by its /64 (one subscriber's whole prefix).
+struct ClientAddress: Sendable {
+    /// The proxies whose forwarding headers are believed; empty: only the TCP peer counts.
+    let trustedProxies: [IPNetwork]
+
+    /// The most forwarding hops read from the headers.
+    static let maximumHops = 32
+    /// The most header bytes read.
+    static let maximumHeaderBytes = 4_096
+
+    /// The rate-limit key of a request from `peer` with `headers`: `192.0.2.1`, `2001:db8:0:1::/64` or `unknown`.
+    func rateLimitKey(peer: SocketAddress?, headers: HTTPFields) -> String {
+        guard let address = client(peer: peer, headers: headers) else { return "unknown" }
+        if address.count == 4 { return IPNetwork.text(of: address) }
+        return IPNetwork.text(of: IPNetwork.masked(address, to: 64)) + "/64"
+    }
+
+    /// The client's address bytes: walking from the peer towards the origin, each trusted proxy is replaced by the
+    /// address it says it received the request from; the first untrusted address is the client. A hop that cannot
+    /// be read stops the walk at the proxy that reported it, so that a client cannot choose its own key.
+    func client(peer: SocketAddress?, headers: HTTPFields) -> [UInt8]? {
+        guard let peer, var current = IPNetwork.bytes(of: peer) else { return nil }
+        guard isTrusted(current) else { return current }
+        var hops = Self.forwardedHops(headers)
+        while isTrusted(current), let hop = hops.popLast() {
+            guard let hop else { return current }
+            current = hop
+        }
+        return current
+    }
+
+    private func isTrusted(_ address: [UInt8]) -> Bool {
+        trustedProxies.contains { $0.contains(address) }
+    }
+
+    /// The forwarded client addresses, origin first, from `Forwarded` (RFC 7239 `for=`) or else `X-Forwarded-For`;
+    /// `nil` for a hop that is not an IP address (`unknown`, an obfuscated name, garbage).
+    static func forwardedHops(_ headers: HTTPFields) -> [[UInt8]?] {
+        let forwarded = forwardedName.map { headers[values: $0] } ?? []
+        if !forwarded.isEmpty {
+            return elements(forwarded).map { element in
+                let pairs = element.split(separator: ";")
+                guard
+                    let value = pairs.lazy.compactMap({ pair -> Substring? in
+                        let pair = trimmed(pair)
+                        guard pair.lowercased().hasPrefix("for=") else { return nil }
+                        return pair.dropFirst(4)
+                    }).first
+                else { return nil }
+                return address(ofNode: value)
+            }
+        }
+        let xff = xForwardedForName.map { headers[values: $0] } ?? []
+        return elements(xff).map { address(ofNode: $0) }
+    }
+
+    private static let forwardedName = HTTPField.Name("Forwarded")
+    private static let xForwardedForName = HTTPField.Name("X-Forwarded-For")
+
+    /// The comma-separated elements of the header lines, bounded in bytes and count.
+    private static func elements(_ lines: [String]) -> [Substring] {
+        let joined = lines.joined(separator: ",")
+        guard joined.utf8.count <= maximumHeaderBytes else { return [] }
+        return Array(joined.split(separator: ",").map { trimmed($0) }.suffix(maximumHops))
+    }
+
+    /// `text` without leading and trailing spaces and tabs.
+    private static func trimmed(_ text: Substring) -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return text[first...last]
+    }
+
+    /// The address of a node: `192.0.2.1`, `192.0.2.1:80`, `"[2001:db8::1]:443"`, `2001:db8::1`.
+    private static func address(ofNode node: Substring) -> [UInt8]? {
+        var text = trimmed(node)
+        if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            return IPNetwork.addressBytes(String(text[text.index(after: text.startIndex)..<close]))
+        }
+        if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            text = text[..<colon]
+        }
+        return IPNetwork.addressBytes(String(text))
+    }
+}

@@ -1,0 +1,29 @@
+/// What differs between the SQL of the two database stores, for statements written once.
+enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+
+    /// The `n`th bind parameter, from 1: `?1` or `$1`.
+    func parameter(_ index: Int) -> String {
+        switch self {
+        case .sqlite: "?\(index)"
+        case .postgres: "$\(index)"
+        }
+    }
+
+    /// The smaller of two values: `min(a, b)` or `LEAST(a, b)`.
+    func least(_ lhs: String, _ rhs: String) -> String {
+        switch self {
+        case .sqlite: "min(\(lhs), \(rhs))"
+        case .postgres: "LEAST(\(lhs), \(rhs))"
+        }
+    }
+
+    /// The larger of two values: `max(a, b)` or `GREATEST(a, b)`.
+    func greatest(_ lhs: String, _ rhs: String) -> String {
+        switch self {
+        case .sqlite: "max(\(lhs), \(rhs))"
+        case .postgres: "GREATEST(\(lhs), \(rhs))"
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/// One deadline for all the store calls made for one request.
+///
+/// A PostgreSQL store call ends within ``PostgresStoreConfiguration/operationTimeout``. A request that makes several
+/// calls in sequence (read the key, consume the challenge, advance the counter) could take that long for each; a
+/// server that runs the handling of each request in ``withRequest(_:)`` makes every call of the request end by the
+/// request's start plus the operation timeout instead, so the request is answered within one operation timeout.
+/// Calls outside it (background work, tools) keep a deadline each. The other stores have no operation timeout and
+/// ignore it.
+public enum StoreRequestDeadline {
+    /// When the current request began, if a caller set it.
+    @TaskLocal static var began: ContinuousClock.Instant?
+
+    /// Runs `body` as one request beginning now: the store calls it makes share one deadline.
+    public static func withRequest<Result>(_ body: () async throws -> Result) async rethrows -> Result {
+        try await $began.withValue(.now) { try await body() }
+    }
+}

@@ -1,0 +1,100 @@
+import AttestKitServer
+import Foundation
+import HTTPTypes
+import NIOCore
+import Testing
+
+@testable import AttestKitServer
+
+/// Rate limits count a client by its address: IPv6 by its /64, and behind trusted proxies by the forwarded address.
+@Suite("Client addresses for rate limits")
+struct ClientAddressTests {
+    static func peer(_ text: String) throws -> SocketAddress { try SocketAddress(ipAddress: text, port: 443) }
+
+    static func headers(_ fields: [(String, String)]) -> HTTPFields {
+        var headers = HTTPFields()
+        for (name, value) in fields {
+            if let name = HTTPField.Name(name) { headers.append(HTTPField(name: name, value: value)) }
+        }
+        return headers
+    }
+
+    @Test("IP networks parse strictly and match by prefix")
+    func networks() throws {
+        let parsed = try #require(IPNetwork("10.1.2.3/8"))
+        #expect(parsed.description == "10.0.0.0/8")
+        #expect(parsed.contains([10, 200, 0, 1]) && !parsed.contains([11, 0, 0, 1]))
+        #expect(IPNetwork("2001:db8::1")?.description == "2001:db8:0:0:0:0:0:1/128")
+        #expect(IPNetwork("::ffff:192.0.2.1")?.description == "192.0.2.1/32")
+        #expect(IPNetwork("::/0")?.contains(Array(repeating: 0xAB, count: 16)) == true)
+        for bad in [
+            "", "10.0.0.0/33", "10.0.0/8", "010.0.0.1", "256.0.0.1", "1.2.3.4/", "1.2.3.4/-1", "1.2.3.4/+8", "::1::2",
+            "2001:db8::g", "2001:db8:::1", "1:2:3:4:5:6:7:8:9", "fe80::1%eth0", "+1::", "example.com", "1.2.3.4/8/8",
+        ] {
+            #expect(IPNetwork(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("IPv4 by address, IPv6 by /64")
+    func keys() throws {
+        let address = ClientAddress(trustedProxies: [])
+        #expect(address.rateLimitKey(peer: try Self.peer("192.0.2.10"), headers: [:]) == "192.0.2.10")
+        let first = address.rateLimitKey(peer: try Self.peer("2001:db8:1:2:aaaa::1"), headers: [:])
+        let second = address.rateLimitKey(peer: try Self.peer("2001:db8:1:2:bbbb:cccc:dddd:eeee"), headers: [:])
+        let other = address.rateLimitKey(peer: try Self.peer("2001:db8:1:3::1"), headers: [:])
+        #expect(first == "2001:db8:1:2:0:0:0:0/64" && first == second && first != other)
+        #expect(address.rateLimitKey(peer: try Self.peer("::ffff:192.0.2.10"), headers: [:]) == "192.0.2.10")
+        #expect(address.rateLimitKey(peer: nil, headers: [:]) == "unknown")
+    }
+
+    @Test("forwarding headers count only from trusted proxies, walked from the right")
+    func forwarded() throws {
+        let proxies = [try #require(IPNetwork("10.0.0.0/8")), try #require(IPNetwork("2001:db8:ffff::/48"))]
+        let trusting = ClientAddress(trustedProxies: proxies)
+        let untrusting = ClientAddress(trustedProxies: [])
+        let proxy = try Self.peer("10.0.0.5")
+        let cases: [([(String, String)], String)] = [
+            ([("X-Forwarded-For", "198.51.100.7")], "198.51.100.7"),
+            ([("X-Forwarded-For", "203.0.113.9, 198.51.100.7")], "198.51.100.7"),  // the client can't pick its key
+            ([("X-Forwarded-For", "203.0.113.9, 198.51.100.7, 10.1.1.1")], "198.51.100.7"),  // two proxies
+            ([("X-Forwarded-For", "203.0.113.9"), ("X-Forwarded-For", "198.51.100.7")], "198.51.100.7"),
+            (
+                [("Forwarded", #"for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711""#)],
+                "2001:db8:cafe:0:0:0:0:0/64"
+            ),
+            ([("Forwarded", "for=198.51.100.7:8080"), ("X-Forwarded-For", "203.0.113.9")], "198.51.100.7"),
+            ([("X-Forwarded-For", "garbage")], "10.0.0.5"),  // unreadable: the proxy that reported it
+            ([("X-Forwarded-For", "198.51.100.7, unknown")], "10.0.0.5"),
+            ([("Forwarded", "for=_hidden")], "10.0.0.5"),
+            ([], "10.0.0.5"),
+            ([("X-Forwarded-For", String(repeating: "1.2.3.4,", count: 1_000))], "10.0.0.5"),
+        ]
+        for (fields, expected) in cases {
+            #expect(trusting.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == expected, "\(fields)")
+            #expect(untrusting.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == "10.0.0.5")
+        }
+        // An untrusted peer's headers are ignored even when proxies are configured.
+        let direct = try Self.peer("198.51.100.99")
+        let spoofed = Self.headers([("X-Forwarded-For", "203.0.113.9")])
+        #expect(trusting.rateLimitKey(peer: direct, headers: spoofed) == "198.51.100.99")
+    }
+
+    @Test("over HTTP: behind a trusted proxy each forwarded client has its own challenge budget")
+    func throughTheServer() async throws {
+        var options = ServerHarness.Options()
+        options.rateLimits = .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 2)
+        options.trustedProxies = [try #require(IPNetwork("127.0.0.1"))]
+        try await ServerHarness.with(.sqlite, options) { harness in
+            for client in ["198.51.100.1", "198.51.100.2"] {
+                for _ in 0..<2 {
+                    let answer = try await harness.post(
+                        "/v1/challenges", .object([]), headers: [("X-Forwarded-For", client)])
+                    #expect(answer.status == 201, "\(client): \(answer)")
+                }
+                let limited = try await harness.post(
+                    "/v1/challenges", .object([]), headers: [("X-Forwarded-For", client)])
+                #expect(limited.status == 429 && limited.errorCode == "rate_limited", "\(client): \(limited)")
+            }
+        }
+    }
+}

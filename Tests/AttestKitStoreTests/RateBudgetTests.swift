@@ -1,0 +1,55 @@
+import AttestKit
+import AttestKitStore
+import Foundation
+import Testing
+
+/// Shared budgets: a token bucket in the database, spent atomically, so replicas sharing it share the limit.
+@Suite("Shared rate budgets")
+struct RateBudgetTests {
+    let t0 = TestKeys.t0
+
+    @Test("a budget spends its burst, refills at its rate, and says how long to wait", arguments: await StoreBackend.all())
+    func spendsAndRefills(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let budget = try RateBudget(name: "attestations/ABCDE12345.com.example.app", perMinute: 6)
+            for _ in 0..<6 { #expect(try await store.take(from: budget, now: t0) == nil) }
+            #expect(try await store.take(from: budget, now: t0) == 10)  // one request per 10 s
+            #expect(try await store.take(from: budget, now: t0.addingTimeInterval(4)) == 6)
+            #expect(try await store.take(from: budget, now: t0.addingTimeInterval(10)) == nil)
+            #expect(try await store.take(from: budget, now: t0.addingTimeInterval(10)) != nil)
+            // Another budget is independent; a full minute refills the whole burst, never more.
+            let other = try RateBudget(name: "attestations/ABCDE12345.com.example.other", perMinute: 6)
+            #expect(try await store.take(from: other, now: t0) == nil)
+            let later = t0.addingTimeInterval(3_600)
+            for _ in 0..<6 { #expect(try await store.take(from: budget, now: later) == nil) }
+            #expect(try await store.take(from: budget, now: later) != nil)
+            // A clock going backwards neither refills nor fails.
+            #expect(try await store.take(from: budget, now: later.addingTimeInterval(-600)) != nil)
+        }
+    }
+
+    @Test(
+        "64 concurrent takes from a budget of 10, across two clients: exactly 10 succeed",
+        arguments: await StoreBackend.clientVariants())
+    func concurrentTakes(backend: StoreBackend, clients: Int) async throws {
+        try await backend.withStores(count: clients) { stores in
+            let budget = try RateBudget(name: "race", perMinute: 10)
+            let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<64 {
+                    let store = stores[index % stores.count]
+                    group.addTask { try await store.take(from: budget, now: t0) == nil }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(taken == 10)
+        }
+    }
+
+    @Test("names and rates out of range are refused")
+    func bounds() {
+        #expect(throws: StoreError.self) { try RateBudget(name: "", perMinute: 1) }
+        #expect(throws: StoreError.self) { try RateBudget(name: String(repeating: "a", count: 257), perMinute: 1) }
+        #expect(throws: StoreError.self) { try RateBudget(name: "a", perMinute: 0) }
+        #expect(throws: StoreError.self) { try RateBudget(name: "a", perMinute: 1_000_001) }
+    }
+}
