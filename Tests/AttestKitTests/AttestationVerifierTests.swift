@@ -14,7 +14,7 @@ import X509
 
     static func verifier(
         _ vector: TestVector = vector, environments: EnvironmentPolicy = .development, leeway: TimeInterval = 60,
-        receiptPolicy: AttestationVerifier.ReceiptPolicy = .verifyIfPresent, appIDs: [String]? = nil
+        receiptPolicy: AttestationVerifier.ReceiptPolicy = .require, appIDs: [String]? = nil
     ) throws -> AttestationVerifier {
         AttestationVerifier(
             configuration: try .init(
@@ -30,6 +30,13 @@ import X509
             bytes ?? vector.bytes, keyID: try KeyID(string: keyID ?? vector.keyId ?? ""),
             clientData: clientData ?? .clientDataHash(TestVectors.decode(vector.clientDataHash ?? "")),
             at: time ?? vector.verificationTime ?? Date())
+    }
+
+    /// When the embedded receipt was created: Apple dates the credential certificate a day earlier, and some
+    /// vectors' `verifyAt` lies in between, before the receipt existed.
+    static func receiptCreation(_ vector: TestVector) throws -> Date {
+        let receipt = try #require(try AttestationObject(bytes: vector.bytes).receipt)
+        return try Receipt.parseUnverified(receipt).1.creationTime
     }
 
     static func leaf(_ vector: TestVector = vector) throws -> Certificate {
@@ -54,7 +61,8 @@ import X509
 
     @Test func iOS27FieldsAreExposed() async throws {
         let vector = TestVectors.named("apple_doc_sample_2026_prod_attestation")
-        let result = try await Self.verify(vector, verifier: try Self.verifier(vector, environments: .production))
+        let verifier = try Self.verifier(vector, environments: .production)
+        let result = try await Self.verify(vector, verifier: verifier, at: try Self.receiptCreation(vector))
         #expect(result.bundleVersion == "1")
         #expect(result.validationCategory == 1)
         #expect(result.osVersion == "27.0")
@@ -74,7 +82,8 @@ import X509
 
     @Test(arguments: [0.0, 60.0])
     func leafNotBeforeBoundaryWithAndWithoutLeeway(leeway: TimeInterval) async throws {
-        let verifier = try Self.verifier(leeway: leeway)
+        // At the certificate's notBefore, the embedded receipt (made a day later) does not exist yet.
+        let verifier = try Self.verifier(leeway: leeway, receiptPolicy: .ignore)
         let notBefore = try Self.leaf().notValidBefore
         _ = try await Self.verify(verifier: verifier, at: notBefore.addingTimeInterval(-leeway + 1))
         let error = await #expect(throws: AttestKitError.code(.certificateNotYetValid)) {
@@ -119,9 +128,10 @@ import X509
         let vector = TestVectors.named("apple_doc_sample_2026_prod_attestation")
         let verifier = try Self.verifier(vector, environments: .production)
         let raw = Array("example_server_challenge".utf8)
-        _ = try await Self.verify(vector, verifier: verifier, clientData: .clientDataHash(raw))
+        let time = try Self.receiptCreation(vector)
+        _ = try await Self.verify(vector, verifier: verifier, clientData: .clientDataHash(raw), at: time)
         await #expect(throws: AttestKitError.code(.nonceMismatch)) {
-            try await Self.verify(vector, verifier: verifier, clientData: .challenge(raw))
+            try await Self.verify(vector, verifier: verifier, clientData: .challenge(raw), at: time)
         }
         // The documented rule, SHA-256(challenge), for a real device that followed it.
         let hashed = TestVectors.named("uebelack_production_attestation")
@@ -130,13 +140,16 @@ import X509
             clientData: .challenge(Array("de5e0359-84f7-4dd7-a98d-5363e9415fb1".utf8)))
     }
 
-    @Test func receiptPolicyRequireRejectsAnObjectWithoutReceipt() async throws {
+    @Test func theReceiptIsRequiredUnlessTheCallerOptsOut() async throws {
         let vector = TestVectors.named("oliverbinns_components_dev_REASSEMBLED_no_receipt")
-        let ok = try await Self.verify(vector, verifier: try Self.verifier(vector))
-        #expect(ok.receipt == nil)
+        let byDefault = AttestationVerifier(
+            configuration: try .init(appIDs: [try AppID(vector.appId ?? "")], environments: .development))
+        #expect(byDefault.configuration.receiptPolicy == .require)
         await #expect(throws: AttestKitError.code(.receiptMissing)) {
-            try await Self.verify(vector, verifier: try Self.verifier(vector, receiptPolicy: .require))
+            try await Self.verify(vector, verifier: byDefault)
         }
+        let ok = try await Self.verify(vector, verifier: try Self.verifier(vector, receiptPolicy: .verifyIfPresent))
+        #expect(ok.receipt == nil)
         let ignored = try await Self.verify(verifier: try Self.verifier(receiptPolicy: .ignore))
         #expect(ignored.receipt == nil)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SwiftASN1
 import Testing
+import X509
 
 @testable import AttestKit
 
@@ -19,6 +20,24 @@ import Testing
         let appAttestation = try TrustAnchor.appAttestationRoot()
         #expect(Hex.encode(g3.sha256) == TrustAnchor.appleRootCAG3SHA256.lowercased())
         #expect(Hex.encode(appAttestation.sha256) == TrustAnchor.appAttestationRootSHA256.lowercased())
+    }
+
+    /// Every real receipt, standalone or embedded in an attestation, is signed by a certificate marked as Apple's
+    /// receipt signer under a CA marked as Apple's receipt CA: the markers the verifier requires.
+    @Test func everyRealReceiptCarriesApplesMarkers() throws {
+        var receipts = Self.vectors.map(\.bytes)
+        for vector in TestVectors.kind("attestation") {
+            if let receipt = try? AttestationObject(bytes: vector.bytes).receipt { receipts.append(receipt) }
+        }
+        // 33 standalone, 73 embedded (one attestation, a reassembly, has none); 78 distinct.
+        #expect(receipts.count == 106)
+        #expect(Set(receipts).count == 78)
+        for receipt in receipts {
+            let container = try ReceiptContainer(berEncoded: receipt)
+            let intermediate = try #require(container.certificates.first { $0.subject == container.signer.issuer })
+            #expect(container.signer.extensions.contains { $0.oid == MarkerExtensionPolicy.appleReceiptSigner })
+            #expect(intermediate.extensions.contains { $0.oid == MarkerExtensionPolicy.appleReceiptCA })
+        }
     }
 
     @Test(arguments: vectors)
@@ -105,10 +124,12 @@ import Testing
     {
         let synthetic = SyntheticReceipts.shared
         let bytes = try synthetic.receipt(payload: SyntheticReceipts.payload(synthetic.fields(creationTime: creation)))
+        // Verified a day later: the signer's window is judged at the creation time, not at the verification time.
+        let time = try #require(TestVectors.parseDate(creation)).addingTimeInterval(86_400)
         let verify = {
             try await ReceiptVerifier(anchor: synthetic.anchor, leeway: leeway).verify(
                 bytes, appID: try AppID("TEAM123456.com.example.app"), keyID: synthetic.keyID, maximumAge: nil,
-                at: SyntheticReceipts.validTime)
+                at: time)
         }
         guard let failure else {
             _ = try await verify()
@@ -154,6 +175,22 @@ import Testing
         await #expect(throws: AttestKitError.code(.receiptTooOld)) {
             try await Self.verify(Self.attest2024, maximumAge: 300, at: signerNotAfter.addingTimeInterval(86_400 * 365))
         }
+    }
+
+    /// One real receipt's source verified it at a moment 60.466 s before its creation time: beyond the leeway,
+    /// so a verifier refuses it then, as from the future, and accepts it once Apple has made it. The conformance
+    /// runner replays it at that moment without the clock check.
+    @Test func aRealReceiptIsRefusedBeforeItsCreation() async throws {
+        let vector = TestVectors.named("veehaitch_ios-14.2_receipt2_RECEIPT")
+        let verifyAt = try #require(vector.verificationTime)
+        let error = await #expect(throws: AttestKitError.code(.receiptFromFuture)) {
+            try await Self.verify(vector, at: verifyAt)
+        }
+        #expect(abs((error?.secondsOutside ?? 0) - 0.466) < 0.001)
+        _ = try await Self.verify(vector, at: verifyAt.addingTimeInterval(1))
+        _ = try await ReceiptVerifier().verify(
+            vector.bytes, appID: try AppID(#require(vector.appId)), keyID: try KeyID(string: #require(vector.keyId)),
+            attestedCertificateDER: nil, maximumAge: nil, at: verifyAt, replaying: true)
     }
 
     @Test func maximumAgeBoundaries() async throws {
@@ -221,7 +258,7 @@ import Testing
             expectedType: expectedType,
             environment: environment ?? configured,
             maximumAge: maximumAge,
-            at: try time ?? #require(vector.verificationTime))
+            at: try time ?? #require(vector.receiptVerificationTime))
     }
 
     /// Milliseconds since 1970 of a date.

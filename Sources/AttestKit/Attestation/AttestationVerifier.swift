@@ -3,8 +3,8 @@ import Crypto
 import SwiftASN1
 import X509
 
-/// Verifies App Attest attestation objects: Apple's nine steps, the embedded receipt, and an explicit
-/// environment policy.
+/// Verifies App Attest attestation objects: Apple's nine steps, the embedded receipt (required by default),
+/// and an explicit environment policy.
 ///
 /// ```swift
 /// let verifier = try AttestationVerifier(configuration: .init(
@@ -20,12 +20,19 @@ import X509
 /// P-256 checks.
 public struct AttestationVerifier: Sendable {
     /// How the embedded receipt is treated.
+    ///
+    /// Apple puts a receipt in every attestation, and nothing in the attestation covers it: the nonce binds the
+    /// authenticator data and the client data only. Anyone relaying a genuine attestation can therefore remove
+    /// or empty its receipt, and a key registered without one never has a fraud signal. ``require`` is the
+    /// default; the other cases are explicit opt-outs.
     public enum ReceiptPolicy: Sendable, Hashable {
-        /// Verify the receipt when the object carries one (Apple always sends one); accept objects without.
+        /// Verify the receipt when the object carries one; accept objects without one or with an empty one.
+        /// An opt-out: the key of such an object can never be traded for a fraud risk metric.
         case verifyIfPresent
-        /// Reject objects without a receipt (`receipt_missing`).
+        /// Verify the receipt and reject objects without one or with an empty one
+        /// (``AttestKitError/Code/receiptMissing``). The default.
         case require
-        /// Neither parse nor verify the receipt.
+        /// Neither parse nor verify the receipt. An opt-out, for objects whose receipt is checked elsewhere.
         case ignore
     }
 
@@ -39,8 +46,9 @@ public struct AttestationVerifier: Sendable {
         public var leeway: TimeInterval
         /// How the embedded receipt is treated.
         public var receiptPolicy: ReceiptPolicy
-        /// Maximum age of the embedded receipt at verification time, or `nil` for no creation-time check
-        /// (the one-time challenge already proves freshness).
+        /// Maximum age of the embedded receipt at verification time, or `nil` for no age limit (the one-time
+        /// challenge already proves freshness). A receipt created after the verification time (plus leeway) is
+        /// refused either way.
         public var receiptMaximumAge: TimeInterval?
         /// The roots to trust. Apple's pinned roots unless you pass a test CA.
         public var trustAnchors: TrustAnchors
@@ -50,8 +58,8 @@ public struct AttestationVerifier: Sendable {
         ///   - appIDs: Accepted App IDs; at least one.
         ///   - environments: Accepted environments: `.production`, `.development` or `.both`.
         ///   - leeway: Clock skew tolerated, in seconds (default 60).
-        ///   - receiptPolicy: How the embedded receipt is treated (default ``ReceiptPolicy/verifyIfPresent``).
-        ///   - receiptMaximumAge: Maximum age of the embedded receipt (default `nil`, unchecked).
+        ///   - receiptPolicy: How the embedded receipt is treated (default ``ReceiptPolicy/require``).
+        ///   - receiptMaximumAge: Maximum age of the embedded receipt (default `nil`, no age limit).
         ///   - trustAnchors: Roots to trust; `nil` means Apple's pinned roots.
         /// - Throws: ``AttestKitError/Code/trustAnchorPinMismatch`` if an embedded root fails its pin, and
         ///   ``AttestKitError/Code/appIdMalformed`` for an empty `appIDs`.
@@ -59,7 +67,7 @@ public struct AttestationVerifier: Sendable {
             appIDs: [AppID],
             environments: EnvironmentPolicy,
             leeway: TimeInterval = 60,
-            receiptPolicy: ReceiptPolicy = .verifyIfPresent,
+            receiptPolicy: ReceiptPolicy = .require,
             receiptMaximumAge: TimeInterval? = nil,
             trustAnchors: TrustAnchors? = nil
         ) throws(AttestKitError) {
@@ -110,11 +118,15 @@ public struct AttestationVerifier: Sendable {
 
     /// Verifies an attestation, skipping the nonce check when `nonceBinding` is `nil`: only for
     /// conformance vectors whose challenge was never published ("parse-only").
+    ///
+    /// - Parameter replaying: `true` only to replay a recorded attestation at a moment chosen to fit its
+    ///   certificates' windows (conformance vectors); see ``ReceiptVerifier``'s package `verify`.
     package func verify(
         _ attestation: some Collection<UInt8>,
         keyID: KeyID,
         nonceBinding: ClientDataInput?,
-        at time: Date
+        at time: Date,
+        replaying: Bool = false
     ) async throws(AttestKitError) -> VerifiedAttestation {
         let object = try AttestationObject(bytes: attestation)
         let clientDataHash = try nonceBinding?.hash()
@@ -171,7 +183,8 @@ public struct AttestationVerifier: Sendable {
         // Step 1: the chain leads to the pinned root at `time`.
         try await chain.validate(leaf: leaf, candidates: [intermediate], at: time, leeway: configuration.leeway)
 
-        let receipt = try await verifyReceipt(object, appID: appID, keyID: keyID, environment: environment, at: time)
+        let receipt = try await verifyReceipt(
+            object, appID: appID, keyID: keyID, environment: environment, at: time, replaying: replaying)
         return VerifiedAttestation(
             keyID: keyID,
             publicKey: publicKey,
@@ -185,7 +198,8 @@ public struct AttestationVerifier: Sendable {
     }
 
     private func verifyReceipt(
-        _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment, at time: Date
+        _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment, at time: Date,
+        replaying: Bool
     ) async throws(AttestKitError) -> Receipt? {
         switch configuration.receiptPolicy {
         case .ignore:
@@ -200,7 +214,7 @@ public struct AttestationVerifier: Sendable {
             return try await receipts.verify(
                 bytes, appID: appID, keyID: keyID, attestedCertificateDER: object.certificates[0],
                 expectedType: .attest, environment: environment, maximumAge: configuration.receiptMaximumAge,
-                at: time)
+                at: time, replaying: replaying)
         }
     }
 

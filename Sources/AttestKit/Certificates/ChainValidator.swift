@@ -1,15 +1,19 @@
 package import Foundation
 import Synchronization
 @_spi(DisableValidityCheck) package import X509
-import SwiftASN1
+package import SwiftASN1
 
 /// Validates `leaf ← intermediate ← anchor` chains with swift-certificates, checking validity windows
 /// with a clock-skew leeway, and caching verified signatures per process.
 ///
-/// A certificate's signature and CA constraints do not depend on time, so once a link (certificate,
-/// issuer) has verified it is kept (a bounded number of them) and not verified again: the constant
-/// intermediate always, the leaf when the caller asks (receipt signers). Validity windows of every
-/// certificate, anchor included, are checked on every call.
+/// Each link (certificate, issuer) is verified by a swift-certificates `Verifier` whose policies are RFC 5280
+/// (validity windows excepted), the exact chain shape and, when the validator has ``Markers``, the marker
+/// extension the certificate's role requires (``MarkerExtensionPolicy``).
+///
+/// A certificate's signature, CA constraints and extensions do not depend on time, so once a link has
+/// verified it is kept (a bounded number of them), with the marker it was required to carry, and not
+/// verified again: the constant intermediate always, the leaf when the caller asks (receipt signers).
+/// Validity windows of every certificate, anchor included, are checked on every call.
 package struct ChainValidator: Sendable {
     /// The error codes a validator reports: attestation chains and receipt signer chains differ.
     package struct Codes: Sendable {
@@ -19,19 +23,38 @@ package struct ChainValidator: Sendable {
         package var expired: AttestKitError.Code
         /// A certificate was not yet valid at the validation time.
         package var notYetValid: AttestKitError.Code
+        /// A certificate chains to the anchor but lacks the marker of its role (see ``Markers``).
+        package var unauthorized: AttestKitError.Code
 
         /// Codes for the App Attest credential certificate chain.
         package static let attestation = Codes(
-            untrusted: .certificateUntrusted, expired: .certificateExpired, notYetValid: .certificateNotYetValid)
+            untrusted: .certificateUntrusted, expired: .certificateExpired, notYetValid: .certificateNotYetValid,
+            unauthorized: .certificateUntrusted)
         /// Codes for the receipt signer chain.
         package static let receipt = Codes(
             untrusted: .receiptCertificateUntrusted, expired: .receiptCertificateExpired,
-            notYetValid: .receiptCertificateNotYetValid)
+            notYetValid: .receiptCertificateNotYetValid, unauthorized: .receiptSignerNotAuthorized)
+    }
+
+    /// The extensions that mark the certificates of the roles a chain is for, when the anchor issues certificates
+    /// for other roles too.
+    package struct Markers: Sendable, Hashable {
+        /// The extension the intermediate must carry, if any.
+        package var intermediate: ASN1ObjectIdentifier?
+        /// The extension the leaf must carry, if any.
+        package var leaf: ASN1ObjectIdentifier?
+
+        /// No marker required: the anchor issues only for this role (App Attest's root).
+        package static let none = Markers(intermediate: nil, leaf: nil)
+        /// Apple's receipt CA and receipt signer, under Apple Root CA - G3 (which also certifies developers' keys).
+        package static let receipt = Markers(
+            intermediate: MarkerExtensionPolicy.appleReceiptCA, leaf: MarkerExtensionPolicy.appleReceiptSigner)
     }
 
     /// The pinned root.
     package let anchor: TrustAnchor
     private let codes: Codes
+    private let markers: Markers
     private let cachesLeaves: Bool
     private let cache: VerifiedLinkCache
 
@@ -40,11 +63,13 @@ package struct ChainValidator: Sendable {
     /// - Parameters:
     ///   - anchor: The pinned root.
     ///   - codes: The error codes to report.
+    ///   - markers: The extensions the intermediate and the leaf must carry.
     ///   - cachesLeaves: Whether a leaf's verified signature is also kept. Worth it when few leaves sign many
     ///     objects (Apple's receipt signer rotates yearly); not for App Attest credential certificates, one per key.
-    package init(anchor: TrustAnchor, codes: Codes, cachesLeaves: Bool = false) {
+    package init(anchor: TrustAnchor, codes: Codes, markers: Markers = .none, cachesLeaves: Bool = false) {
         self.anchor = anchor
         self.codes = codes
+        self.markers = markers
         self.cachesLeaves = cachesLeaves
         self.cache = VerifiedLinkCache.shared
     }
@@ -70,11 +95,11 @@ package struct ChainValidator: Sendable {
         for intermediate in issuers {
             do {
                 try checkValidity(of: [leaf, intermediate, anchor.certificate], at: time, leeway: leeway)
-                try await verifyLink(intermediate, issuedBy: anchor.certificate)
+                try await verifyLink(intermediate, issuedBy: anchor.certificate, marker: markers.intermediate)
                 if cachesLeaves {
-                    try await verifyLink(leaf, issuedBy: intermediate)
+                    try await verifyLink(leaf, issuedBy: intermediate, marker: markers.leaf)
                 } else {
-                    try await verify(leaf: leaf, anchoredAt: intermediate)
+                    try await verify(leaf, issuedBy: intermediate, marker: markers.leaf)
                 }
                 return
             } catch {
@@ -106,25 +131,42 @@ package struct ChainValidator: Sendable {
         }
     }
 
-    /// Verifies that `issuer` signed `certificate` (with the RFC 5280 structure checks), once per process:
-    /// a signature does not depend on time, so a verified link is kept and only validity windows are
-    /// checked again on later calls.
-    private func verifyLink(_ certificate: Certificate, issuedBy issuer: Certificate) async throws(AttestKitError) {
-        let link = VerifiedLinkCache.Link(anchor: anchor.sha256, certificate: certificate, issuer: issuer)
+    /// Verifies that `issuer` signed `certificate` (with the RFC 5280 structure checks) and that `certificate`
+    /// carries `marker`, once per process: neither depends on time, so a verified link is kept with its marker
+    /// and only validity windows are checked again on later calls.
+    private func verifyLink(
+        _ certificate: Certificate, issuedBy issuer: Certificate, marker: ASN1ObjectIdentifier?
+    ) async throws(AttestKitError) {
+        let link = VerifiedLinkCache.Link(
+            anchor: anchor.sha256, certificate: certificate, issuer: issuer, marker: marker)
         if cache.contains(link) { return }
-        try await verify(leaf: certificate, anchoredAt: issuer)
+        try await verify(certificate, issuedBy: issuer, marker: marker)
         cache.insert(link)
     }
 
     /// Signature, structure and critical-extension checks of RFC 5280 (validity windows are checked above,
-    /// with leeway), requiring the chain to be exactly `[leaf, root]`.
-    private func verify(leaf: Certificate, anchoredAt root: Certificate) async throws(AttestKitError) {
-        var verifier = Verifier(rootCertificates: CertificateStore([root])) {
+    /// with leeway), requiring the chain to be exactly `[certificate, issuer]` and `certificate` to carry
+    /// `marker`, when one is given.
+    private func verify(
+        _ certificate: Certificate, issuedBy issuer: Certificate, marker: ASN1ObjectIdentifier?
+    ) async throws(AttestKitError) {
+        var verifier = Verifier(rootCertificates: CertificateStore([issuer])) {
             RFC5280Policy.withValidityCheckDisabled()
             ExactChainLengthPolicy(length: 2)
+            if let marker {
+                MarkerExtensionPolicy(marker: marker)
+            }
         }
-        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore())
-        guard case .validCertificate = result else {
+        switch await verifier.validate(leaf: certificate, intermediates: CertificateStore()) {
+        case .validCertificate:
+            return
+        case .couldNotValidate(let failures):
+            // Policies run only on chains whose signatures verified: a marker failure means the anchor did
+            // certify the key, for another role.
+            if failures.contains(where: { $0.policyFailureReason == MarkerExtensionPolicy.failureReason }) {
+                throw AttestKitError(
+                    codes.unauthorized, "a certificate of the chain lacks the extension that marks its role")
+            }
             throw AttestKitError(codes.untrusted, "the certificate chain does not verify to the pinned root")
         }
     }
@@ -150,6 +192,8 @@ private final class VerifiedLinkCache: Sendable {
         let anchor: [UInt8]
         let certificate: Certificate
         let issuer: Certificate
+        /// The marker `certificate` was required to carry: a link verified without one does not vouch for it.
+        let marker: ASN1ObjectIdentifier?
     }
 
     private let links = Mutex<[Link]>([])

@@ -37,8 +37,8 @@ extension AttestKitError {
                 .signatureMalformed, .signatureInvalid,
                 .receiptMissing, .receiptMalformed, .receiptSignatureInvalid, .receiptDigestMismatch,
                 .receiptCertificateUntrusted, .receiptCertificateExpired, .receiptCertificateNotYetValid,
-                .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected, .receiptTooOld,
-                .receiptFromFuture,
+                .receiptSignerNotAuthorized, .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected,
+                .receiptTooOld, .receiptFromFuture,
             ]
         }
 
@@ -125,7 +125,7 @@ extension AttestKitError {
 
         // MARK: receipt
 
-        /// The attestation carries no receipt.
+        /// The attestation carries no receipt, or an empty one, and the verifier requires it (its default).
         public static let receiptMissing = Code("receipt_missing", .receipt)
         /// The receipt container or payload does not parse.
         public static let receiptMalformed = Code("receipt_malformed", .receipt)
@@ -139,6 +139,10 @@ extension AttestKitError {
         public static let receiptCertificateExpired = Code("receipt_certificate_expired", .receipt)
         /// A receipt signing certificate was not yet valid at the verification time.
         public static let receiptCertificateNotYetValid = Code("receipt_certificate_not_yet_valid", .receipt)
+        /// The receipt signer chains to the pinned root, but it or its CA lacks the extension by which Apple
+        /// marks its receipt CA (1.2.840.113635.100.6.2.3) and its receipt signer (1.2.840.113635.100.12.15):
+        /// the root certified the key for another purpose, possibly for a developer.
+        public static let receiptSignerNotAuthorized = Code("receipt_signer_not_authorized", .receipt)
         /// The receipt's App ID is not the expected one.
         public static let receiptAppIdMismatch = Code("receipt_app_id_mismatch", .receipt)
         /// The receipt's attested key is not the registered key.

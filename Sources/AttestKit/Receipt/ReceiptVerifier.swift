@@ -3,8 +3,8 @@ import Crypto
 import SwiftASN1
 import X509
 
-/// Verifies App Attest receipts: the CMS signature and its signer chain up to Apple Root CA - G3, then the
-/// payload against the App ID, key and expectations of the caller (SPEC.md §4).
+/// Verifies App Attest receipts: the CMS signature and its signer chain up to Apple Root CA - G3 through Apple's
+/// receipt CA, then the payload against the App ID, key and expectations of the caller.
 ///
 /// The checks run in this order, and the first failure is thrown:
 /// 1. the container parses, and the signature verifies under the P-256 key of the signer certificate (picked by
@@ -15,18 +15,23 @@ import X509
 ///    creation time** (field 12, which the signature covers), with ``leeway`` on every validity window (the
 ///    embedded copy of the root is ignored). Apple rotates the signing certificate yearly while receipts live
 ///    90 days and are re-verified from storage before each exchange, so the signer is judged at the moment it
-///    signed, as for any signature with a trusted signing time;
+///    signed, as for any signature with a trusted signing time. Apple Root CA - G3 also certifies, through other
+///    Apple CAs, keys that developers hold, so the intermediate must carry the extension that marks Apple's receipt
+///    CA (1.2.840.113635.100.6.2.3) and the signer the one that marks Apple's receipt signer
+///    (1.2.840.113635.100.12.15), or the receipt fails with ``AttestKitError/Code/receiptSignerNotAuthorized``;
 /// 4. its App ID is the expected one;
 /// 5. its attested certificate holds the key named by the key identifier;
 /// 6. its type is the expected one, if one is given;
 /// 7. its environment field, when present, matches the expected environment, if one is given;
-/// 8. when a maximum age is given, its creation time is neither after the verification time nor older than the
-///    maximum age (both with leeway): this is how a fresh receipt is told from a stored one.
+/// 8. its creation time is not after the verification time (with leeway), whatever the maximum age: nobody
+///    can have received a receipt Apple has not made yet, so such a receipt is forged or the clock is wrong;
+/// 9. when a maximum age is given, its creation time is not older than the maximum age (with leeway): this is how
+///    a fresh receipt is told from a stored one.
 ///
 /// A verification costs one P-256 signature check (the content; two for 2020 receipts with signed attributes)
 /// plus parsing: the signer certificate, which Apple reuses for a year, and the intermediate are verified once
-/// per process (their validity windows on every call), and the certificates Apple embeds in every receipt
-/// are parsed once.
+/// per process, markers included (their validity windows on every call), and the certificates Apple embeds in
+/// every receipt are parsed once.
 public struct ReceiptVerifier: Sendable {
     /// Seconds of clock skew tolerated on certificate validity windows and on the creation time.
     public let leeway: TimeInterval
@@ -35,11 +40,12 @@ public struct ReceiptVerifier: Sendable {
     /// Creates a verifier for receipts signed under `anchor`.
     ///
     /// - Parameters:
-    ///   - anchor: The pinned root: ``TrustAnchor/appleRootCAG3()`` for Apple's receipts, or a test CA.
+    ///   - anchor: The pinned root: ``TrustAnchor/appleRootCAG3()`` for Apple's receipts, or a test CA (whose
+    ///     receipt CA and signer carry Apple's marker extensions, as the software Apple's do).
     ///   - leeway: Seconds of clock skew tolerated; 60 by default.
     public init(anchor: TrustAnchor, leeway: TimeInterval = 60) {
         self.leeway = leeway
-        self.chain = ChainValidator(anchor: anchor, codes: .receipt, cachesLeaves: true)
+        self.chain = ChainValidator(anchor: anchor, codes: .receipt, markers: .receipt, cachesLeaves: true)
     }
 
     /// Creates a verifier for Apple's receipts, anchored at the pinned Apple Root CA - G3.
@@ -60,8 +66,9 @@ public struct ReceiptVerifier: Sendable {
     ///     Apple's exchange endpoint; `nil` accepts both.
     ///   - environment: The environment the receipt must belong to, when it names one; `nil` accepts both.
     ///   - maximumAge: How old the receipt may be at `time`, e.g. 300 s for a fresh one (Apple's advice).
-    ///     `nil` skips the creation-time check, for receipts re-verified from storage.
-    ///   - time: The moment to verify at: the maximum-age check compares the creation time with it.
+    ///     `nil` sets no age limit, for receipts re-verified from storage; a receipt created after `time` is
+    ///     refused either way.
+    ///   - time: The moment to verify at: the creation time is compared with it.
     /// - Returns: The verified payload.
     /// - Throws: ``AttestKitError`` with a `receipt*` code (or ``AttestKitError/Code/inputTooLarge`` or
     ///   ``AttestKitError/Code/environmentMismatch``); time failures carry ``AttestKitError/secondsOutside``.
@@ -81,9 +88,13 @@ public struct ReceiptVerifier: Sendable {
 
     /// Verifies a receipt, taking a shortcut for the key check when the caller already trusts a certificate.
     ///
-    /// - Parameter attestedCertificateDER: The DER of a credential certificate already verified to hold the key
-    ///   `keyID` names (the leaf of the attestation that carried this receipt). When the receipt's field 3 is
-    ///   exactly these bytes, the key check needs no certificate parsing. Otherwise it runs in full.
+    /// - Parameters:
+    ///   - attestedCertificateDER: The DER of a credential certificate already verified to hold the key
+    ///     `keyID` names (the leaf of the attestation that carried this receipt). When the receipt's field 3 is
+    ///     exactly these bytes, the key check needs no certificate parsing. Otherwise it runs in full.
+    ///   - replaying: `true` only to replay a recorded object at a moment chosen to fit its certificates'
+    ///     windows (conformance vectors), which may precede the receipt's own creation: the creation time is then
+    ///     not compared with `time` (a clock check, meaningless for a replay). Everything else is checked.
     package func verify(
         _ bytes: some Collection<UInt8>,
         appID: AppID,
@@ -92,7 +103,8 @@ public struct ReceiptVerifier: Sendable {
         expectedType: Receipt.ReceiptType? = nil,
         environment: AppAttestEnvironment? = nil,
         maximumAge: TimeInterval?,
-        at time: Date = Date()
+        at time: Date = Date(),
+        replaying: Bool = false
     ) async throws(AttestKitError) -> Receipt {
         guard bytes.count <= ReceiptContainer.maximumSize else {
             throw AttestKitError(.inputTooLarge, "a receipt is at most \(ReceiptContainer.maximumSize) bytes")
@@ -118,7 +130,7 @@ public struct ReceiptVerifier: Sendable {
             throw AttestKitError(
                 .environmentMismatch, "the receipt is from \(named), expected \(environment.receiptName)")
         }
-        if let maximumAge {
+        if !replaying {
             try checkAge(of: receipt.creationTime, maximumAge: maximumAge, at: time)
         }
         return receipt
@@ -137,7 +149,8 @@ public struct ReceiptVerifier: Sendable {
         }
     }
 
-    private func checkAge(of creationTime: Date, maximumAge: TimeInterval, at time: Date) throws(AttestKitError) {
+    /// The creation time is not after `time` (always) nor older than `maximumAge` (when given), with leeway.
+    private func checkAge(of creationTime: Date, maximumAge: TimeInterval?, at time: Date) throws(AttestKitError) {
         let ahead = creationTime.timeIntervalSince(time) - leeway
         if ahead > 0 {
             let seconds = AttestKitError.formatted(seconds: ahead)
@@ -145,6 +158,7 @@ public struct ReceiptVerifier: Sendable {
                 .receiptFromFuture, "the receipt was created \(seconds) s after the verification time",
                 secondsOutside: ahead)
         }
+        guard let maximumAge else { return }
         let late = time.timeIntervalSince(creationTime) - maximumAge - leeway
         if late > 0 {
             let seconds = AttestKitError.formatted(seconds: late)

@@ -52,19 +52,21 @@ enum AppAttestEncoder {
     }
 
     /// The attestation object `{"fmt": "apple-appattest", "attStmt": {"x5c": […], "receipt": …}, "authData": …}`,
-    /// keys in Apple's order.
-    static func attestationObject(certificates: [[UInt8]], receipt: [UInt8], authData: [UInt8]) -> [UInt8] {
+    /// keys in Apple's order; without the `receipt` key when `receipt` is `nil` (Apple never does that).
+    static func attestationObject(certificates: [[UInt8]], receipt: [UInt8]?, authData: [UInt8]) -> [UInt8] {
         var writer = CBORWriter()
         writer.mapHeader(count: 3)
         writer.text("fmt")
         writer.text("apple-appattest")
         writer.text("attStmt")
-        writer.mapHeader(count: 2)
+        writer.mapHeader(count: receipt == nil ? 1 : 2)
         writer.text("x5c")
         writer.arrayHeader(count: certificates.count)
         for certificate in certificates { writer.byteString(certificate) }
-        writer.text("receipt")
-        writer.byteString(receipt)
+        if let receipt {
+            writer.text("receipt")
+            writer.byteString(receipt)
+        }
         writer.text("authData")
         writer.byteString(authData)
         return writer.bytes

@@ -64,10 +64,14 @@ struct SyntheticReceipts: Sendable {
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start,
             notValidAfter: end, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA384,
             extensions: caExtensions, issuerPrivateKey: .init(rootKey))
+        // Apple's markers of its receipt CA and receipt signer: non-critical, the value DER NULL.
+        var intermediateExtensions = caExtensions
+        try intermediateExtensions.append(
+            Certificate.Extension(oid: MarkerExtensionPolicy.appleReceiptCA, critical: false, value: [0x05, 0x00]))
         intermediate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: start,
             notValidAfter: end, issuer: rootName, subject: caName, signatureAlgorithm: .ecdsaWithSHA384,
-            extensions: caExtensions, issuerPrivateKey: .init(rootKey))
+            extensions: intermediateExtensions, issuerPrivateKey: .init(rootKey))
         signer = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(signerKey.publicKey),
             notValidBefore: Date(timeIntervalSince1970: 1_735_689_600),  // 2025-01-01
@@ -77,6 +81,8 @@ struct SyntheticReceipts: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
+                Certificate.Extension(
+                    oid: MarkerExtensionPolicy.appleReceiptSigner, critical: false, value: [0x05, 0x00])
             },
             issuerPrivateKey: .init(caKey))
         anchor = try TrustAnchor(certificate: root)

@@ -55,6 +55,14 @@ struct TestVector: Codable, Sendable, CustomTestStringConvertible {
 
     /// `verifyAt` as a date.
     var verificationTime: Date? { verifyAt.flatMap(TestVectors.parseDate) }
+
+    /// When a receipt vector can be verified outside a replay: its `verifyAt`, or its receipt's creation time when
+    /// that is later (a receipt is refused before Apple made it; one source's test clock precedes its receipt).
+    var receiptVerificationTime: Date? {
+        guard let time = verificationTime else { return nil }
+        guard let created = fields?.creationTime.flatMap(TestVectors.parseDate) else { return time }
+        return max(time, created)
+    }
 }
 
 enum TestVectors {
