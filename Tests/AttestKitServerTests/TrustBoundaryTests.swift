@@ -152,3 +152,39 @@ struct TrustBoundaryTests {
         }
     }
 }
+
+/// The service always requires the attestation's receipt, and only Apple's receipt signer may sign it.
+@Suite("Trust boundaries: receipts in attestations")
+struct AttestationReceiptBoundaryTests {
+    @Test(
+        "an attestation whose receipt was removed, emptied or signed by another certificate is refused",
+        arguments: await StoreKind.all())
+    func receiptIsRequiredAndApples(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            var cases: [(String, ([UInt8]) throws -> [UInt8], String)] = [
+                ("removed", { try SoftwareApple.replacingReceipt(in: $0, with: nil) }, "receipt_missing"),
+                ("emptied", { try SoftwareApple.replacingReceipt(in: $0, with: []) }, "receipt_missing"),
+            ]
+            for impostor in [ReceiptImpostor.signerWithoutMarker, .intermediateWithoutMarker, .markersSwapped] {
+                cases.append(
+                    (
+                        "\(impostor)",
+                        { object in
+                            let receipt = try #require(try AttestationObject(bytes: object).receipt)
+                            return try SoftwareApple.replacingReceipt(
+                                in: object, with: try Fixture.apple.resigning(receipt, as: impostor))
+                        }, "receipt_signer_not_authorized"
+                    ))
+            }
+            for (name, mutate, code) in cases {
+                let device = TestDevice(harness)
+                let challenge = try await harness.challenge()
+                let object = try mutate(try device.attestation(for: challenge))
+                let answer = try await harness.post(
+                    "/v1/attestations", device.attestationBody(object, challengeID: challenge.id))
+                #expect(answer.status == 403 && answer.errorCode == code, "\(name): \(answer)")
+                #expect(try await harness.store.key(device.keyID) == nil, "\(name): registered")
+            }
+        }
+    }
+}
