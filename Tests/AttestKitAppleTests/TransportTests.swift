@@ -122,11 +122,13 @@ import Testing
 
     @Test func theDeadlineCoversRetries() async throws {
         let clock = TestTime()
-        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(3)))]
+        // The first attempt (429) must end well within the deadline even on a loaded machine, so that the retry
+        // is made and then cut by the deadline: 2 s against a 6 s delay.
+        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(6)))]
         let mock = try AppleFixture.mock(clock, faults: faults)
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(
-                timeout: .milliseconds(500),
+                timeout: .seconds(2),
                 retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
             let client = AppleFixture.deviceCheck(
                 baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
