@@ -93,9 +93,10 @@ struct PostgresSchema: Sendable {
     func migrate(_ client: PostgresClient, logger: Logger) async throws {
         let migrations = self.migrations
         try await client.withTransaction(logger: logger) { connection in
-            var lock = PostgresStatement()
-            lock.int64(lockKey)
-            try await PostgresStatement.run(connection, lock.query("SELECT pg_advisory_xact_lock($1)"), logger: logger)
+            try await PostgresStatement.run(
+                connection,
+                PostgresStatement.query(SQLStatement("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)])),
+                logger: logger)
             try await PostgresStatement.run(
                 connection, PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(quoted)"), logger: logger)
             try await PostgresStatement.run(
@@ -127,11 +128,9 @@ struct PostgresSchema: Sendable {
                 }
             }
             if current < migrations.count {
-                var update = PostgresStatement()
-                update.int64(Int64(migrations.count))
-                try await PostgresStatement.run(
-                    connection,
-                    update.query("UPDATE \(table("schema_version")) SET version = $1"), logger: logger)
+                let update = SQLStatement(
+                    "UPDATE \(table("schema_version")) SET version = $1", [.integer(Int64(migrations.count))])
+                try await PostgresStatement.run(connection, PostgresStatement.query(update), logger: logger)
             }
         }
     }

@@ -34,25 +34,8 @@ struct PostgresStoreRow: StoreRow {
     }
 }
 
-/// Builds a parameterised query: SQL text with `$n` placeholders and its binds, appended in order.
-struct PostgresStatement {
-    private(set) var binds = PostgresBindings()
-
-    /// Appends a bytea bind.
-    mutating func bytes(_ value: [UInt8]?) {
-        binds.append(value.map { ByteBuffer(bytes: $0) })
-    }
-
-    /// Appends a bigint bind.
-    mutating func int64(_ value: Int64?) {
-        binds.append(value)
-    }
-
-    /// Appends a text bind.
-    mutating func text(_ value: String?) {
-        binds.append(value)
-    }
-
+/// Runs parameterised statements on PostgreSQL connections.
+enum PostgresStatement {
     /// Runs one statement on a leased connection and reads all its rows.
     @discardableResult
     static func run(
@@ -61,8 +44,16 @@ struct PostgresStatement {
         try await connection.query(query, logger: logger).collect()
     }
 
-    /// The query for `sql` with the binds appended so far.
-    func query(_ sql: String) -> PostgresQuery {
-        PostgresQuery(unsafeSQL: sql, binds: binds)
+    /// The driver's query for `statement`: its SQL with its binds (`bytea`, `bigint`, `text`).
+    static func query(_ statement: SQLStatement) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: statement.binds.count)
+        for value in statement.binds {
+            switch value {
+            case .integer(let value): binds.append(value)
+            case .bytes(let bytes): binds.append(bytes.map { ByteBuffer(bytes: $0) })
+            case .text(let text): binds.append(text)
+            }
+        }
+        return PostgresQuery(unsafeSQL: statement.sql, binds: binds)
     }
 }

@@ -32,33 +32,6 @@ enum SQLiteStatements {
     }
 }
 
-extension SQLiteData {
-    /// A blob bind.
-    static func bytes(_ bytes: [UInt8]) -> SQLiteData {
-        .blob(ByteBuffer(bytes: bytes))
-    }
-
-    /// A blob bind, or NULL.
-    static func bytes(_ bytes: [UInt8]?) -> SQLiteData {
-        bytes.map { .bytes($0) } ?? .null
-    }
-
-    /// An integer bind.
-    static func int64(_ value: Int64) -> SQLiteData {
-        .integer(SQLiteInt64(value))
-    }
-
-    /// An integer bind, or NULL.
-    static func int64(_ value: Int64?) -> SQLiteData {
-        value.map { .int64($0) } ?? .null
-    }
-
-    /// A text bind, or NULL.
-    static func text(_ value: String?) -> SQLiteData {
-        value.map { .text($0) } ?? .null
-    }
-}
-
 /// An SQLite row read by column name, with strict types: a column of another type is malformed.
 struct SQLiteStoreRow: StoreRow {
     let row: SQLiteRow

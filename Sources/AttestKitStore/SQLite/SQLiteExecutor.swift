@@ -1,0 +1,75 @@
+import NIOCore
+import SQLiteNIO
+
+/// The ``SQLExecutor`` of ``SQLiteAttestationStore``: statements on the connections of its
+/// ``SQLiteConnectionPool``, writes on the single writer and reads on a reader.
+///
+/// SQLite has no operation deadline: a statement waits at most the busy timeout for another process's lock.
+struct SQLiteExecutor: SQLExecutor {
+    /// The store's connections.
+    let pool: SQLiteConnectionPool
+
+    var dialect: SQLDialect { .sqlite }
+
+    func table(_ name: String) -> String { name }
+
+    func callDeadline() -> ContinuousClock.Instant? { nil }
+
+    func query(
+        _ operation: StaticString, _ statement: SQLStatement, access: SQLAccess, by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [SQLiteStoreRow] {
+        try await lease(access == .write ? .writer : .reader, operation) { connection in
+            try await Self.run(statement, on: connection)
+        }
+    }
+
+    func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int {
+        try await lease(.writer, operation) { connection in
+            _ = try await Self.run(statement, on: connection)
+            return try await SQLiteStatements.changes(connection)
+        }
+    }
+
+    /// Runs `body` in `BEGIN IMMEDIATE … COMMIT` on the writer.
+    func transaction<Result: Sendable>(
+        _ operation: StaticString, by end: ContinuousClock.Instant?,
+        _ body: @escaping @Sendable (_ run: (SQLStatement) async throws -> [SQLiteStoreRow]) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try await lease(.writer, operation) { connection in
+            try await SQLiteStatements.transaction(connection) {
+                try await body { statement in try await Self.run(statement, on: connection) }
+            }
+        }
+    }
+
+    /// Runs `body` on a connection of `role`, leased for the call and given back after it.
+    func lease<Result: Sendable>(
+        _ role: SQLiteConnectionPool.Role, _ operation: StaticString,
+        _ body: (SQLiteConnection) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try await StoreError.wrapping(operation, detail: SQLiteStatements.detail) {
+            let connection = try await pool.acquire(role)
+            do {
+                let result = try await body(connection)
+                await pool.release(connection, role)
+                return result
+            } catch {
+                await pool.release(connection, role)
+                throw error
+            }
+        }
+    }
+
+    private static func run(
+        _ statement: SQLStatement, on connection: SQLiteConnection
+    ) async throws -> [SQLiteStoreRow] {
+        let binds = statement.binds.map { value -> SQLiteData in
+            switch value {
+            case .integer(let value): value.map { .integer(SQLiteInt64($0)) } ?? .null
+            case .bytes(let bytes): bytes.map { .blob(ByteBuffer(bytes: $0)) } ?? .null
+            case .text(let text): text.map { .text($0) } ?? .null
+            }
+        }
+        return try await connection.query(statement.sql, binds).map { SQLiteStoreRow(row: $0) }
+    }
+}
