@@ -105,10 +105,10 @@ public final class PostgresAttestationStore: AttestationStore {
     /// use a throw-away schema.
     package func dropSchema() async throws(StoreError) {
         let logger = executor.logger
-        let drop = PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(executor.schema.quoted) CASCADE")
+        let drop = SQLStatement("DROP SCHEMA IF EXISTS \(executor.schema.quoted) CASCADE")
         _ = try await StoreError.wrapping("dropping the schema", detail: PostgresExecutor.detail) {
             try await executor.client.withConnection { connection in
-                try await PostgresStatement.run(connection, drop, logger: logger)
+                try await PostgresExecutor.run(drop, on: connection, logger: logger)
             }
         }
     }

@@ -60,7 +60,8 @@ struct SQLiteExecutor: SQLExecutor {
         }
     }
 
-    private static func run(
+    /// Runs one statement on a leased connection and reads all its rows.
+    static func run(
         _ statement: SQLStatement, on connection: SQLiteConnection
     ) async throws -> [SQLiteStoreRow] {
         let binds = statement.binds.map { value -> SQLiteData in
