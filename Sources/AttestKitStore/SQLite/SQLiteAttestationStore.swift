@@ -64,7 +64,7 @@ public final class SQLiteAttestationStore: AttestationStore {
 
     /// Creates the file and its directory if needed, switches to WAL and migrates the schema.
     public func prepare() async throws(StoreError) {
-        try await StoreError.wrapping("opening the SQLite database", detail: SQLiteStatements.detail) {
+        try await StoreError.wrapping("opening the SQLite database", detail: SQLiteExecutor.detail) {
             try await pool.prepare()
         }
     }

@@ -93,7 +93,7 @@ enum SQLiteSchema {
     /// Applies the missing migrations in one immediate transaction (``SQLMigrations``).
     /// - Throws: ``StoreError/Code/storageUnavailable`` when the file's schema is newer than this release.
     static func migrate(_ connection: SQLiteConnection) async throws {
-        try await SQLiteStatements.transaction(connection) {
+        try await SQLiteExecutor.transaction(on: connection) {
             try await SQLMigrations.apply(
                 migrations, table: "schema_version",
                 creating: "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT",
