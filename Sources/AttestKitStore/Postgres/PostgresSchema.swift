@@ -88,51 +88,21 @@ struct PostgresSchema: Sendable {
         ]
     }
 
-    /// Creates the schema if needed and applies the missing migrations, under the advisory lock.
+    /// Creates the schema if needed and applies the missing migrations (``SQLMigrations``), under the advisory
+    /// lock.
     /// - Throws: ``StoreError/Code/storageUnavailable`` when the schema is newer than this release.
     func migrate(_ client: PostgresClient, logger: Logger) async throws {
-        let migrations = self.migrations
+        let (migrations, lockKey, quoted, versions) = (migrations, lockKey, quoted, table("schema_version"))
         try await client.withTransaction(logger: logger) { connection in
-            var lock = PostgresStatement()
-            lock.int64(lockKey)
-            try await PostgresStatement.run(connection, lock.query("SELECT pg_advisory_xact_lock($1)"), logger: logger)
-            try await PostgresStatement.run(
-                connection, PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(quoted)"), logger: logger)
-            try await PostgresStatement.run(
-                connection,
-                PostgresQuery(
-                    unsafeSQL: "CREATE TABLE IF NOT EXISTS \(table("schema_version")) (version BIGINT NOT NULL)"),
-                logger: logger)
-            let rows = try await PostgresStatement.run(
-                connection,
-                PostgresQuery(unsafeSQL: "SELECT version FROM \(table("schema_version"))"), logger: logger)
-            let current: Int
-            if let row = rows.first, let version = try PostgresStoreRow(row).integer("version") {
-                current = Int(version)
-            } else {
-                try await PostgresStatement.run(
-                    connection,
-                    PostgresQuery(unsafeSQL: "INSERT INTO \(table("schema_version")) (version) VALUES (0)"),
-                    logger: logger)
-                current = 0
+            let run = { (statement: SQLStatement) in
+                try await PostgresExecutor.run(statement, on: connection, logger: logger)
             }
-            guard current <= migrations.count else {
-                throw StoreError(
-                    .storageUnavailable,
-                    "the database schema is version \(current); this release knows \(migrations.count)")
-            }
-            for migration in migrations.dropFirst(current) {
-                for statement in migration {
-                    try await PostgresStatement.run(connection, PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-            }
-            if current < migrations.count {
-                var update = PostgresStatement()
-                update.int64(Int64(migrations.count))
-                try await PostgresStatement.run(
-                    connection,
-                    update.query("UPDATE \(table("schema_version")) SET version = $1"), logger: logger)
-            }
+            _ = try await run(SQLStatement("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)]))
+            _ = try await run(SQLStatement("CREATE SCHEMA IF NOT EXISTS \(quoted)"))
+            try await SQLMigrations.apply(
+                migrations, table: versions,
+                creating: "CREATE TABLE IF NOT EXISTS \(versions) (version BIGINT NOT NULL)", dialect: .postgres,
+                run: run)
         }
     }
 }

@@ -90,34 +90,15 @@ enum SQLiteSchema {
         }
     }
 
-    /// Applies the missing migrations in one immediate transaction.
+    /// Applies the missing migrations in one immediate transaction (``SQLMigrations``).
     /// - Throws: ``StoreError/Code/storageUnavailable`` when the file's schema is newer than this release.
     static func migrate(_ connection: SQLiteConnection) async throws {
-        try await SQLiteStatements.transaction(connection) {
-            _ = try await connection.query(
-                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT")
-            let rows = try await connection.query("SELECT version FROM schema_version")
-            let current: Int
-            if let value = rows.first?.column("version")?.integer {
-                current = Int(value)
-            } else {
-                _ = try await connection.query("INSERT INTO schema_version (version) VALUES (0)")
-                current = 0
-            }
-            guard current <= migrations.count else {
-                throw StoreError(
-                    .storageUnavailable,
-                    "the database schema is version \(current); this release knows \(migrations.count)")
-            }
-            for migration in migrations.dropFirst(current) {
-                for statement in migration {
-                    _ = try await connection.query(statement)
-                }
-            }
-            if current < migrations.count {
-                _ = try await connection.query(
-                    "UPDATE schema_version SET version = ?", [.integer(SQLiteInt64(migrations.count))])
-            }
+        try await SQLiteExecutor.transaction(on: connection) {
+            try await SQLMigrations.apply(
+                migrations, table: "schema_version",
+                creating: "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT",
+                dialect: .sqlite
+            ) { statement in try await SQLiteExecutor.run(statement, on: connection) }
         }
     }
 }

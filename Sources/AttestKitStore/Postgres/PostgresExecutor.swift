@@ -1,0 +1,135 @@
+import Logging
+import NIOCore
+import NIOConcurrencyHelpers
+import PostgresNIO
+
+/// The ``SQLExecutor`` of ``PostgresAttestationStore``: statements on pooled connections of a `PostgresClient`, each
+/// under its ``PostgresDeadline``, on tables qualified with the store's schema.
+///
+/// Every statement runs by the deadline it is given, or within the operation timeout (``PostgresDeadline``): the
+/// caller is answered by then, and a connection found closed when leased is swapped before anything is sent.
+struct PostgresExecutor: SQLExecutor {
+    /// The connection pool.
+    let client: PostgresClient
+    /// The schema holding the store's tables.
+    let schema: PostgresSchema
+    /// The operation timeout.
+    let deadline: PostgresDeadline
+    /// Whether the store was closed (or its pool stopped): then every operation fails.
+    let closed = NIOLockedValueBox(false)
+    /// The logger handed to the driver for queries: silent.
+    let logger = Logger(label: "attestkit.store.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    var dialect: SQLDialect { .postgres }
+
+    func table(_ name: String) -> String { schema.table(name) }
+
+    func callDeadline() -> ContinuousClock.Instant? { deadline.end() }
+
+    func query(
+        _ operation: StaticString, _ statement: SQLStatement, access: SQLAccess, by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [PostgresStoreRow] {
+        try await withConnection(operation, by: end) { connection, logger in
+            try await Self.run(statement, on: connection, logger: logger)
+        }
+    }
+
+    /// Counts the changed rows in the same statement: `WITH changed AS (… RETURNING 1) SELECT count(*)`.
+    func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int {
+        let counting = SQLStatement(
+            "WITH changed AS (\(statement.sql) RETURNING 1) SELECT count(*) AS n FROM changed", statement.binds)
+        let rows = try await query(operation, counting, access: .write, by: nil)
+        return Int(try rows.first.map { row throws(StoreError) in try row.requiredInteger("n") } ?? 0)
+    }
+
+    func transaction<Result: Sendable>(
+        _ operation: StaticString, by end: ContinuousClock.Instant?,
+        _ body: @escaping @Sendable (_ run: (SQLStatement) async throws -> [PostgresStoreRow]) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try await withConnection(operation, by: end) { connection, logger in
+            try await connection.withTransaction(logger: logger) { connection in
+                try await body { statement in try await Self.run(statement, on: connection, logger: logger) }
+            }
+        }
+    }
+
+    /// Fails when the store is closed.
+    func checkOpen() throws(StoreError) {
+        guard !closed.withLockedValue({ $0 }) else {
+            throw StoreError(.storageUnavailable, "the store is closed")
+        }
+    }
+
+    /// The client's error code and the server's SQLSTATE, for ``StoreError`` reasons; never the query, its
+    /// binds or the server's message, which may quote values.
+    static func detail(_ error: any Error) -> String? {
+        guard let error = error as? PSQLError else { return nil }
+        if let state = error.serverInfo?[.sqlState] { return "PostgreSQL \(error.code), SQLSTATE \(state)" }
+        return "PostgreSQL \(error.code)"
+    }
+
+    /// Runs `body` on a pooled connection unless the store is closed, by `end` or within
+    /// ``PostgresStoreConfiguration/operationTimeout``; the connection is closed if the deadline passes meanwhile.
+    private func withConnection<Result: Sendable>(
+        _ operation: StaticString, by end: ContinuousClock.Instant?,
+        _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try checkOpen()
+        let (deadline, client, logger) = (deadline, client, logger)
+        return try await StoreError.wrapping(operation, detail: Self.detail) {
+            try await deadline.run(operation, by: end) { lease in
+                try await client.withConnection { connection in
+                    try await lease.use(connection) { connection in try await body(connection, logger) }
+                }
+            }
+        }
+    }
+
+    /// Runs one statement on a leased connection and reads all its rows.
+    static func run(
+        _ statement: SQLStatement, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [PostgresStoreRow] {
+        var binds = PostgresBindings(capacity: statement.binds.count)
+        for value in statement.binds {
+            switch value {
+            case .integer(let value): binds.append(value)
+            case .bytes(let bytes): binds.append(bytes.map { ByteBuffer(bytes: $0) })
+            case .text(let text): binds.append(text)
+            }
+        }
+        let query = PostgresQuery(unsafeSQL: statement.sql, binds: binds)
+        return try await connection.query(query, logger: logger).collect().map { PostgresStoreRow($0) }
+    }
+}
+
+/// A PostgreSQL row read by column name; a missing column or a value of another type is malformed.
+struct PostgresStoreRow: StoreRow {
+    let row: PostgresRandomAccessRow
+
+    init(_ row: PostgresRow) {
+        self.row = row.makeRandomAccess()
+    }
+
+    func integer(_ column: String) throws(StoreError) -> Int64? {
+        try decode(column, Int64?.self)
+    }
+
+    func bytes(_ column: String) throws(StoreError) -> [UInt8]? {
+        try decode(column, ByteBuffer?.self).map { Array($0.readableBytesView) }
+    }
+
+    func text(_ column: String) throws(StoreError) -> String? {
+        try decode(column, String?.self)
+    }
+
+    private func decode<Value: PostgresDecodable>(_ column: String, _ type: Value.Type) throws(StoreError) -> Value {
+        guard row.contains(column) else {
+            throw StoreError(.storageUnavailable, "the database returned no column \(column)")
+        }
+        do {
+            return try row[column].decode(type)
+        } catch {
+            throw StoreError(.storageUnavailable, "the database holds a value of the wrong type in \(column)")
+        }
+    }
+}

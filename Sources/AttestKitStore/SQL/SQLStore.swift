@@ -1,0 +1,280 @@
+import AttestKit
+import Foundation
+
+/// The operations of ``AttestationStore`` for the SQL backends, written once over an ``SQLExecutor``:
+/// ``SQLiteAttestationStore`` and ``PostgresAttestationStore`` delegate to it.
+///
+/// Arguments are checked before any SQL runs; every statement is parameterised. Each decision is one statement
+/// (`UPDATE … WHERE … RETURNING` for a challenge or a counter, `INSERT … ON CONFLICT DO NOTHING RETURNING` for a
+/// registration, `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` for a budget) or one transaction (a receipt
+/// and its risk metric); a read after a refusal only names it. Times are Unix milliseconds.
+struct SQLStore<Executor: SQLExecutor>: Sendable {
+    /// The driver the statements run on.
+    let executor: Executor
+
+    private var dialect: SQLDialect { executor.dialect }
+
+    private func parameter(_ index: Int) -> String { dialect.parameter(index) }
+
+    // MARK: Challenges
+
+    /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.
+    func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        guard challenge.consumedAt == nil else {
+            throw StoreError(.invalidInput, "a new challenge cannot be consumed already")
+        }
+        let binds: [SQLValue] = [
+            .bytes(challenge.id.bytes), .bytes(challenge.bytes), .text(challenge.purpose.rawValue),
+            .bytes(challenge.keyID?.bytes), .integer(try StoreTime.milliseconds(challenge.createdAt, "createdAt")),
+            .integer(try StoreTime.milliseconds(challenge.expiresAt, "expiresAt")),
+        ]
+        let values = (1...6).map(parameter).joined(separator: ", ")
+        let rows = try await executor.query(
+            "issuing a challenge",
+            SQLStatement(
+                """
+                INSERT INTO \(executor.table("challenges"))
+                    (id, challenge, purpose, key_id, created_at_ms, expires_at_ms)
+                VALUES (\(values)) ON CONFLICT (id) DO NOTHING RETURNING id
+                """, binds), access: .write)
+        guard !rows.isEmpty else {
+            throw StoreError(.invalidInput, "the challenge identifier is already in use")
+        }
+    }
+
+    /// Consumes a challenge once: one `UPDATE … WHERE consumed_at_ms IS NULL AND expires_at_ms > now RETURNING`, then
+    /// a read only to name a refusal.
+    func consumeChallenge(
+        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
+    ) async throws(StoreError) -> StoredChallenge {
+        let instant = try StoreTime.milliseconds(now, "now")
+        let end = executor.callDeadline()
+        let table = executor.table("challenges")
+        let rows = try await executor.query(
+            "consuming a challenge",
+            SQLStatement(
+                """
+                UPDATE \(table) SET consumed_at_ms = \(parameter(1))
+                WHERE id = \(parameter(2)) AND consumed_at_ms IS NULL AND expires_at_ms > \(parameter(1))
+                RETURNING \(StoreColumns.challenge)
+                """, [.integer(instant), .bytes(id.bytes)]), access: .write, by: end)
+        guard let row = rows.first else {
+            let existing = try await executor.query(
+                "reading a challenge",
+                SQLStatement(
+                    "SELECT \(StoreColumns.challenge) FROM \(table) WHERE id = \(parameter(1))", [.bytes(id.bytes)]),
+                access: .read, by: end
+            ).first
+            throw StoredChallenge.refusal(
+                for: try existing.map { row throws(StoreError) in try row.challenge() }, now: StoreTime.date(instant))
+        }
+        let consumed = try row.challenge()
+        try consumed.checkUse(purpose: purpose, keyID: keyID)
+        return consumed
+    }
+
+    /// Deletes the challenges expired at `now` in one statement and returns how many.
+    func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
+        let instant = try StoreTime.milliseconds(now, "now")
+        return try await executor.changes(
+            "deleting expired challenges",
+            SQLStatement(
+                "DELETE FROM \(executor.table("challenges")) WHERE expires_at_ms <= \(parameter(1))",
+                [.integer(instant)]))
+    }
+
+    // MARK: Keys
+
+    /// Registers a key if absent: one `INSERT … ON CONFLICT (key_id) DO NOTHING RETURNING`.
+    func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
+        let binds: [SQLValue] = [
+            .bytes(registration.keyID.bytes), .bytes(registration.publicKeyX963),
+            .text(registration.appID.description), .text(registration.environment.rawValue),
+            .bytes(registration.receipt),
+            .integer(try StoreTime.milliseconds(ifPresent: registration.receiptCreatedAt, "receiptCreatedAt")),
+            .integer(try StoreTime.milliseconds(ifPresent: registration.receiptRefreshAt, "receiptRefreshAt")),
+            .text(registration.osVersion), .text(registration.bundleVersion),
+            .integer(registration.validationCategory.map { Int64($0) }),
+            .integer(try StoreTime.milliseconds(now, "now")),
+        ]
+        let values = (1...4).map(parameter) + ["0"] + (5...11).map(parameter)
+        let rows = try await executor.query(
+            "registering a key",
+            SQLStatement(
+                """
+                INSERT INTO \(executor.table("keys")) (key_id, public_key, app_id, environment, counter, receipt,
+                    receipt_created_at_ms, receipt_refresh_at_ms, os_version, bundle_version, validation_category,
+                    created_at_ms)
+                VALUES (\(values.joined(separator: ", "))) ON CONFLICT (key_id) DO NOTHING
+                RETURNING \(StoreColumns.key)
+                """, binds), access: .write)
+        guard let row = rows.first else {
+            throw StoreError(.keyExists, "a key with this identifier is already registered")
+        }
+        return try row.keyRecord()
+    }
+
+    /// The key with this identifier, or `nil`; by `end` for the read that names a refusal.
+    func key(_ keyID: KeyID, by end: ContinuousClock.Instant? = nil) async throws(StoreError) -> KeyRecord? {
+        let rows = try await executor.query(
+            "reading a key",
+            SQLStatement(
+                "SELECT \(StoreColumns.key) FROM \(executor.table("keys")) WHERE key_id = \(parameter(1))",
+                [.bytes(keyID.bytes)]), access: .read, by: end)
+        return try rows.first.map { row throws(StoreError) in try row.keyRecord() }
+    }
+
+    /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL`, then a read only to name a
+    /// refusal.
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
+        let end = executor.callDeadline()
+        let instant = try StoreTime.milliseconds(now, "now")
+        let rows = try await executor.query(
+            "advancing a counter",
+            SQLStatement(
+                """
+                UPDATE \(executor.table("keys")) SET counter = \(parameter(1)), last_assertion_at_ms = \(parameter(2))
+                WHERE key_id = \(parameter(3)) AND counter < \(parameter(1)) AND revoked_at_ms IS NULL
+                RETURNING key_id
+                """, [.integer(Int64(counter)), .integer(instant), .bytes(keyID.bytes)]), access: .write, by: end)
+        guard !rows.isEmpty else {
+            throw KeyRecord.counterRefusal(for: try await key(keyID, by: end))
+        }
+    }
+
+    /// Stores a newer receipt and appends its risk metric, in one transaction.
+    func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
+        let instant = try StoreTime.milliseconds(now, "now")
+        let created = try StoreTime.milliseconds(update.receiptCreatedAt, "receiptCreatedAt")
+        let p = parameter
+        let store = SQLStatement(
+            """
+            UPDATE \(executor.table("keys")) SET receipt = \(p(1)), receipt_created_at_ms = \(p(2)),
+                receipt_refresh_at_ms = \(p(3)), risk_metric = COALESCE(\(p(4)), risk_metric)
+            WHERE key_id = \(p(5)) AND revoked_at_ms IS NULL
+                AND (receipt_created_at_ms IS NULL OR receipt_created_at_ms < \(p(2)))
+            RETURNING \(StoreColumns.key)
+            """,
+            [
+                .bytes(update.receipt), .integer(created),
+                .integer(try StoreTime.milliseconds(ifPresent: update.receiptRefreshAt, "receiptRefreshAt")),
+                .integer(update.riskMetric.map { Int64($0) }), .bytes(keyID.bytes),
+            ])
+        let history = update.riskMetric.map { metric in
+            SQLStatement(
+                """
+                INSERT INTO \(executor.table("risk_metrics")) (key_id, risk_metric, receipt_created_at_ms,
+                    recorded_at_ms)
+                VALUES (\(p(1)), \(p(2)), \(p(3)), \(p(4)))
+                """, [.bytes(keyID.bytes), .integer(Int64(metric)), .integer(created), .integer(instant)])
+        }
+        let end = executor.callDeadline()
+        let rows = try await executor.transaction("storing a receipt", by: end) { run in
+            let rows = try await run(store)
+            if !rows.isEmpty, let history {
+                _ = try await run(history)
+            }
+            return rows
+        }
+        guard let row = rows.first else {
+            throw KeyRecord.receiptRefusal(for: try await key(keyID, by: end))
+        }
+        return try row.keyRecord()
+    }
+
+    /// Moves a key's next receipt exchange, in one statement.
+    func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
+        let instant = try StoreTime.milliseconds(ifPresent: refreshAt, "refreshAt")
+        let rows = try await executor.query(
+            "postponing a receipt refresh",
+            SQLStatement(
+                """
+                UPDATE \(executor.table("keys")) SET receipt_refresh_at_ms = \(parameter(1))
+                WHERE key_id = \(parameter(2)) RETURNING key_id
+                """, [.integer(instant), .bytes(keyID.bytes)]), access: .write)
+        guard !rows.isEmpty else { throw StoreError(.keyNotFound, "no key has this identifier") }
+    }
+
+    /// A key's risk metrics, newest first.
+    func riskHistory(of keyID: KeyID, limit: Int) async throws(StoreError) -> [RiskMetricEntry] {
+        try StoreLimits.checkLimit(limit)
+        let rows = try await executor.query(
+            "reading a risk history",
+            SQLStatement(
+                """
+                SELECT \(StoreColumns.riskMetric) FROM \(executor.table("risk_metrics"))
+                WHERE key_id = \(parameter(1)) ORDER BY seq DESC LIMIT \(parameter(2))
+                """, [.bytes(keyID.bytes), .integer(Int64(limit))]), access: .read)
+        return try rows.map { row throws(StoreError) in try row.riskMetricEntry() }
+    }
+
+    /// Revokes a key in one statement; a revoked key is returned unchanged.
+    func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
+        let end = executor.callDeadline()
+        let instant = try StoreTime.milliseconds(now, "now")
+        let rows = try await executor.query(
+            "revoking a key",
+            SQLStatement(
+                """
+                UPDATE \(executor.table("keys")) SET revoked_at_ms = \(parameter(1))
+                WHERE key_id = \(parameter(2)) AND revoked_at_ms IS NULL
+                RETURNING \(StoreColumns.key)
+                """, [.integer(instant), .bytes(keyID.bytes)]), access: .write, by: end)
+        if let row = rows.first { return try row.keyRecord() }
+        guard let existing = try await key(keyID, by: end) else {
+            throw StoreError(.keyNotFound, "no key has this identifier")
+        }
+        return existing
+    }
+
+    /// Active keys with a receipt due for exchange at `now`, earliest first.
+    func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
+        let instant = try StoreTime.milliseconds(now, "now")
+        try StoreLimits.checkLimit(limit)
+        let rows = try await executor.query(
+            "listing keys due for a receipt refresh",
+            SQLStatement(
+                """
+                SELECT \(StoreColumns.key) FROM \(executor.table("keys"))
+                WHERE revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= \(parameter(1))
+                ORDER BY receipt_refresh_at_ms, key_id LIMIT \(parameter(2))
+                """, [.integer(instant), .integer(Int64(limit))]), access: .read)
+        return try rows.map { row throws(StoreError) in try row.keyRecord() }
+    }
+
+    /// Key counts by environment and state, in one `GROUP BY`.
+    func keyCounts() async throws(StoreError) -> KeyCounts {
+        let rows = try await executor.query(
+            "counting keys",
+            SQLStatement(
+                """
+                SELECT environment, CAST(CASE WHEN revoked_at_ms IS NULL THEN 0 ELSE 1 END AS BIGINT) AS revoked,
+                    count(*) AS n
+                FROM \(executor.table("keys")) GROUP BY 1, 2
+                """), access: .read)
+        return try KeyCounts(rows: rows)
+    }
+
+    // MARK: Shared budgets
+
+    /// Takes one request from a budget: one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` under the row's
+    /// lock (SQLite: on the writer), so callers racing on the last request cannot both get it.
+    func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
+        let instant = try StoreTime.milliseconds(now, "now")
+        let table = executor.table("rate_budgets")
+        let taken = try await executor.query(
+            "taking from a budget",
+            SQLStatement(
+                RateBudget.takeStatement(table: table, dialect: dialect),
+                [.text(budget.name), .integer(Int64(budget.perMinute)), .integer(instant)]), access: .write)
+        guard taken.isEmpty else { return nil }
+        let rows = try await executor.query(
+            "reading a budget",
+            SQLStatement(RateBudget.readStatement(table: table, dialect: dialect), [.text(budget.name)]),
+            access: .read)
+        let row = try rows.first.map { row throws(StoreError) in
+            (try row.requiredInteger("tokens"), try row.requiredInteger("updated_at_ms"))
+        }
+        return budget.wait(afterRefusal: row, now: instant)
+    }
+}

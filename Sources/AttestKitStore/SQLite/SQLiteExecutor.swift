@@ -1,0 +1,131 @@
+import NIOCore
+import SQLiteNIO
+
+/// The ``SQLExecutor`` of ``SQLiteAttestationStore``: statements on the connections of its
+/// ``SQLiteConnectionPool``, writes on the single writer and reads on a reader.
+///
+/// SQLite has no operation deadline: a statement waits at most the busy timeout for another process's lock.
+struct SQLiteExecutor: SQLExecutor {
+    /// The store's connections.
+    let pool: SQLiteConnectionPool
+
+    var dialect: SQLDialect { .sqlite }
+
+    func table(_ name: String) -> String { name }
+
+    func callDeadline() -> ContinuousClock.Instant? { nil }
+
+    func query(
+        _ operation: StaticString, _ statement: SQLStatement, access: SQLAccess, by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [SQLiteStoreRow] {
+        try await lease(access == .write ? .writer : .reader, operation) { connection in
+            try await Self.run(statement, on: connection)
+        }
+    }
+
+    func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int {
+        try await lease(.writer, operation) { connection in
+            _ = try await Self.run(statement, on: connection)
+            return try await connection.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+        }
+    }
+
+    /// Runs `body` in `BEGIN IMMEDIATE … COMMIT` on the writer (``transaction(on:_:)``).
+    func transaction<Result: Sendable>(
+        _ operation: StaticString, by end: ContinuousClock.Instant?,
+        _ body: @escaping @Sendable (_ run: (SQLStatement) async throws -> [SQLiteStoreRow]) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try await lease(.writer, operation) { connection in
+            try await Self.transaction(on: connection) {
+                try await body { statement in try await Self.run(statement, on: connection) }
+            }
+        }
+    }
+
+    /// Runs `body` on a connection of `role`, leased for the call and given back after it.
+    func lease<Result: Sendable>(
+        _ role: SQLiteConnectionPool.Role, _ operation: StaticString,
+        _ body: (SQLiteConnection) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try await StoreError.wrapping(operation, detail: Self.detail) {
+            let connection = try await pool.acquire(role)
+            do {
+                let result = try await body(connection)
+                await pool.release(connection, role)
+                return result
+            } catch {
+                await pool.release(connection, role)
+                throw error
+            }
+        }
+    }
+
+    /// Runs one statement on a leased connection and reads all its rows.
+    static func run(
+        _ statement: SQLStatement, on connection: SQLiteConnection
+    ) async throws -> [SQLiteStoreRow] {
+        let binds = statement.binds.map { value -> SQLiteData in
+            switch value {
+            case .integer(let value): value.map { .integer(SQLiteInt64($0)) } ?? .null
+            case .bytes(let bytes): bytes.map { .blob(ByteBuffer(bytes: $0)) } ?? .null
+            case .text(let text): text.map { .text($0) } ?? .null
+            }
+        }
+        return try await connection.query(statement.sql, binds).map { SQLiteStoreRow(row: $0) }
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws. `IMMEDIATE` takes the write
+    /// lock at once, so a transaction that reads before it writes cannot deadlock against another writer.
+    static func transaction<Result>(
+        on connection: SQLiteConnection, _ body: () async throws -> Result
+    ) async throws -> Result {
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            let result = try await body()
+            _ = try await connection.query("COMMIT")
+            return result
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// SQLite's error class (`busy`, `corrupt`, `notADatabase`, …) for ``StoreError`` reasons; never its
+    /// message, which may quote SQL.
+    static func detail(_ error: any Error) -> String? {
+        (error as? SQLiteError).map { "SQLite \($0.reason)" }
+    }
+}
+
+/// An SQLite row read by column name, with strict types: a column of another type is malformed.
+struct SQLiteStoreRow: StoreRow {
+    let row: SQLiteRow
+
+    func integer(_ column: String) throws(StoreError) -> Int64? {
+        switch row.column(column) {
+        case .integer(let value): return Int64(value)
+        case .null: return nil
+        default: throw malformed(column)
+        }
+    }
+
+    func bytes(_ column: String) throws(StoreError) -> [UInt8]? {
+        switch row.column(column) {
+        case .blob(let buffer): return Array(buffer.readableBytesView)
+        case .null: return nil
+        default: throw malformed(column)
+        }
+    }
+
+    func text(_ column: String) throws(StoreError) -> String? {
+        switch row.column(column) {
+        case .text(let value): return value
+        case .null: return nil
+        default: throw malformed(column)
+        }
+    }
+
+    private func malformed(_ column: String) -> StoreError {
+        StoreError(.storageUnavailable, "the database holds a value of the wrong type in \(column)")
+    }
+}
