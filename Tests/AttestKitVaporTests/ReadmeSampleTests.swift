@@ -23,13 +23,13 @@ struct ReadmeSampleTests {
 
     @Test("the README sample configures an application whose routes answer")
     func sample() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try await withApp { app in
             let verifier = AttestationVerifier(
                 configuration: try .init(
                     appIDs: [VaporBench.appID], environments: .development,
                     trustAnchors: VaporBench.apple.trustAnchors))
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString).path
-            defer { try? FileManager.default.removeItem(atPath: path) }
             try configure(app, verifier: verifier, path: path)
             try await app.asyncBoot()
             try await app.testing().test(.POST, "/orders") { response in

@@ -25,8 +25,8 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
-        let group: ServiceGroup
-        let task: Task<Void, Never>
+        let storeTask: Task<Void, Never>
+        var background: (group: ServiceGroup, task: Task<Void, Never>)?
     }
 
     /// Creates the handler; the flows come from `app.attestKit` at boot.
@@ -39,20 +39,34 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
         self.refreshInterval = refreshInterval
     }
 
-    /// Starts the store and the background services, and prepares the store (its schema) before the server
-    /// accepts requests.
+    /// Runs the store, prepares it (its schema) before the server accepts requests, then starts the background
+    /// services.
     /// - Throws: `attestkit_not_configured` without `app.attestKit`; the store's `storage_unavailable`.
     public func willBootAsync(_ application: Application) async throws {
         guard let services = application.attestKit else { throw FlowError.notConfiguredVapor }
         let logger = application.logger
+        let store = services.store
+        let storeTask = Task {
+            do {
+                try await store.run()
+            } catch {
+                logger.error("AttestKit store stopped", metadata: ["error": "\(error)"])
+            }
+        }
+        running.withLock { $0 = Running(storeTask: storeTask, background: nil) }
+        do {
+            try await store.prepare()
+        } catch {
+            await shutdownAsync(application)
+            throw AttestKitAbort(FlowError(error))
+        }
         var members: [any Service] = [
-            services.store,
-            ChallengeCleanupService(store: services.store, interval: cleanupInterval, logger: logger),
+            ChallengeCleanupService(store: store, interval: cleanupInterval, logger: logger)
         ]
         if !receiptExchange.isEmpty {
             members.append(
                 ReceiptRefreshService(
-                    store: services.store, exchange: receiptExchange, interval: refreshInterval, batch: 100,
+                    store: store, exchange: receiptExchange, interval: refreshInterval, batch: 100,
                     riskThreshold: services.policy.riskMetricThreshold, metrics: FlowMetrics(), logger: logger))
         }
         let group = ServiceGroup(services: members, logger: logger)
@@ -60,29 +74,27 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
             do {
                 try await group.run()
             } catch {
-                logger.error("AttestKit services stopped", metadata: ["error": "\(error)"])
+                logger.error("AttestKit background services stopped", metadata: ["error": "\(error)"])
             }
         }
-        running.withLock { $0 = Running(group: group, task: task) }
-        do {
-            try await services.store.prepare()
-        } catch {
-            await shutdownAsync(application)
-            throw AttestKitAbort(FlowError(error))
-        }
+        running.withLock { $0?.background = (group, task) }
     }
 
-    /// Shuts the background services down, closes the store and waits for them all.
+    /// Shuts the background services down gracefully and waits for them, then closes the store.
     public func shutdownAsync(_ application: Application) async {
         guard
             let running = running.withLock({ state in
-                defer { state = nil }; return state
+                defer { state = nil }
+                return state
             })
         else { return }
-        await running.group.triggerGracefulShutdown()
+        if let (group, task) = running.background {
+            await group.triggerGracefulShutdown()
+            await task.value
+        }
         await application.attestKit?.store.close()
-        // A store's client may wait for cancellation rather than graceful shutdown: end the group either way.
-        running.task.cancel()
-        await running.task.value
+        // A store's client may wait for cancellation rather than graceful shutdown: end it either way.
+        running.storeTask.cancel()
+        await running.storeTask.value
     }
 }
