@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "AttestKitStore", targets: ["AttestKitStore"]),
         .library(name: "AttestKitFlows", targets: ["AttestKitFlows"]),
         .library(name: "AttestKitServer", targets: ["AttestKitServer"]),
+        .library(name: "AttestKitVapor", targets: ["AttestKitVapor"]),
         .library(name: "AttestKitClient", targets: ["AttestKitClient"]),
         .library(name: "AttestKitClientSimulator", targets: ["AttestKitClientSimulator"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
@@ -40,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
@@ -215,6 +217,42 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The Vapor integration: storage keys, a middleware, routes and a lifecycle over AttestKitFlows. No
+        // Hummingbird: it does not depend on AttestKitServer.
+        .target(
+            name: "AttestKitVapor",
+            dependencies: [
+                "AttestKit",
+                "AttestKitApple",
+                "AttestKitFlows",
+                "AttestKitStore",
+                "AttestKitWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Vapor", package: "vapor"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AttestKitVaporTests",
+            dependencies: [
+                "AttestKitTestSupport",
+                "AttestKit",
+                "AttestKitFlows",
+                "AttestKitStore",
+                "AttestKitTesting",
+                "AttestKitVapor",
+                "AttestKitWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "VaporTesting", package: "vapor"),
             ],
             swiftSettings: strictSettings
         ),

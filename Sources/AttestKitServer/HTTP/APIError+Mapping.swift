@@ -4,29 +4,13 @@ import Hummingbird
 import NIOCore
 
 extension APIError {
-    /// A refusal or failure of the flows: the one place where a ``AttestKitFlows/FlowError/Kind`` becomes an HTTP
-    /// status. The code and reason are the flow error's; `Retry-After` comes with rate limits and some
+    /// A refusal or failure of the flows: the status is the kind's (``AttestKitFlows/FlowError/Kind/httpStatus``, the
+    /// table every edge shares). The code and reason are the flow error's; `Retry-After` comes with rate limits and some
     /// unavailability.
     public init(_ error: FlowError) {
-        let status: HTTPResponse.Status
-        var retryAfter: Int?
-        switch error.kind {
-        case .malformed: status = .badRequest
-        case .unauthenticated: status = .unauthorized
-        case .refused: status = .forbidden
-        case .conflict: status = .conflict
-        case .notFound: status = .notFound
-        case .rateLimited(let seconds):
-            status = .tooManyRequests
-            retryAfter = seconds
-        case .unavailable(let seconds):
-            status = .serviceUnavailable
-            retryAfter = seconds
-        case .notConfigured: status = .serviceUnavailable
-        case .upstreamFailure: status = .badGateway
-        case .internalFailure: status = .internalServerError
-        }
-        self.init(status, error.code.rawValue, error.reason, retryAfter: retryAfter)
+        self.init(
+            HTTPResponse.Status(code: error.kind.httpStatus), error.code.rawValue, error.reason,
+            retryAfter: error.kind.retryAfter)
     }
 
     /// Any error: a flow error (or an error of the modules the flows call, converted) by ``init(_:)``,

@@ -1,40 +1,39 @@
 import AttestKit
-import AttestKitFlows
-import AttestKitStore
+package import AttestKitStore
 import Foundation
 
 /// A registered key as the API shows it. Holds no key material beyond the public identifier.
-struct KeyRecordResponse: Encodable {
-    struct ReceiptInfo: Encodable {
-        var createdAt: String
-        var refreshAt: String?
+package struct KeyRecordResponse: Encodable {
+    package struct ReceiptInfo: Encodable {
+        package var createdAt: String
+        package var refreshAt: String?
     }
 
-    struct RiskEntry: Encodable {
-        var riskMetric: Int
-        var receiptCreatedAt: String
-        var recordedAt: String
+    package struct RiskEntry: Encodable {
+        package var riskMetric: Int
+        package var receiptCreatedAt: String
+        package var recordedAt: String
     }
 
-    var keyId: String
-    var appId: String
-    var environment: String
-    var state: String
-    var counter: UInt32
-    var createdAt: String
-    var lastAssertionAt: String?
-    var revokedAt: String?
-    var osVersion: String?
-    var bundleVersion: String?
-    var validationCategory: UInt32?
-    var receipt: ReceiptInfo?
-    var riskMetric: Int?
+    package var keyId: String
+    package var appId: String
+    package var environment: String
+    package var state: String
+    package var counter: UInt32
+    package var createdAt: String
+    package var lastAssertionAt: String?
+    package var revokedAt: String?
+    package var osVersion: String?
+    package var bundleVersion: String?
+    package var validationCategory: UInt32?
+    package var receipt: ReceiptInfo?
+    package var riskMetric: Int?
     /// `unknown` until Apple rated the key (its receipt traded), then `assessed`.
-    var riskStatus: String
-    var stepUp: Bool
-    var riskHistory: [RiskEntry]?
+    package var riskStatus: String
+    package var stepUp: Bool
+    package var riskHistory: [RiskEntry]?
 
-    init(_ record: KeyRecord, policy: RiskPolicy, riskHistory: [RiskMetricEntry]? = nil) {
+    package init(_ record: KeyRecord, policy: RiskPolicy, riskHistory: [RiskMetricEntry]? = nil) {
         keyId = record.keyID.base64
         appId = record.appID.description
         environment = record.environment.rawValue

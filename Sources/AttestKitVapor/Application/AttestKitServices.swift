@@ -1,0 +1,40 @@
+public import AttestKit
+public import AttestKitFlows
+public import AttestKitStore
+
+/// The flows of one Vapor application, configured once on `app.attestKit`: the store they share, the
+/// assertion gate, the challenge issuer, the attestation registrar and the deployment's policy.
+///
+/// ```swift
+/// let store = SQLiteAttestationStore(path: "attestkit.sqlite")
+/// app.attestKit = AttestKitServices(store: store, verifier: AttestationVerifier(appIDs: [appID]))
+/// app.lifecycle.use(AttestKitLifecycle())
+/// ```
+public struct AttestKitServices: Sendable {
+    /// The state every flow shares.
+    public let store: any AttestationStore
+    /// Verifies assertions (``AttestKitMiddleware``).
+    public let gate: AssertionGate
+    /// Issues challenges (`POST challenges`).
+    public let issuer: ChallengeIssuer
+    /// Registers keys (`POST attestations`).
+    public let registrar: AttestationRegistrar
+    /// The deployment's rules beyond Apple's checks.
+    public let policy: DeploymentPolicy
+    /// The largest body the middleware hashes and a route decodes, in bytes.
+    public let bodyLimit: Int
+
+    /// Creates the flows over `store`: `verifier` is the deployment's apps (`nil`: every attestation is refused
+    /// with `apps_not_configured`), `policy` its rules.
+    public init(
+        store: any AttestationStore, verifier: AttestationVerifier?, policy: DeploymentPolicy = DeploymentPolicy(),
+        challengeTTL: Duration = .seconds(300), timestampWindow: Double = 300, bodyLimit: Int = 65_536
+    ) {
+        self.store = store
+        self.gate = AssertionGate(store: store, timestampWindow: timestampWindow)
+        self.issuer = ChallengeIssuer(store: store, ttl: challengeTTL)
+        self.registrar = AttestationRegistrar(verifier: verifier, store: store, policy: policy.attestationPolicy)
+        self.policy = policy
+        self.bodyLimit = bodyLimit
+    }
+}

@@ -1,0 +1,78 @@
+public import AttestKitFlows
+import Foundation
+import NIOHTTP1
+public import Vapor
+
+/// The one place a ``AttestKitFlows/FlowError`` becomes Vapor's HTTP: the status from its kind
+/// (``AttestKitFlows/FlowError/Kind/httpStatus``, the table the Hummingbird edge uses too), `Retry-After` where the
+/// kind carries one, and the body `{"error": {"code": "...", "message": "..."}}` with the service's codes.
+///
+/// It is an `AbortError` (so Vapor's `ErrorMiddleware` gives the right status when one escapes) and writes the
+/// AttestKit envelope itself as an `AsyncResponseEncodable`, which ``AttestKitMiddleware`` and ``AttestKitRoutes``
+/// answer with.
+public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
+    /// The HTTP status.
+    public let status: HTTPResponseStatus
+    /// The stable code (`signature_invalid`, `counter_not_increasing`, ...).
+    public let code: String
+    /// What went wrong, for people; never holds keys, tokens or attestation bytes.
+    public let reason: String
+    /// Seconds to wait before retrying, sent as `Retry-After`.
+    public let retryAfter: Int?
+
+    /// The answer to a refusal or failure of the flows.
+    public init(_ error: FlowError) {
+        self.init(
+            status: error.kind.httpStatus, code: error.code.rawValue, reason: error.reason,
+            retryAfter: error.kind.retryAfter)
+    }
+
+    /// The answer to any error: a flow error (or an error the flows convert), a body over the limit (413
+    /// `payload_too_large`), anything else 500 `internal_error` (a bug).
+    public init(any error: any Error) {
+        if let error = error as? AttestKitAbort {
+            self = error
+        } else if let error = FlowError(converting: error) {
+            self.init(error)
+        } else if let abort = error as? any AbortError, abort.status == .payloadTooLarge {
+            self.init(status: 413, code: "payload_too_large", reason: "the body is over the limit", retryAfter: nil)
+        } else {
+            self.init(status: 500, code: "internal_error", reason: "internal error", retryAfter: nil)
+        }
+    }
+
+    init(status: Int, code: String, reason: String, retryAfter: Int?) {
+        self.status = HTTPResponseStatus(statusCode: status)
+        self.code = code
+        self.reason = reason
+        self.retryAfter = retryAfter
+    }
+
+    /// `Content-Type`, `Cache-Control: no-store` and `Retry-After` when known.
+    public var headers: HTTPHeaders {
+        var headers: HTTPHeaders = [
+            "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store",
+        ]
+        if let retryAfter { headers.replaceOrAdd(name: "Retry-After", value: String(retryAfter)) }
+        return headers
+    }
+
+    /// The JSON error envelope.
+    public func encodeResponse(for request: Request) async throws -> Response { response() }
+
+    /// The JSON error envelope, with ``status`` and ``headers``.
+    public func response() -> Response {
+        let envelope = Envelope(error: .init(code: code, message: reason))
+        let body = (try? JSONEncoder().encode(envelope)) ?? Data(#"{"error":{"code":"internal_error"}}"#.utf8)
+        return Response(status: status, headers: headers, body: .init(data: body))
+    }
+
+    private struct Envelope: Encodable {
+        struct Detail: Encodable {
+            var code: String
+            var message: String
+        }
+
+        var error: Detail
+    }
+}

@@ -1,0 +1,52 @@
+import AttestKit
+import AttestKitStore
+import AttestKitTesting
+import AttestKitVapor
+import Foundation
+import NIOHTTP1
+import Testing
+import Vapor
+import VaporTesting
+
+/// README's "In-process: Vapor" sample, compiled and configured (not booted).
+struct ReadmeSampleTests {
+    func configure(_ app: Application, verifier: AttestationVerifier, path: String) throws {
+        let store = SQLiteAttestationStore(path: path)
+        app.attestKit = AttestKitServices(store: store, verifier: verifier)
+        app.lifecycle.use(AttestKitLifecycle())  // runs and prepares the store (asyncBoot)
+        try app.grouped("v1").register(collection: AttestKitRoutes())
+        app.grouped(AttestKitMiddleware()).post("orders") { req async throws -> String in
+            guard let key = req.attestKit.key else { throw Abort(.unauthorized) }
+            return "order accepted for key \(key.keyID)"
+        }
+    }
+
+    @Test("the README sample configures an application whose routes answer")
+    func sample() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await withApp { app in
+            let verifier = AttestationVerifier(
+                configuration: try .init(
+                    appIDs: [VaporBench.appID], environments: .development,
+                    trustAnchors: VaporBench.apple.trustAnchors))
+            try configure(app, verifier: verifier, path: path)
+            try await app.asyncBoot()
+            try await app.testing().test(.POST, "/orders") { response in
+                #expect(response.status == .unauthorized)
+                #expect(VaporBench.code(response) == "assertion_required")
+            }
+        }
+    }
+
+    @Test("without app.attestKit every guarded route fails closed: 503")
+    func notConfigured() async throws {
+        try await withApp { app in
+            app.grouped(AttestKitMiddleware()).post("orders") { _ in "reached" }
+            try await app.testing().test(.POST, "/orders") { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(VaporBench.code(response) == "attestkit_not_configured")
+            }
+        }
+    }
+}
