@@ -10,8 +10,10 @@ public enum StoreRequestDeadline {
     /// When the current request began, if a caller set it.
     @TaskLocal static var began: ContinuousClock.Instant?
 
-    /// Runs `body` as one request beginning now: the store calls it makes share one deadline.
+    /// Runs `body` as one request beginning now: the store calls it makes share one deadline. Nested in another
+    /// `withRequest` (a server's request middleware around routes that set it too), it keeps the outer start: the
+    /// request began once.
     public static func withRequest<Result>(_ body: () async throws -> Result) async rethrows -> Result {
-        try await $began.withValue(.now) { try await body() }
+        try await $began.withValue(began ?? .now) { try await body() }
     }
 }

@@ -118,6 +118,12 @@ struct PostgresDeadlineTests {
         }
         #expect(error?.code == .storageUnavailable)
         #expect(elapsed < .milliseconds(1_200), "\(elapsed)")
+        // Nested in another request (middleware around a route), the outer start holds: the request began once.
+        let (_, nested) = try await StoreRequestDeadline.withRequest {
+            try await Task.sleep(for: .milliseconds(1_000))
+            return try await StoreRequestDeadline.withRequest { try await Self.neverEnding(deadline) }
+        }
+        #expect(nested < .milliseconds(1_200), "\(nested)")
         // Outside a request, each call has the whole timeout.
         let (_, alone) = try await Self.neverEnding(deadline)
         #expect(alone >= .milliseconds(1_450), "\(alone)")

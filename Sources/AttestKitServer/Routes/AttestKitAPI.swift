@@ -69,7 +69,7 @@ struct AttestKitAPI: Sendable {
                 try audience.authorize(request, credentials: credentials)
                 do {
                     // The request's store calls share one deadline, also where the routes are mounted on an
-                    // application's router (the server's request middleware sets it earlier, too).
+                    // application's router (under the server's request middleware, its earlier start is kept).
                     return try await StoreRequestDeadline.withRequest {
                         try await handler(request, RouteContext(context))
                     }
