@@ -96,9 +96,11 @@ public final class PostgresAttestationStore: AttestationStore {
         try await connection.close()
     }
 
-    /// Refuses further operations; the pool's connections close when ``run()`` returns.
+    /// Refuses further operations, once the writes already accepted have been applied (or have failed by their
+    /// deadlines); the pool's connections close when ``run()`` returns.
     public func close() async {
         executor.closed.withLockedValue { $0 = true }
+        await executor.commits.close()
     }
 
     /// Drops the store's schema and everything in it, even after ``close()``. For tests and benchmarks that

@@ -11,7 +11,9 @@ import ServiceLifecycle
 /// instant; `busy_timeout` bounds the wait for another process's write lock. The schema is versioned and
 /// migrated on first use.
 ///
-/// Writes go through one connection, reads through a few more; each decision is one statement
+/// Writes go through one connection, reads through a few more. Concurrent single-statement writes are committed
+/// together (group commit: one transaction and one `fsync` per batch), each caller answered once its batch is on
+/// disk; each decision is one statement
 /// (`UPDATE … RETURNING`, `INSERT … ON CONFLICT DO NOTHING`) or one `BEGIN IMMEDIATE` transaction. Several
 /// processes may open the same file: SQLite's locks serialise their writes.
 public final class SQLiteAttestationStore: AttestationStore {
@@ -69,8 +71,10 @@ public final class SQLiteAttestationStore: AttestationStore {
         }
     }
 
-    /// Closes idle connections now and leased ones when they return; later calls fail.
+    /// Applies the writes already accepted (and answers their callers), then closes idle connections now and leased
+    /// ones when they return; later calls fail.
     public func close() async {
+        await store.executor.commits.close()
         await pool.close()
     }
 
