@@ -25,10 +25,16 @@ struct LoadHTTP: Sendable {
         var request = HTTPClientRequest(url: base + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        if path.hasPrefix("/v1/assertions/") { request.headers.add(name: "Authorization", value: "Bearer \(backendToken)") }
+        if path.hasPrefix("/v1/assertions/") {
+            request.headers.add(name: "Authorization", value: "Bearer \(backendToken)")
+        }
         request.body = .bytes(ByteBuffer(string: json))
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
+        // A verified assertion's answer is not read: the load generator shares the machine with the server.
+        if path == "/v1/assertions/verify", response.status == .ok {
+            return Answer(status: response.status.code, body: [:])
+        }
         let object = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any]
         return Answer(status: response.status.code, body: object ?? [:])
     }
