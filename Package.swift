@@ -148,6 +148,8 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -166,6 +168,7 @@ let package = Package(
                 "AttestKitWire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strictSettings
         ),
@@ -212,6 +215,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -343,6 +347,7 @@ let package = Package(
         .testTarget(
             name: "AttestKitTestingTests",
             dependencies: [
+                "AttestKitTestSupport",
                 "AttestKitTesting",
                 "AttestKit",
                 "AttestKitConformance",
