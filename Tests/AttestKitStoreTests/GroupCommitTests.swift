@@ -158,7 +158,7 @@ struct GroupCommitTests {
     }
 
     @Test("a write whose deadline has passed before its batch is refused without being applied")
-    func expiredWrite() async {
+    func expiredWrite() async throws {
         let applied = NIOLockedValueBox<[String]>([])
         let commits = GroupCommit<String> { batch in
             applied.withLockedValue { $0 += batch.map(\.statement.sql) }
@@ -195,31 +195,52 @@ struct GroupCommitTests {
         #expect(refused?.code == .storageUnavailable)
     }
 
-    @Test("SQLite: concurrent writes with failing statements among them; the others are committed and durable")
-    func sqliteMixed() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.url.appendingPathComponent("store.sqlite").path
-        let pool = SQLiteConnectionPool(
-            path: path, readerCount: 2, busyTimeoutMilliseconds: 5_000, logger: StoreLogging.silent)
-        let executor = SQLiteExecutor(pool: pool)
-        try await pool.prepare()
-        let count = 120
-        let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+    @Test(
+        "concurrent writes with failing statements among them, on a real database: the others are committed",
+        arguments: await StoreBackend.durable())
+    func mixedBatches(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let count = 120
+            let outcomes: [Int: Bool]
+            let counts: (batches: Int, writes: Int)
+            switch store {
+            case let sqlite as SQLiteAttestationStore:
+                outcomes = await Self.mixedWrites(count, on: sqlite.executor)
+                counts = await sqlite.executor.commits.counts()
+            case let postgres as PostgresAttestationStore:
+                outcomes = await Self.mixedWrites(count, on: postgres.executor)
+                counts = await postgres.executor.commits.counts()
+            default:
+                Issue.record("not an SQL store: \(store)")
+                return
+            }
+            #expect((0..<count).allSatisfy { outcomes[$0] == ($0 % 5 != 2) })
+            #expect(counts.writes >= count)
+            #expect(counts.batches < counts.writes, "\(counts)")
+            // Exactly the successful writes are in the database.
+            let expired = try await store.deleteExpiredChallenges(now: Date(timeIntervalSince1970: 1))
+            #expect(expired == count - count / 5)
+        }
+    }
+
+    /// Issues `count` challenges at once through `executor`'s group commit; every fifth breaks a NOT NULL constraint.
+    /// Returns whether each succeeded.
+    static func mixedWrites<Executor: SQLExecutor>(_ count: Int, on executor: Executor) async -> [Int: Bool] {
+        let (table, dialect) = (executor.table("challenges"), executor.dialect)
+        let sql = """
+            INSERT INTO \(table) (id, challenge, purpose, key_id, created_at_ms, expires_at_ms)
+            VALUES (\(dialect.parameter(1)), \(dialect.parameter(2)), 'attest', NULL, 0, 1) RETURNING id
+            """
+        return await withTaskGroup(of: (Int, Bool).self) { group in
             for index in 0..<count {
                 group.addTask {
-                    // Every fifth write breaks a NOT NULL constraint.
                     let id: [UInt8]? = index % 5 == 2 ? nil : Array(repeating: UInt8(index), count: 16)
-                    let statement = SQLStatement(
-                        """
-                        INSERT INTO challenges (id, challenge, purpose, key_id, created_at_ms, expires_at_ms)
-                        VALUES (?1, ?2, 'attest', NULL, 0, 1) RETURNING id
-                        """, [.bytes(id), .bytes(Array(repeating: 7, count: 32))])
+                    let statement = SQLStatement(sql, [.bytes(id), .bytes(Array(repeating: 7, count: 32))])
                     do {
                         let rows = try await executor.query("issuing a challenge", statement, access: .write)
                         return (index, rows.count == 1)
                     } catch {
-                        #expect(error.code == .storageUnavailable)
+                        #expect((error as? StoreError)?.code == .storageUnavailable)
                         return (index, false)
                     }
                 }
@@ -228,6 +249,19 @@ struct GroupCommitTests {
             for await (index, ok) in group { outcomes[index] = ok }
             return outcomes
         }
+    }
+
+    @Test("SQLite: every acknowledged write of the batches is in the file, read by a new connection")
+    func sqliteDurable() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("store.sqlite").path
+        let pool = SQLiteConnectionPool(
+            path: path, readerCount: 2, busyTimeoutMilliseconds: 5_000, logger: StoreLogging.silent)
+        let executor = SQLiteExecutor(pool: pool)
+        try await pool.prepare()
+        let count = 120
+        let outcomes = await Self.mixedWrites(count, on: executor)
         #expect((0..<count).allSatisfy { outcomes[$0] == ($0 % 5 != 2) })
         let counts = await executor.commits.counts()
         #expect(counts.writes == count)
@@ -235,7 +269,6 @@ struct GroupCommitTests {
         await executor.commits.close()
         await pool.close()
 
-        // Every acknowledged write is in the file, read by a new connection.
         let reopened = SQLiteAttestationStore(path: path)
         let expired = try await reopened.deleteExpiredChallenges(now: Date(timeIntervalSince1970: 1))
         #expect(expired == count - count / 5)

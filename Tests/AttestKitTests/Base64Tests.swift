@@ -1,3 +1,4 @@
+import AttestKitTesting
 import Foundation
 import Testing
 

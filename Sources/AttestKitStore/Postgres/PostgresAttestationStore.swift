@@ -53,7 +53,8 @@ public final class PostgresAttestationStore: AttestationStore {
                 deadline: PostgresDeadline(timeout: configuration.operationTimeout)))
     }
 
-    private var executor: PostgresExecutor { store.executor }
+    /// The executor the store's statements run on (internal: tests reach its group commit).
+    var executor: PostgresExecutor { store.executor }
 
     /// Runs the connection pool until the service group shuts down or the task is cancelled.
     public func run() async throws {

@@ -38,6 +38,8 @@ public final class SQLiteAttestationStore: AttestationStore {
     public let configuration: Configuration
     private let pool: SQLiteConnectionPool
     private let store: SQLStore<SQLiteExecutor>
+    /// The executor the store's statements run on (internal: tests reach its group commit).
+    var executor: SQLiteExecutor { store.executor }
 
     /// Creates a store; nothing is opened until ``prepare()`` or the first operation.
     public init(configuration: Configuration, logger: Logger = StoreLogging.silent) {
