@@ -53,7 +53,7 @@ public final class PostgresAttestationStore: AttestationStore {
                 deadline: PostgresDeadline(timeout: configuration.operationTimeout)))
     }
 
-    /// The executor the store's statements run on (internal: tests reach its group commit).
+    /// The executor the store's statements run on (internal: tests reach it).
     var executor: PostgresExecutor { store.executor }
 
     /// Runs the connection pool until the service group shuts down or the task is cancelled.
@@ -97,11 +97,9 @@ public final class PostgresAttestationStore: AttestationStore {
         try await connection.close()
     }
 
-    /// Refuses further operations, once the writes already accepted have been applied (or have failed by their
-    /// deadlines); the pool's connections close when ``run()`` returns.
+    /// Refuses further operations; the pool's connections close when ``run()`` returns.
     public func close() async {
         executor.closed.withLockedValue { $0 = true }
-        await executor.commits.close()
     }
 
     /// Drops the store's schema and everything in it, even after ``close()``. For tests and benchmarks that

@@ -8,10 +8,6 @@ import PostgresNIO
 ///
 /// Every statement runs by the deadline it is given, or within the operation timeout (``PostgresDeadline``): the
 /// caller is answered by then, and a connection found closed when leased is swapped before anything is sent.
-///
-/// Single-statement writes go through ``commits``: the writes that arrive while a batch is being applied are sent
-/// together on one connection in one transaction, one WAL flush for the batch instead of one per write. Each
-/// caller still waits under its own deadline.
 struct PostgresExecutor: SQLExecutor {
     /// The connection pool.
     let client: PostgresClient
@@ -23,19 +19,6 @@ struct PostgresExecutor: SQLExecutor {
     let closed = NIOLockedValueBox(false)
     /// The logger handed to the driver for queries: silent.
     let logger = Logger(label: "attestkit.store.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
-    /// The group commit of single-statement writes.
-    let commits: GroupCommit<PostgresStoreRow>
-
-    /// Creates the executor, with its group commit.
-    init(client: PostgresClient, schema: PostgresSchema, deadline: PostgresDeadline) {
-        self.client = client
-        self.schema = schema
-        self.deadline = deadline
-        let logger = logger
-        self.commits = GroupCommit { batch in
-            await Self.apply(batch, client: client, deadline: deadline, logger: logger)
-        }
-    }
 
     var dialect: SQLDialect { .postgres }
 
@@ -46,44 +29,8 @@ struct PostgresExecutor: SQLExecutor {
     func query(
         _ operation: StaticString, _ statement: SQLStatement, access: SQLAccess, by end: ContinuousClock.Instant?
     ) async throws(StoreError) -> [PostgresStoreRow] {
-        guard access == .write else {
-            return try await withConnection(operation, by: end) { connection, logger in
-                try await Self.run(statement, on: connection, logger: logger)
-            }
-        }
-        try checkOpen()
-        let (deadline, commits) = (deadline, commits)
-        let end = end ?? deadline.end()
-        return try await StoreError.wrapping(operation, detail: Self.detail) {
-            try await deadline.run(operation, by: end) { _ in try await commits.submit(statement, by: end) }
-        }
-    }
-
-    /// Applies a batch of writes on one connection in one transaction
-    /// (``GroupCommit/apply(_:begin:run:commit:rollback:)``), by the latest deadline of its callers (each of them is
-    /// answered by its own).
-    static func apply(
-        _ batch: [GroupCommit<PostgresStoreRow>.Write], client: PostgresClient, deadline: PostgresDeadline,
-        logger: Logger
-    ) async -> [GroupCommit<PostgresStoreRow>.Outcome] {
-        let end = batch.compactMap(\.end).max() ?? deadline.end()
-        do {
-            return try await deadline.run("applying a batch of writes", by: end) { lease in
-                try await client.withConnection { connection in
-                    try await lease.use(connection) { connection in
-                        func execute(_ sql: String) async throws {
-                            _ = try await run(SQLStatement(sql), on: connection, logger: logger)
-                        }
-                        return await GroupCommit.apply(
-                            batch, begin: { try await execute("BEGIN") },
-                            run: { statement in try await run(statement, on: connection, logger: logger) },
-                            commit: { try await execute("COMMIT") }, rollback: { try? await execute("ROLLBACK") },
-                            transient: isDeadlock)
-                    }
-                }
-            }
-        } catch {
-            return batch.map { _ in .failure(error) }
+        try await withConnection(operation, by: end) { connection, logger in
+            try await Self.run(statement, on: connection, logger: logger)
         }
     }
 
@@ -111,12 +58,6 @@ struct PostgresExecutor: SQLExecutor {
         guard !closed.withLockedValue({ $0 }) else {
             throw StoreError(.storageUnavailable, "the store is closed")
         }
-    }
-
-    /// Whether PostgreSQL broke a deadlock by failing this statement (SQLSTATE 40P01): two replicas' batches took
-    /// the same rows in opposite orders; the statement is worth running again.
-    static func isDeadlock(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.serverInfo?[.sqlState] == "40P01"
     }
 
     /// The client's error code and the server's SQLSTATE, for ``StoreError`` reasons; never the query, its

@@ -2,8 +2,8 @@
 /// issues, registrations, budget takes) applied together, one transaction per batch, each caller answered only
 /// once the batch holding its write has committed.
 ///
-/// A durable commit costs one flush to disk (SQLite's WAL `fsync` under `synchronous=FULL`, PostgreSQL's WAL flush)
-/// whatever it holds, so a batch of many writes costs about as much as one. The writes that arrive while a batch
+/// Used by SQLite's single writer. A durable commit costs one flush to disk (the WAL `fsync` under
+/// `synchronous=FULL`) whatever it holds, so a batch of many writes costs about as much as one. The writes that arrive while a batch
 /// is being applied form the next one: under light load a batch holds one write and nothing waits for company;
 /// under heavy load the batches grow with the load, up to ``maximumBatch``.
 ///
@@ -22,7 +22,7 @@ actor GroupCommit<Row: Sendable> {
         /// The statement.
         let statement: SQLStatement
         /// When its caller stops waiting, or `nil` if it waits as long as it takes: a write whose caller has already
-        /// given up is not applied (PostgreSQL's deadlines).
+        /// given up is not applied.
         let end: ContinuousClock.Instant?
     }
 
@@ -123,8 +123,8 @@ extension GroupCommit {
     /// a batch of one runs on its own (the statement commits itself); a larger batch runs in one transaction. When a
     /// statement fails, the transaction is rolled back, that statement fails with its error, and the others run
     /// again in a new transaction (each round leaves at least one out, so a batch of `n` takes at most `n`
-    /// rounds). A statement that failed with an error for which `transient` holds (PostgreSQL's deadlock between
-    /// two replicas' batches) stays in for up to ``transientRetries`` more rounds before it fails. When `begin` or
+    /// rounds). A statement that failed with an error for which `transient` holds (a deadlock between two
+    /// writers' batches, on a database that reports one) stays in for up to ``transientRetries`` more rounds before it fails. When `begin` or
     /// `commit` fails, every write still in the round fails with that error.
     static func apply(
         _ batch: [Write],
