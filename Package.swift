@@ -148,6 +148,7 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -27,6 +27,8 @@ extension AttestKitAPI {
                     name: "attestations_per_app")
             }
             metrics.flows.verification("attestation", code: nil, duration: ContinuousClock.now - start)
+            metrics.flows.keyRegistered(
+                environment: record.environment, validationCategory: record.validationCategory)
             context.logger.info(
                 "key registered",
                 metadata: [

@@ -1,0 +1,95 @@
+import AttestKit
+import AttestKitFlows
+import AttestKitStore
+import AttestKitTesting
+import AttestKitVapor
+import AttestKitWire
+import Foundation
+import NIOCore
+import Testing
+import Vapor
+import VaporTesting
+
+/// The Vapor ``AttestKitMiddleware`` under each enforcement mode, with debug tokens: the same decisions as the
+/// Hummingbird middleware (both call ``RouteGuard``), on `req.attestKit.attestation`.
+@Suite("Vapor AttestKitMiddleware enforcement modes")
+struct VaporEnforcementTests {
+    static let debugToken = "a-debug-token-for-the-simulator-and-ci-0002"
+
+    static func describe(_ req: Request) -> String {
+        let attestation = req.attestKit.attestation
+        return "\(attestation?.trust?.rawValue ?? "none")|\(attestation?.enforced ?? false)|"
+            + "\(attestation?.refusal?.code.rawValue ?? "-")|\(req.attestKit.key == nil ? "nokey" : "key")"
+    }
+
+    static func headers(_ device: SimulatedDevice, _ keyID: KeyID, target: String) throws -> HTTPHeaders {
+        let milliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
+        let binding = try RequestBinding(
+            method: "POST", target: target, body: [UInt8](), freshness: .timestamp(milliseconds: milliseconds))
+        let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
+        return [
+            AssertionHeaders.keyIDName: keyID.base64,
+            AssertionHeaders.assertionName: Data(assertion).base64EncodedString(),
+            AssertionHeaders.timestampName: String(milliseconds),
+        ]
+    }
+
+    @Test("enforce refuses, report lets through marked unverified, off does not look; debug tokens by trust level")
+    func modes() async throws {
+        try await withApp(configure: { app in
+            let verifier = AttestationVerifier(
+                configuration: try .init(
+                    appIDs: [VaporBench.appID], environments: .development,
+                    trustAnchors: VaporBench.apple.trustAnchors))
+            var services = AttestKitServices(store: MemoryAttestationStore(), verifier: verifier)
+            services.debugTokens = try DebugTokens([Self.debugToken], environments: .development)
+            app.attestKit = services
+            try app.grouped("v1").register(collection: AttestKitRoutes())
+            for (group, mode) in [("enforced", EnforcementMode.enforce), ("reported", .report), ("ignored", .off)] {
+                let policy = try EnforcementPolicy(group: group, mode: mode)
+                app.grouped(AttestKitMiddleware(policy: policy)).post(.constant(group), "orders") { req in
+                    Self.describe(req)
+                }
+            }
+            let lowest = try EnforcementPolicy(group: "simulator", minimumTrust: .debug)
+            app.grouped(AttestKitMiddleware(policy: lowest)).post("simulator", "orders") { req in Self.describe(req) }
+            try await app.asyncBoot()
+        }) { app in
+            for (path, status, body) in [
+                ("/enforced/orders", HTTPStatus.unauthorized, nil),
+                ("/reported/orders", .ok, "none|false|assertion_required|nokey"),
+                ("/ignored/orders", .ok, "none|false|-|nokey"),
+            ] as [(String, HTTPStatus, String?)] {
+                try await app.testing().test(.POST, path) { response in
+                    #expect(response.status == status, "\(path)")
+                    if let body { #expect(response.body.string == body, "\(path)") }
+                }
+            }
+            let (device, keyID) = try await VaporBench.register(app)
+            for (path, expected) in [
+                ("/enforced/orders", "app_attest|true|-|key"), ("/reported/orders", "app_attest|false|-|key"),
+            ] {
+                let headers = try Self.headers(device, keyID, target: path)
+                try await app.testing().test(.POST, path, headers: headers) { response in
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(response.body.string == expected)
+                }
+                try await app.testing().test(.POST, path, headers: headers) { response in
+                    if path.hasPrefix("/enforced") {
+                        #expect(response.status == .conflict)
+                    } else {
+                        #expect(response.body.string == "none|false|counter_not_increasing|nokey")
+                    }
+                }
+            }
+            let token: HTTPHeaders = [RouteGuard.debugTokenName: Self.debugToken]
+            try await app.testing().test(.POST, "/simulator/orders", headers: token) { response in
+                #expect(response.body.string == "debug|true|-|nokey")
+            }
+            try await app.testing().test(.POST, "/enforced/orders", headers: token) { response in
+                #expect(response.status == .forbidden)
+                #expect(VaporBench.code(response) == "trust_insufficient")
+            }
+        }
+    }
+}
