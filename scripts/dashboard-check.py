@@ -112,7 +112,7 @@ evaluate(f"document.querySelector('input[name=token]').value = {json.dumps(admin
 wait_for("document.readyState === 'complete' && location.pathname === '/dashboard' "
          "&& document.body.innerText.includes('Top rejection codes')", "the dashboard after logging in")
 text = evaluate("document.body.innerText")
-cookies = send("Network.getCookies", urls=[url])["cookies"]
+cookies = send("Storage.getCookies")["cookies"]
 session = [cookie for cookie in cookies if cookie["name"] == "attestkit_session"]
 if len(session) != 1:
     fail(f"no session cookie: {cookies}")
@@ -141,6 +141,13 @@ if foreign:
     fail(f"the dashboard loaded other resources: {foreign}")
 print(f"   ok   {len(requested)} requests, all to the service; no script, font or CDN", file=sys.stderr)
 if screenshot:
+    # A second view a few seconds later, after more traffic, shows rates per minute too.
+    time.sleep(6)
+    for _ in range(3):
+        call("POST", "/v1/challenges", {})
+    send("Page.reload")
+    wait_for("document.readyState === 'complete' && document.body.innerText.includes('rates over') "
+             "&& !document.body.innerText.includes('next refresh')", "the dashboard with rates")
     height = evaluate("document.documentElement.scrollHeight")
     send("Emulation.setDeviceMetricsOverride", width=1440, height=min(int(height), 2400), deviceScaleFactor=1,
          mobile=False)
