@@ -21,9 +21,9 @@ struct EnforcementTests {
         let milliseconds = FlowBench.milliseconds()
         let (assertion, _) = try device.assertion(freshness: .timestamp(milliseconds: milliseconds), body: body)
         return [
-            AssertionHeaders.keyIDName: device.keyID.base64,
-            AssertionHeaders.assertionName: Data(assertion).base64EncodedString(),
-            AssertionHeaders.timestampName: String(milliseconds),
+            AttestKitHeaderNames.keyID: device.keyID.base64,
+            AttestKitHeaderNames.assertion: Data(assertion).base64EncodedString(),
+            AttestKitHeaderNames.timestamp: String(milliseconds),
         ].merging(extra) { $1 }
     }
 
@@ -83,7 +83,7 @@ struct EnforcementTests {
         #expect(accepted.trust == .appAttest && accepted.enforced && accepted.key?.keyID == device.keyID)
         await #expect(throws: FlowError.assertionRequired) { try await Self.check(routeGuard, [:]) }
         var forged = try Self.headers(device)
-        forged[AssertionHeaders.assertionName] = Data(repeating: 7, count: 90).base64EncodedString()
+        forged[AttestKitHeaderNames.assertion] = Data(repeating: 7, count: 90).base64EncodedString()
         await #expect(throws: FlowError.self) { try await Self.check(routeGuard, forged) }
         #expect(metrics.count("attestkit_guard_requests_total", ["mode": "enforce", "outcome": "accepted"]) == 1)
         #expect(metrics.count("attestkit_guard_requests_total", ["mode": "enforce", "outcome": "rejected"]) == 2)
@@ -158,17 +158,17 @@ struct EnforcementTests {
         let lowest = try EnforcementPolicy(minimumTrust: .debug)
         let routeGuard = RouteGuard(
             gate: bench.gate, policy: lowest, debugTokens: tokens, metrics: FlowMetrics(factory: metrics))
-        let decision = try await Self.check(routeGuard, [RouteGuard.debugTokenName: Self.debugToken])
+        let decision = try await Self.check(routeGuard, [AttestKitHeaderNames.debugToken: Self.debugToken])
         #expect(decision.trust == .debug && decision.key == nil)
         #expect(metrics.count("attestkit_guard_requests_total", ["trust": "debug", "outcome": "accepted"]) == 1)
         let wrong = await #expect(throws: FlowError.self) {
-            try await Self.check(routeGuard, [RouteGuard.debugTokenName: String(repeating: "x", count: 40)])
+            try await Self.check(routeGuard, [AttestKitHeaderNames.debugToken: String(repeating: "x", count: 40)])
         }
         #expect(wrong?.code == .debugTokenInvalid)
         // The default group accepts App Attest only: a right debug token is not enough.
         let strict = RouteGuard(gate: bench.gate, debugTokens: tokens)
         let refused = await #expect(throws: FlowError.self) {
-            try await Self.check(strict, [RouteGuard.debugTokenName: Self.debugToken])
+            try await Self.check(strict, [AttestKitHeaderNames.debugToken: Self.debugToken])
         }
         #expect(refused?.code == .trustInsufficient)
     }
@@ -189,16 +189,16 @@ struct EnforcementTests {
             gate: bench.gate, policy: try EnforcementPolicy(minimumTrust: .deviceCheck), deviceTokens: validator,
             metrics: FlowMetrics(factory: metrics))
         let good = Data("good-token".utf8).base64EncodedString()
-        let decision = try await Self.check(routeGuard, [RouteGuard.deviceTokenName: good])
+        let decision = try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: good])
         #expect(decision.trust == .deviceCheck && decision.key == nil)
-        _ = try await Self.check(routeGuard, [RouteGuard.deviceTokenName: good])
+        _ = try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: good])
         #expect(calls.withLock { $0 } == 1, "the second request is answered from the cache")
         let bad = Data("bad-token".utf8).base64EncodedString()
         let invalid = await #expect(throws: FlowError.self) {
-            try await Self.check(routeGuard, [RouteGuard.deviceTokenName: bad])
+            try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: bad])
         }
         #expect(invalid?.code == .deviceTokenInvalid)
-        _ = try? await Self.check(routeGuard, [RouteGuard.deviceTokenName: bad])
+        _ = try? await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: bad])
         #expect(calls.withLock { $0 } == 2, "a bad token is cached too")
         for index in 0..<5 {
             _ = try await validator.isValid("other-\(index)")
@@ -206,18 +206,18 @@ struct EnforcementTests {
         #expect(validator.cachedCount == 2, "bounded")
         failing.withLock { $0 = true }
         let down = await #expect(throws: FlowError.self) {
-            try await Self.check(routeGuard, [RouteGuard.deviceTokenName: Data("fresh".utf8).base64EncodedString()])
+            try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: Data("fresh".utf8).base64EncodedString()])
         }
         #expect(down?.code.rawValue == "apple_unavailable")
         #expect(metrics.count("attestkit_device_token_validations_total", ["source": "cache"]) == 2)
         // App Attest only: a valid device token is not enough.
         let strict = RouteGuard(gate: bench.gate, deviceTokens: validator)
         failing.withLock { $0 = false }
-        await #expect(throws: FlowError.self) { try await Self.check(strict, [RouteGuard.deviceTokenName: good]) }
+        await #expect(throws: FlowError.self) { try await Self.check(strict, [AttestKitHeaderNames.deviceToken: good]) }
         // Without a validator, device tokens are refused.
         let none = RouteGuard(gate: bench.gate, policy: try EnforcementPolicy(minimumTrust: .deviceCheck))
         let unconfigured = await #expect(throws: FlowError.self) {
-            try await Self.check(none, [RouteGuard.deviceTokenName: good])
+            try await Self.check(none, [AttestKitHeaderNames.deviceToken: good])
         }
         #expect(unconfigured?.code == .deviceCheckNotConfigured)
     }

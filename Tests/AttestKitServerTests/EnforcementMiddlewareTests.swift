@@ -43,8 +43,8 @@ struct EnforcementMiddlewareTests {
         let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
         var headers = HTTPFields()
         for (name, value) in [
-            (AttestKitHeaders.keyID, keyID.base64), (AttestKitHeaders.assertion, Data(assertion).base64EncodedString()),
-            (AttestKitHeaders.timestamp, String(milliseconds)),
+            (AttestKitHeaderNames.keyID, keyID.base64), (AttestKitHeaderNames.assertion, Data(assertion).base64EncodedString()),
+            (AttestKitHeaderNames.timestamp, String(milliseconds)),
         ] {
             headers[try #require(HTTPField.Name(name))] = value
         }
@@ -114,7 +114,7 @@ struct EnforcementMiddlewareTests {
         ).post("orders") { _, context in Self.describe(context) }
         let app = Application(router: router)
         try await app.test(.router) { client in
-            let token: HTTPFields = [try #require(HTTPField.Name(RouteGuard.debugTokenName)): Self.debugToken]
+            let token: HTTPFields = [try #require(HTTPField.Name(AttestKitHeaderNames.debugToken)): Self.debugToken]
             try await client.execute(uri: "/simulator/orders", method: .post, headers: token) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body) == "debug|true|-|nokey")
@@ -124,14 +124,14 @@ struct EnforcementMiddlewareTests {
                 #expect(RouterTests.code(response) == "trust_insufficient")
             }
             let wrong: HTTPFields = [
-                try #require(HTTPField.Name(RouteGuard.debugTokenName)): String(repeating: "z", count: 43)
+                try #require(HTTPField.Name(AttestKitHeaderNames.debugToken)): String(repeating: "z", count: 43)
             ]
             try await client.execute(uri: "/simulator/orders", method: .post, headers: wrong) { response in
                 #expect(response.status == .unauthorized)
                 #expect(RouterTests.code(response) == "debug_token_invalid")
             }
             // Without an Apple key, DeviceCheck tokens cannot be validated: refused.
-            let device: HTTPFields = [try #require(HTTPField.Name(RouteGuard.deviceTokenName)): "AAAA"]
+            let device: HTTPFields = [try #require(HTTPField.Name(AttestKitHeaderNames.deviceToken)): "AAAA"]
             try await client.execute(uri: "/simulator/orders", method: .post, headers: device) { response in
                 #expect(response.status == .forbidden)
                 #expect(RouterTests.code(response) == "devicecheck_not_configured")

@@ -28,9 +28,9 @@ struct VaporEnforcementTests {
             method: "POST", target: target, body: [UInt8](), freshness: .timestamp(milliseconds: milliseconds))
         let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
         return [
-            AssertionHeaders.keyIDName: keyID.base64,
-            AssertionHeaders.assertionName: Data(assertion).base64EncodedString(),
-            AssertionHeaders.timestampName: String(milliseconds),
+            AttestKitHeaderNames.keyID: keyID.base64,
+            AttestKitHeaderNames.assertion: Data(assertion).base64EncodedString(),
+            AttestKitHeaderNames.timestamp: String(milliseconds),
         ]
     }
 
@@ -82,7 +82,7 @@ struct VaporEnforcementTests {
                     }
                 }
             }
-            let token: HTTPHeaders = [RouteGuard.debugTokenName: Self.debugToken]
+            let token: HTTPHeaders = [AttestKitHeaderNames.debugToken: Self.debugToken]
             try await app.testing().test(.POST, "/simulator/orders", headers: token) { response in
                 #expect(response.body.string == "debug|true|-|nokey")
             }

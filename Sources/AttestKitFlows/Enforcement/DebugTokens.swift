@@ -44,6 +44,7 @@ public struct DebugTokens: Sendable {
     /// Whether `presented` is one of the tokens. Every token is compared, whatever matched.
     public func contains(_ presented: String) -> Bool {
         let bytes = Array(presented.utf8)
+        guard bytes.count <= Self.maximumLength else { return false }
         var matched = false
         for token in tokens where ConstantTime.equal(bytes, token) { matched = true }
         return matched

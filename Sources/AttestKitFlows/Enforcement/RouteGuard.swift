@@ -1,4 +1,5 @@
 import AttestKitStore
+import AttestKitWire
 public import Logging
 
 /// Decides, once for every framework, whether a request to a guarded route group goes on: the group's
@@ -15,12 +16,9 @@ public import Logging
 /// rollout) it is counted with `mode="report"`, logged, and the request goes on unverified with the refusal on its
 /// ``RequestAttestation``. An edge (the Hummingbird and Vapor `AttestKitMiddleware`s) reads the headers and the
 /// body, and maps the thrown ``FlowError`` once.
+///
+/// The header names are ``AttestKitWire/AttestKitHeaderNames``.
 public struct RouteGuard: Sendable {
-    /// `X-AttestKit-Device-Token`: a DeviceCheck token, Base64 (the fallback of devices without App Attest).
-    public static let deviceTokenName = "X-AttestKit-Device-Token"
-    /// `X-AttestKit-Debug-Token`: a debug token of the allow-list (Simulator and CI builds).
-    public static let debugTokenName = "X-AttestKit-Debug-Token"
-
     /// The assertion gate.
     public let gate: AssertionGate
     /// The group's policy.
@@ -71,7 +69,7 @@ public struct RouteGuard: Sendable {
             return RequestAttestation(
                 group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil, stepUp: false)
         }
-        let keyText: String? = if case .value(let text) = lookup(AssertionHeaders.keyIDName) { text } else { nil }
+        let keyText: String? = if case .value(let text) = lookup(AttestKitHeaderNames.keyID) { text } else { nil }
         let enforced = policy.enforces(subject ?? keyText)
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
@@ -99,15 +97,13 @@ public struct RouteGuard: Sendable {
     private func prove(
         lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String, body: some Sequence<UInt8>
     ) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
-        let presentsAssertion =
-            lookup(AssertionHeaders.keyIDName) != .absent || lookup(AssertionHeaders.assertionName) != .absent
-        if !presentsAssertion {
-            if let token = try Self.single(lookup(Self.deviceTokenName)) {
+        if !AssertionHeaders.presented(lookup: lookup) {
+            if let token = try lookup(AttestKitHeaderNames.deviceToken).single() {
                 guard let deviceTokens else {
                     throw FlowError(
                         .deviceCheckNotConfigured, .refused, "this deployment does not accept DeviceCheck tokens")
                 }
-                _ = try Field.bytes(token, Self.deviceTokenName, maximum: 8_192)
+                _ = try Field.bytes(token, AttestKitHeaderNames.deviceToken, maximum: 8_192)
                 let answer = try await deviceTokens.isValid(token)
                 metrics.deviceTokenValidation(valid: answer.valid, cached: answer.cached)
                 guard answer.valid else {
@@ -115,8 +111,8 @@ public struct RouteGuard: Sendable {
                 }
                 return (.deviceCheck, nil)
             }
-            if let token = try Self.single(lookup(Self.debugTokenName)) {
-                guard token.utf8.count <= DebugTokens.maximumLength, debugTokens.contains(token) else {
+            if let token = try lookup(AttestKitHeaderNames.debugToken).single() {
+                guard debugTokens.contains(token) else {
                     throw FlowError(
                         .debugTokenInvalid, .unauthenticated, "the debug token is not one of this deployment's")
                 }
@@ -127,16 +123,6 @@ public struct RouteGuard: Sendable {
         let binding = try AssertionBinding(method: method, target: target, body: body, freshness: headers.freshness)
         let accepted = try await gate.verify(keyID: headers.keyID, assertion: headers.assertion, binding: binding)
         return (.appAttest, accepted.key)
-    }
-
-    /// The value of a header sent once, `nil` when absent.
-    /// - Throws: `header_repeated` when sent more than once.
-    private static func single(_ lookup: AssertionHeaders.Lookup) throws(FlowError) -> String? {
-        switch lookup {
-        case .absent: return nil
-        case .value(let text): return text
-        case .repeated: throw FlowError(.headerRepeated, .malformed, "each AttestKit header is sent once")
-        }
     }
 }
 

@@ -8,13 +8,14 @@ import Hummingbird
 ///
 /// | Audience | Routes | Credential |
 /// |---|---|---|
-/// | ``app`` | challenges, attestations | none: the attestation or assertion is the proof; rate limits |
-/// | ``backend`` | assertion checks, DeviceCheck | `Authorization: Bearer` one of `backend.tokens` |
+/// | ``app`` | challenges, attestations, session tokens | none: the attestation or assertion is the proof; rate limits |
+/// | ``backend`` | assertion checks, token consumption, DeviceCheck | `Authorization: Bearer` one of `backend.tokens` |
 /// | ``operator`` | key records, revocation | `Authorization: Bearer` the `admin.token` |
 /// | ``monitoring`` | `/metrics` | a backend token or the admin token |
 /// | ``dashboard`` | `GET /dashboard` | `Authorization: Bearer` the `admin.token`, or a live dashboard session cookie |
 /// | ``dashboardLogin`` | `GET`, `POST /dashboard/login` | none; the login checks the admin token, rate limited |
 /// | ``probe`` | `/health`, `/ready` | none |
+/// | ``anyone`` | `/.well-known/jwks.json` | none: public keys |
 ///
 /// The admin token and the backend tokens are separate scopes: the admin token opens no backend route and a backend
 /// token opens no operator route.
@@ -33,19 +34,21 @@ enum RouteAudience: String, Sendable, Hashable, CaseIterable {
     case dashboard
     /// The dashboard's login form: anyone who reaches the listener; the login checks the admin token itself.
     case dashboardLogin
+    /// Anyone: public information (the keys that verify session tokens), nothing else.
+    case anyone
 
     /// Whether the route is served on the backend listener when one is configured (`http.backend-port`): backend,
-    /// operator and monitoring routes move there, off the public interface; probes answer on both.
+    /// operator and monitoring routes move there, off the public interface; probes and public keys answer on both.
     var servedOnBackendListener: Bool { self != .app }
     /// Whether the route is served on the public listener when a backend listener is configured.
-    var servedOnPublicListener: Bool { self == .app || self == .probe }
+    var servedOnPublicListener: Bool { self == .app || self == .probe || self == .anyone }
 
     /// Checks the request's credential for this audience.
     /// - Throws: 401 `backend_unauthorized` / `admin_unauthorized` for a missing or wrong credential, 503
     ///   `backend_not_configured` / `admin_not_configured` when the deployment set none.
     func authorize(_ request: Request, credentials: Credentials) throws(APIError) {
         switch self {
-        case .app, .probe, .dashboardLogin:
+        case .app, .probe, .anyone, .dashboardLogin:
             return
         case .dashboard:
             guard let admin = credentials.adminToken else { throw Credentials.adminNotConfigured }
