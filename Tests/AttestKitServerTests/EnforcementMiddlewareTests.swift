@@ -43,7 +43,8 @@ struct EnforcementMiddlewareTests {
         let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
         var headers = HTTPFields()
         for (name, value) in [
-            (AttestKitHeaderNames.keyID, keyID.base64), (AttestKitHeaderNames.assertion, Data(assertion).base64EncodedString()),
+            (AttestKitHeaderNames.keyID, keyID.base64),
+            (AttestKitHeaderNames.assertion, Data(assertion).base64EncodedString()),
             (AttestKitHeaderNames.timestamp, String(milliseconds)),
         ] {
             headers[try #require(HTTPField.Name(name))] = value

@@ -99,6 +99,22 @@ struct WireSampleTests {
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: false, reason: "bad_device_token")),
                 Sample("Error", ErrorResponse(code: "counter_not_increasing", message: "replayed")),
+                Sample("TokenResponse", TokenResponse(token: "eyJhbGciOiJFUzI1NiJ9.e30.AAEC", expiresAt: later)),
+                Sample("TokenConsumeRequest", TokenConsumeRequest(token: "eyJhbGciOiJFUzI1NiJ9.e30.AAEC")),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "attestkit", aud: "orders-backend", sub: "bWFkZS11cCBrZXkgaWQ", iat: 1_763_719_200,
+                        exp: 1_763_722_800, jti: "Jx3kq0V9bT2mYc8rLw1pZA", appId: "ABCDE12345.com.example.app",
+                        environment: "production", riskMetric: 3, riskStatus: "assessed", stepUp: false,
+                        trust: "app_attest")),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "attestkit", aud: "attestkit", sub: "debug:q83vASNFZ4mrze8BI0VniQ", iat: 1_763_719_200,
+                        exp: 1_763_722_800, jti: "Jx3kq0V9bT2mYc8rLw1pZB", appId: "ABCDE12345.com.example.app",
+                        environment: "development", riskMetric: nil, riskStatus: "unknown", stepUp: false,
+                        trust: "debug")),
             ]
     }
 
@@ -115,7 +131,7 @@ struct WireSampleTests {
         }
         let headers = [
             AttestKitHeaderNames.keyID, AttestKitHeaderNames.assertion, AttestKitHeaderNames.challenge,
-            AttestKitHeaderNames.timestamp,
+            AttestKitHeaderNames.timestamp, AttestKitHeaderNames.debugToken,
         ]
         let extras = try WireJSON.encode(
             Extras(

@@ -1,4 +1,5 @@
 public import AttestKit
+import Crypto
 
 /// The deployment's allow-list of debug tokens: secrets a Simulator or CI build sends (`X-AttestKit-Debug-Token`)
 /// instead of an assertion, accepted at the lowest ``TrustLevel`` (`debug`) and counted apart.
@@ -48,5 +49,31 @@ public struct DebugTokens: Sendable {
         var matched = false
         for token in tokens where ConstantTime.equal(bytes, token) { matched = true }
         return matched
+    }
+
+    /// The fingerprint of `presented`, one of the tokens: `debug:` and the base64url (no padding) of the first 16
+    /// bytes of its SHA-256. It names the token in what it bought (the `sub` of a session token) without revealing
+    /// it, and cannot be taken for an App Attest key id (`:` is not base64url).
+    /// - Throws: `debug_token_invalid` (unauthenticated) when `presented` is not one of the tokens.
+    public func fingerprint(of presented: String) throws(FlowError) -> String {
+        guard contains(presented) else {
+            throw FlowError(.debugTokenInvalid, .unauthenticated, "the debug token is not one of this deployment's")
+        }
+        return Self.fingerprint(Array(presented.utf8))
+    }
+
+    /// Whether `fingerprint` is the fingerprint of one of the tokens (compared in constant time with every one): a
+    /// session token bought with a debug token is honoured only while that token is still on the list.
+    public func holds(fingerprint: String) -> Bool {
+        let presented = Array(fingerprint.utf8)
+        var matched = false
+        for token in tokens where ConstantTime.equal(presented, Array(Self.fingerprint(token).utf8)) {
+            matched = true
+        }
+        return matched
+    }
+
+    private static func fingerprint(_ token: [UInt8]) -> String {
+        "debug:" + Base64URL.encode(Array(SHA256.hash(data: token).prefix(16)))
     }
 }

@@ -14,7 +14,8 @@ public struct FlowMetrics: Sendable {
     /// Metrics recorded through `factory`.
     public init(factory: any MetricsFactory = MetricsSystem.factory) { self.factory = factory }
 
-    /// One verification (`attestation` or `assertion`) and its outcome: `accepted`, or the error code.
+    /// One verification (`attestation`, `assertion`, or `debug_token` at the token route) and its outcome:
+    /// `accepted`, or the error code.
     public func verification(_ kind: String, code: String?, duration: Duration) {
         Counter(
             label: "attestkit_verifications_total",
@@ -23,6 +24,11 @@ public struct FlowMetrics: Sendable {
         ).increment()
         Metrics.Timer(label: "attestkit_verification_duration_seconds", dimensions: [("kind", kind)], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A session token issued, by the trust level that bought it (`app_attest` or `debug`).
+    public func tokenIssued(trust: String) {
+        Counter(label: "attestkit_tokens_issued_total", dimensions: [("trust", trust)], factory: factory).increment()
     }
 
     /// A request refused by the named rate limit.

@@ -96,12 +96,14 @@ public final class AttestKitServer: Service, Sendable {
                 appIDs: configuration.appIDs, environments: configuration.environments,
                 leeway: configuration.leeway, trustAnchors: configuration.trustAnchors))
         self.gate = AssertionGate(store: store, timestampWindow: configuration.timestampWindow, now: now)
+        let debugTokens: DebugTokens
         do {
-            self.debugTokens = try DebugTokens(configuration.debugTokens, environments: configuration.environments)
+            debugTokens = try DebugTokens(configuration.debugTokens, environments: configuration.environments)
         } catch {
             try? httpClient.syncShutdown()
             throw ServerConfigurationError("debug.tokens", error.reason)
         }
+        self.debugTokens = debugTokens
         self.deviceTokens = apple.map {
             DeviceTokenValidator(
                 client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
@@ -115,7 +117,9 @@ public final class AttestKitServer: Service, Sendable {
             keys: KeyAdministration(store: store, now: now),
             gate: gate,
             tokens: configuration.tokens.map {
-                TokenService(configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy, now: now)
+                TokenService(
+                    configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy,
+                    debugTokens: debugTokens, now: now)
             },
             apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),

@@ -9,7 +9,7 @@ enum MetricCatalogue {
         "attestkit_http_connections_refused_total": "Connections refused because the maximum was open.",
         "attestkit_http_connections_open": "Connections open now, across listeners.",
         "attestkit_verifications_total":
-            "Attestations and assertions verified, by kind, outcome and error code (replays: counter_not_increasing, challenge_consumed).",
+            "Attestations, assertions and debug tokens (debug_token, at the token route) verified, by kind, outcome and error code (replays: counter_not_increasing, challenge_consumed).",
         "attestkit_verification_duration_seconds": "Time to verify an attestation or assertion, by kind.",
         "attestkit_rate_limited_total": "Requests refused by a rate limit, by limit.",
         "attestkit_receipt_refresh_total":
@@ -29,6 +29,8 @@ enum MetricCatalogue {
         "attestkit_keys_registered_total": "Keys registered, by environment and validation category.",
         "attestkit_risk_metric": "Risk metrics of the receipts Apple gave (distribution).",
         "attestkit_dashboard_logins_total": "Operator dashboard logins, by result.",
+        "attestkit_tokens_issued_total":
+            "Session tokens issued, by the trust level that bought them (app_attest, debug).",
     ]
 
     /// The help text of `name`, or a generic one.

@@ -55,6 +55,9 @@ public final class ServerMetrics: Sendable {
             counter("attestkit_rate_limited_total", [("limit", limit)])
         }
         counter("attestkit_storage_errors_total", [])
+        for trust in [TrustLevel.appAttest, .debug] {
+            counter("attestkit_tokens_issued_total", [("trust", trust.rawValue)])
+        }
         for environment in AppAttestEnvironment.allCases {
             counter("attestkit_risk_metric_above_threshold_total", [("environment", environment.rawValue)])
         }

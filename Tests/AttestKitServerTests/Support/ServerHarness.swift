@@ -60,6 +60,8 @@ final class ServerHarness: Sendable {
         var sqliteDirectory: URL?
         /// Session tokens (`tokens.*`); off by default.
         var tokens: TokenService.Configuration?
+        /// `debug.tokens`; none by default.
+        var debugTokens: [String] = []
     }
 
     enum Target {
@@ -164,6 +166,7 @@ final class ServerHarness: Sendable {
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 configuration.tokens = options.tokens
+                configuration.debugTokens = options.debugTokens
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 group.addTask { try await server.run() }
