@@ -4,6 +4,7 @@ import AttestKitServer
 import AttestKitStore
 import AttestKitTesting
 import AttestKitWire
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -136,6 +137,49 @@ struct EnforcementMiddlewareTests {
             try await client.execute(uri: "/simulator/orders", method: .post, headers: device) { response in
                 #expect(response.status == .forbidden)
                 #expect(RouterTests.code(response) == "devicecheck_not_configured")
+            }
+        }
+    }
+
+    @Test(
+        "rollout through the middleware: a fixed share of 1 000 subjects (caller-given, or the key id sent) is enforced, the same for a subject every time",
+        arguments: [0.0, 0.1, 0.5, 1.0])
+    func rollout(fraction: Double) async throws {
+        let server = try Self.server()
+        let router = server.buildRouter()
+        let rollout = try Rollout(fraction: fraction, salt: "orders")
+        let bySubject = try EnforcementPolicy(group: "by-subject", rollout: rollout)
+        let byKey = try EnforcementPolicy(group: "by-key", rollout: rollout)
+        let user = try #require(HTTPField.Name("X-User"))
+        router.group("by-subject").add(
+            middleware: AttestKitMiddleware<ServerRequestContext>(
+                guard: try server.routeGuard(policy: bySubject), subject: { request, _ in request.headers[user] })
+        ).post("orders") { _, context in Self.describe(context) }
+        router.group("by-key").add(
+            middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: byKey))
+        ).post("orders") { _, context in Self.describe(context) }
+        let keyName = try #require(HTTPField.Name(AttestKitHeaderNames.keyID))
+        let subjects = 1_000
+        let app = Application(router: router)
+        try await app.test(.router) { client in
+            for (path, name) in [("/by-subject/orders", user), ("/by-key/orders", keyName)] {
+                var enforced = 0
+                for index in 0..<subjects {
+                    // No assertion: an enforced request is refused (401), a reported one goes on unverified (200).
+                    let subject = Data(SHA256.hash(data: Array("subject-\(index)".utf8))).base64EncodedString()
+                    var answers: [HTTPResponse.Status] = []
+                    for _ in 0..<2 {
+                        try await client.execute(uri: path, method: .post, headers: [name: subject]) { response in
+                            answers.append(response.status)
+                        }
+                    }
+                    #expect(answers[0] == answers[1], "\(path): subject \(index) flipped")
+                    #expect((answers[0] == .unauthorized) == rollout.includes(subject), "\(path): \(index)")
+                    if answers[0] == .unauthorized { enforced += 1 }
+                }
+                // Binomial: 4 standard deviations of 1 000 draws is at most 0.064 (the share over 20 000 is in Flows).
+                let share = Double(enforced) / Double(subjects)
+                #expect(abs(share - fraction) <= 0.064, "\(path): share \(share) for \(fraction)")
             }
         }
     }

@@ -4,6 +4,7 @@ import AttestKitStore
 import AttestKitTesting
 import AttestKitVapor
 import AttestKitWire
+import Crypto
 import Foundation
 import NIOCore
 import Testing
@@ -89,6 +90,47 @@ struct VaporEnforcementTests {
             try await app.testing().test(.POST, "/enforced/orders", headers: token) { response in
                 #expect(response.status == .forbidden)
                 #expect(VaporBench.code(response) == "trust_insufficient")
+            }
+        }
+    }
+
+    @Test(
+        "rollout through the middleware: a fixed share of 1 000 subjects (caller-given, or the key id sent) is enforced, the same for a subject every time",
+        arguments: [0.0, 0.1, 0.5, 1.0])
+    func rollout(fraction: Double) async throws {
+        let rollout = try Rollout(fraction: fraction, salt: "orders")
+        try await withApp(configure: { app in
+            let verifier = AttestationVerifier(
+                configuration: try .init(
+                    appIDs: [VaporBench.appID], environments: .development,
+                    trustAnchors: VaporBench.apple.trustAnchors))
+            app.attestKit = AttestKitServices(store: MemoryAttestationStore(), verifier: verifier)
+            let bySubject = try EnforcementPolicy(group: "by-subject", rollout: rollout)
+            app.grouped(AttestKitMiddleware(policy: bySubject, subject: { $0.headers.first(name: "X-User") }))
+                .post("by-subject", "orders") { req in Self.describe(req) }
+            let byKey = try EnforcementPolicy(group: "by-key", rollout: rollout)
+            app.grouped(AttestKitMiddleware(policy: byKey)).post("by-key", "orders") { req in Self.describe(req) }
+            try await app.asyncBoot()
+        }) { app in
+            let subjects = 1_000
+            for (path, name) in [("/by-subject/orders", "X-User"), ("/by-key/orders", AttestKitHeaderNames.keyID)] {
+                var enforced = 0
+                for index in 0..<subjects {
+                    // No assertion: an enforced request is refused (401), a reported one goes on unverified (200).
+                    let subject = Data(SHA256.hash(data: Array("subject-\(index)".utf8))).base64EncodedString()
+                    var answers: [HTTPStatus] = []
+                    for _ in 0..<2 {
+                        try await app.testing().test(.POST, path, headers: [name: subject]) { response in
+                            answers.append(response.status)
+                        }
+                    }
+                    #expect(answers[0] == answers[1], "\(path): subject \(index) flipped")
+                    #expect((answers[0] == .unauthorized) == rollout.includes(subject), "\(path): \(index)")
+                    if answers[0] == .unauthorized { enforced += 1 }
+                }
+                // Binomial: 4 standard deviations of 1 000 draws is at most 0.064 (the share over 20 000 is in Flows).
+                let share = Double(enforced) / Double(subjects)
+                #expect(abs(share - fraction) <= 0.064, "\(path): share \(share) for \(fraction)")
             }
         }
     }

@@ -93,7 +93,7 @@ struct WireSampleTests {
                 Sample(
                     "DeviceCheckQueryResult",
                     DeviceCheckQueryResponse(
-                        found: true, bit0: true, bit1: false, lastUpdateTime: "2026-11", state: "trial_used")
+                        found: true, bit0: true, bit1: false, lastUpdateTime: "2026-11", state: "trial_active")
                 ),
                 Sample("DeviceCheckUpdateResult", DeviceCheckUpdateResponse(updated: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
