@@ -24,26 +24,13 @@ struct DebugTokenSessionTests {
             store: store, debugTokens: try DebugTokens(debugTokens, environments: .development))
     }
 
-    /// The claims as a development backend reads them with jwt-kit.
-    struct DebugClaims: JWTPayload {
-        var sub: SubjectClaim
-        var exp: ExpirationClaim
-        var appId: String
-        var environment: String
-        var riskStatus: String
-        var stepUp: Bool
-        var trust: String
-
-        func verify(using _: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
-    }
-
     @Test("a debug token buys a token at trust debug: a fingerprint for sub, development, the one app, risk unknown")
     func issued() async throws {
         let service = try Self.service()
         let issued = try service.issue(debugToken: Self.debugToken, appIDs: [FlowBench.appID])
         let keys = try await JWTKeyCollection().add(
             jwksJSON: String(decoding: try JSONEncoder().encode(service.keySet), as: UTF8.self))
-        let claims = try await keys.verify(issued.token, as: DebugClaims.self)
+        let claims = try await keys.verify(issued.token, as: TokenServiceTests.CheckedClaims.self)
         #expect(claims.trust == "debug")
         #expect(claims.environment == "development")
         #expect(claims.appId == FlowBench.appID.description)
@@ -59,12 +46,6 @@ struct DebugTokenSessionTests {
         // Consumed once, like any token: no key is looked up for it.
         #expect(try await service.consume(issued.token).trust == "debug")
         await #expect(throws: FlowError.tokenConsumed) { try await service.consume(issued.token) }
-    }
-
-    @Test("a token bought with an assertion says trust app_attest")
-    func assertionTrust() async throws {
-        let (_, _, _, issued) = try await TokenServiceTests.issued()
-        #expect(issued.claims.trust == "app_attest")
     }
 
     @Test(

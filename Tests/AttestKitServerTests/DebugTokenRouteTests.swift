@@ -2,7 +2,6 @@ import AttestKit
 import AttestKitFlows
 import AttestKitServer
 import AttestKitWire
-import Crypto
 import Foundation
 import JWTKit
 import NIOHTTP1
@@ -22,17 +21,6 @@ struct DebugTokenRouteTests {
         return options
     }
 
-    /// The claims a development backend reads with jwt-kit, `trust` among them.
-    struct Claims: JWTPayload {
-        var sub: SubjectClaim
-        var exp: ExpirationClaim
-        var appId: String
-        var environment: String
-        var trust: String
-
-        func verify(using _: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
-    }
-
     /// The value of the one sample of `name` whose labels include all of `labels`, in `/metrics`.
     static func sample(_ metrics: String, _ name: String, _ labels: [String]) -> Double? {
         let lines = metrics.split(separator: "\n").filter { line in
@@ -50,22 +38,24 @@ struct DebugTokenRouteTests {
             try #require(answer.status == 201, "\(answer)")
             let token = try #require(answer.string("token"))
             let jwks = try await harness.get("/.well-known/jwks.json")
-            let claims = try await JWTKeyCollection().add(jwksJSON: jwks.text).verify(token, as: Claims.self)
+            let claims = try await JWTKeyCollection().add(jwksJSON: jwks.text)
+                .verify(token, as: TokenRouteTests.BackendClaims.self)
             #expect(claims.trust == "debug")
             #expect(claims.sub.value.hasPrefix("debug:") && !claims.sub.value.contains(Self.debugToken))
-            #expect(claims.environment == "development" && claims.appId == Fixture.appID.description)
 
             // An app's assertion still buys an app_attest token beside it.
             let device = try await TestDevice.registered(harness)
             let (attested, _) = try await TokenRouteTests.requestToken(harness, device)
             try #require(attested.status == 201, "\(attested)")
             let attestedClaims = try await JWTKeyCollection().add(jwksJSON: jwks.text)
-                .verify(try #require(attested.string("token")), as: Claims.self)
+                .verify(try #require(attested.string("token")), as: TokenRouteTests.BackendClaims.self)
             #expect(attestedClaims.trust == "app_attest")
 
             let consumed = try await harness.post(
                 "/v1/tokens/consume", .object([.init(key: "token", value: .string(token))]))
             #expect(consumed.status == 200 && consumed.string("trust") == "debug", "\(consumed)")
+            #expect(consumed.string("environment") == "development")
+            #expect(consumed.string("appId") == Fixture.appID.description)
 
             let wrong = try await harness.send(
                 .POST, "/v1/tokens", headers: [(AttestKitHeaderNames.debugToken, Self.debugToken + "x")])

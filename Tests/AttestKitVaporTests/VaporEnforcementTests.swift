@@ -3,8 +3,8 @@ import AttestKitFlows
 import AttestKitStore
 import AttestKitTesting
 import AttestKitVapor
+import AttestKitTestSupport
 import AttestKitWire
-import Crypto
 import Foundation
 import NIOCore
 import Testing
@@ -112,25 +112,18 @@ struct VaporEnforcementTests {
             app.grouped(AttestKitMiddleware(policy: byKey)).post("by-key", "orders") { req in Self.describe(req) }
             try await app.asyncBoot()
         }) { app in
-            let subjects = 1_000
             for (path, name) in [("/by-subject/orders", "X-User"), ("/by-key/orders", AttestKitHeaderNames.keyID)] {
-                var enforced = 0
-                for index in 0..<subjects {
-                    // No assertion: an enforced request is refused (401), a reported one goes on unverified (200).
-                    let subject = Data(SHA256.hash(data: Array("subject-\(index)".utf8))).base64EncodedString()
-                    var answers: [HTTPStatus] = []
-                    for _ in 0..<2 {
-                        try await app.testing().test(.POST, path, headers: [name: subject]) { response in
-                            answers.append(response.status)
-                        }
+                // No assertion: an enforced request is refused (401), a reported one goes on unverified (200).
+                let result = try await RolloutProbe.run(subjects: 1_000, includes: rollout.includes) { subject in
+                    var refused = false
+                    try await app.testing().test(.POST, path, headers: [name: subject]) { response in
+                        refused = response.status == .unauthorized
                     }
-                    #expect(answers[0] == answers[1], "\(path): subject \(index) flipped")
-                    #expect((answers[0] == .unauthorized) == rollout.includes(subject), "\(path): \(index)")
-                    if answers[0] == .unauthorized { enforced += 1 }
+                    return refused
                 }
+                #expect(result.flipped.isEmpty && result.misplaced.isEmpty, "\(path): \(result)")
                 // Binomial: 4 standard deviations of 1 000 draws is at most 0.064 (the share over 20 000 is in Flows).
-                let share = Double(enforced) / Double(subjects)
-                #expect(abs(share - fraction) <= 0.064, "\(path): share \(share) for \(fraction)")
+                #expect(abs(result.share - fraction) <= 0.064, "\(path): share \(result.share) for \(fraction)")
             }
         }
     }
