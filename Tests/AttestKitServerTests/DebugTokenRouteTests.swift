@@ -71,6 +71,12 @@ struct DebugTokenRouteTests {
             #expect(
                 Self.sample(metrics, "attestkit_verifications_total", [#"kind="assertion""#, #"outcome="accepted""#])
                     == 1)
+            // The operator dashboard shows them in their own table.
+            let dashboard = try await harness.send(
+                .GET, "/dashboard", headers: [("Authorization", "Bearer \(Fixture.adminToken)")])
+            let tokens = try #require(dashboard.text.components(separatedBy: #"<section id="tokens">"#).last)
+            #expect(tokens.contains(#"<tr><td>debug</td><td class="n">1</td>"#), "\(dashboard.text)")
+            #expect(tokens.contains(#"<tr><td>app_attest</td><td class="n">1</td>"#))
         }
     }
 

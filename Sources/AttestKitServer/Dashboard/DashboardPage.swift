@@ -143,6 +143,9 @@ struct DashboardPage {
             "DeviceCheck fallback tokens", "fallback", ["result · source", "total", "per minute"],
             rows("attestkit_device_token_validations_total", by: ["result", "source"]))
         body += Self.table(
+            "Session tokens issued", "tokens", ["trust", "total", "per minute"],
+            rows("attestkit_tokens_issued_total", by: ["trust"]))
+        body += Self.table(
             "Rate limiting", "ratelimits", ["limit", "total", "per minute"],
             rows("attestkit_rate_limited_total", by: ["limit"]))
         let up = samples.total("attestkit_storage_up") >= 1
