@@ -149,6 +149,8 @@ let package = Package(
                 "AttestKitStore",
                 "AttestKitWire",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -346,6 +348,7 @@ let package = Package(
         .testTarget(
             name: "AttestKitTestingTests",
             dependencies: [
+                "AttestKitTestSupport",
                 "AttestKitTesting",
                 "AttestKit",
                 "AttestKitConformance",

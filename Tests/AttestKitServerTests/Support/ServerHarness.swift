@@ -62,6 +62,7 @@ final class ServerHarness: Sendable {
         var tokens: TokenService.Configuration?
         /// `debug.tokens`; none by default.
         var debugTokens: [String] = []
+        var record: ServerConfiguration.RecordSettings?
     }
 
     enum Target {
@@ -167,6 +168,7 @@ final class ServerHarness: Sendable {
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 configuration.tokens = options.tokens
                 configuration.debugTokens = options.debugTokens
+                configuration.record = options.record
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 group.addTask { try await server.run() }
