@@ -99,22 +99,27 @@ struct WireSampleTests {
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: false, reason: "bad_device_token")),
                 Sample("Error", ErrorResponse(code: "counter_not_increasing", message: "replayed")),
-                Sample("TokenResponse", TokenResponse(token: "eyJhbGciOiJFUzI1NiJ9.e30.AAEC", expiresAt: later)),
-                Sample("TokenConsumeRequest", TokenConsumeRequest(token: "eyJhbGciOiJFUzI1NiJ9.e30.AAEC")),
+                Sample("TokenResponse", TokenResponse(token: "eyJh.eyJz.c2ln", expiresAt: Self.later)),
+                Sample("TokenConsumeRequest", TokenConsumeRequest(token: "eyJh.eyJz.c2ln")),
                 Sample(
                     "TokenClaims",
                     TokenClaims(
-                        iss: "attestkit", aud: "orders-backend", sub: "bWFkZS11cCBrZXkgaWQ", iat: 1_763_719_200,
-                        exp: 1_763_722_800, jti: "Jx3kq0V9bT2mYc8rLw1pZA", appId: "ABCDE12345.com.example.app",
-                        environment: "production", riskMetric: 3, riskStatus: "assessed", stepUp: false,
-                        trust: "app_attest")),
+                        iss: "attestkit", aud: "orders", sub: "a2V5", iat: 1_790_000_000, exp: 1_790_003_600,
+                        jti: "dG9rZW4", appId: "ABCDE12345.com.example.app", environment: "production",
+                        riskMetric: 7, riskStatus: "assessed", stepUp: false, trust: "app_attest")),
                 Sample(
                     "TokenClaims",
                     TokenClaims(
-                        iss: "attestkit", aud: "attestkit", sub: "debug:q83vASNFZ4mrze8BI0VniQ", iat: 1_763_719_200,
-                        exp: 1_763_722_800, jti: "Jx3kq0V9bT2mYc8rLw1pZB", appId: "ABCDE12345.com.example.app",
-                        environment: "development", riskMetric: nil, riskStatus: "unknown", stepUp: false,
+                        iss: "attestkit", aud: "orders", sub: "debug:q83vASNFZ4mrze8BI0VniQ", iat: 1_790_000_000,
+                        exp: 1_790_003_600, jti: "dG9rZW4", appId: "ABCDE12345.com.example.app",
+                        environment: "development", riskMetric: nil, riskStatus: "unknown", stepUp: true,
                         trust: "debug")),
+                Sample(
+                    "JSONWebKeySet",
+                    JSONWebKeySet(keys: [
+                        JSONWebKey(
+                            kty: "EC", crv: "P-256", x: "eA", y: "eQ", kid: "a2lk", use: "sig", alg: "ES256")
+                    ])),
             ]
     }
 
