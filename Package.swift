@@ -264,6 +264,7 @@ let package = Package(
             dependencies: [
                 "AttestKitTestSupport",
                 "AttestKit",
+                "AttestKitClient",
                 "AttestKitServer",
                 "AttestKitStore",
                 "AttestKitTesting",

@@ -1,4 +1,5 @@
 import AttestKit
+@testable import AttestKitClient
 import AttestKitStore
 import AttestKitWire
 import Foundation
@@ -121,6 +122,34 @@ struct GuardedRouteTests {
             let signed = try device.headers("GET", "/orders?q=%7E", body: [])
             let respelled = try await app.send("GET", "/orders?q=~", headers: signed, body: [])
             #expect(respelled.status == 403 && respelled.code == "signature_invalid", "\(respelled)")
+        }
+    }
+
+    /// URLs as an app writes them: encoded slashes and spaces, semicolons spelled both ways, percent and plus signs,
+    /// Unicode (which `URL` percent-encodes as UTF-8), an empty query.
+    static let unusualURLs = [
+        "https://api.example.com/orders/a%2Fb?x=%20y", "https://api.example.com/orders/a%2fb?x=%2F",
+        "https://api.example.com/orders/caf%C3%A9?q=%E2%9C%93", "https://api.example.com/orders/café?q=✓&r=日本",
+        "https://api.example.com/orders/%3B?x=%3B", "https://api.example.com/orders/a;b?c;d",
+        "https://api.example.com/orders/%3b%3B", "https://api.example.com/orders/%25/~u/a+b?q=%2B+",
+        "https://api.example.com/orders/a%20b/?", "https://api.example.com/orders/%F0%9F%93%A6?%",
+    ]
+
+    @Test("the target the app-side client signs for a URL is the one the edge verifies", arguments: await Edge.matrix())
+    func clientTargets(edge: Edge, backend: Backend) async throws {
+        try await edge.run(on: backend) { app in
+            let device = try await EdgeDevice.registered(app)
+            for string in Self.unusualURLs {
+                let url = try #require(URL(string: string), "\(string)")
+                // What `AppAttestManager.sign(_:)` binds: the URL's percent-encoded path and query, which is what
+                // an HTTP client sends on the request line.
+                let target = try #require(AppAttestManager.target(of: url), "\(string)")
+                let answer = try await app.send(
+                    "GET", target, headers: try device.headers("GET", target, body: []), body: [])
+                #expect(
+                    answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == device.keyID.base64,
+                    "\(string) sent as \(target): \(answer)")
+            }
         }
     }
 }
