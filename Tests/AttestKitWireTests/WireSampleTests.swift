@@ -99,6 +99,27 @@ struct WireSampleTests {
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: false, reason: "bad_device_token")),
                 Sample("Error", ErrorResponse(code: "counter_not_increasing", message: "replayed")),
+                Sample("TokenResponse", TokenResponse(token: "eyJh.eyJp.c2ln", expiresAt: later)),
+                Sample("TokenConsumeRequest", TokenConsumeRequest(token: "eyJh.eyJp.c2ln")),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "https://attest.example.com", aud: "payments", sub: "bWFkZS11cA", iat: 1_763_719_200,
+                        exp: 1_763_719_500, jti: "0b6f1f5c", appId: "ABCDE12345.com.example.app",
+                        environment: "production", riskMetric: 3, riskStatus: "assessed", stepUp: false)),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "https://attest.example.com", aud: "payments", sub: "bWFkZS11cA", iat: 1_763_719_200,
+                        exp: 1_763_719_500, jti: "0b6f1f5d", appId: "ABCDE12345.com.example.app",
+                        environment: "development", riskMetric: nil, riskStatus: "unknown", stepUp: true)),
+                Sample(
+                    "JSONWebKeySet",
+                    JSONWebKeySet(keys: [
+                        JSONWebKey(
+                            kty: "EC", crv: "P-256", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+                            y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0", kid: "thumbprint", use: "sig", alg: "ES256")
+                    ])),
             ]
     }
 
