@@ -118,7 +118,8 @@ struct WireSampleTests {
                     JSONWebKeySet(keys: [
                         JSONWebKey(
                             kty: "EC", crv: "P-256", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
-                            y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0", kid: "thumbprint", use: "sig", alg: "ES256")
+                            y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0", kid: "thumbprint", use: "sig",
+                            alg: "ES256")
                     ])),
             ]
     }
