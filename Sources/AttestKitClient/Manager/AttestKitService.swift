@@ -14,6 +14,15 @@ public struct AttestKitService: Sendable {
         public let id: String
         /// The random challenge bytes (for an attestation, the app passes SHA-256 of them to `attestKey`).
         public let bytes: Data
+        /// When the service stops accepting the challenge, when it said.
+        public let expiresAt: Date?
+
+        /// Creates a challenge.
+        public init(id: String, bytes: Data, expiresAt: Date? = nil) {
+            self.id = id
+            self.bytes = bytes
+            self.expiresAt = expiresAt
+        }
     }
 
     /// What a challenge is for.
@@ -51,7 +60,10 @@ public struct AttestKitService: Sendable {
         else {
             throw AttestKitClientError(.invalidResponse, reason: "the challenge answer lacks challengeId or challenge")
         }
-        return Challenge(id: id, bytes: bytes)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let expiresAt = (answer["expiresAt"] as? String).flatMap { formatter.date(from: $0) }
+        return Challenge(id: id, bytes: bytes, expiresAt: expiresAt)
     }
 
     /// `POST /v1/attestations`: registers an attested key.
@@ -66,7 +78,12 @@ public struct AttestKitService: Sendable {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        let (data, response) = try await transport.send(request)
+        let (data, response): (Data, HTTPURLResponse)
+        do {
+            (data, response) = try await transport.send(request)
+        } catch {
+            throw AttestKitClientError.wrapping(error, as: .transport, "\(path) failed")
+        }
         try Self.check(data, response)
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw AttestKitClientError(.invalidResponse, reason: "the answer of \(path) is not a JSON object")
