@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitClient
 import AttestKitClientSimulator
 import AttestKitTesting
+import AttestKitWire
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -26,7 +27,7 @@ struct EndToEndTests {
 
         init(
             service: URL, device: SimulatedDevice? = nil, keyStore: MemoryKeyIDStore = MemoryKeyIDStore(),
-            freshness: AppAttestManager.Configuration.Freshness = .timestamp
+            freshness: Freshness.Kind = .timestamp
         ) {
             provider = SimulatedAppAttestProvider(
                 device: device
@@ -43,17 +44,16 @@ struct EndToEndTests {
 
         /// Sends an order; returns the counter the service accepted.
         func order() async throws -> Int {
-            let (data, response) = try await client.data(for: AppBackend.order())
-            #expect(response.statusCode == 200)
-            let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-            return try #require(json["counter"] as? Int)
+            let answer = try await client.performSecureRequest(AppBackend.order(), as: AssertionResponse.self)
+            #expect(answer.status == 200 && answer.level == .appAttest)
+            return Int(answer.value.counter)
         }
     }
 
     @Test(
         "first launch attests, later requests assert with increasing counters; the next launch reuses the key",
-        arguments: [AppAttestManager.Configuration.Freshness.timestamp, .serviceChallenge])
-    func firstLaunch(freshness: AppAttestManager.Configuration.Freshness) async throws {
+        arguments: [Freshness.Kind.timestamp, .challenge])
+    func firstLaunch(freshness: Freshness.Kind) async throws {
         try await ServiceProcess.with(apple: Self.apple) { service in
             let keyStore = MemoryKeyIDStore()
             let device: SimulatedDevice
@@ -216,8 +216,8 @@ struct EndToEndTests {
                     provider: appAttest, keyStore: MemoryKeyIDStore(),
                     service: AttestKitService(baseURL: service, transport: backend))
                 let client = AttestKitHTTPClient(manager: manager, deviceCheck: deviceCheck, transport: backend)
-                struct Validated: Decodable, Sendable { let valid: Bool }
-                let answer = try await client.performSecureRequest(AppBackend.order(), as: Validated.self)
+                let answer = try await client.performSecureRequest(
+                    AppBackend.order(), as: DeviceCheckValidateResponse.self)
                 #expect(answer.level == .deviceCheck && answer.status == 200)
                 #expect(answer.value.valid)
                 #expect(deviceCheck.tokenCount == 1)

@@ -51,11 +51,7 @@ extension AppAttestManager {
         clock += 1
         var request = request
         for (name, value) in signedRequest.headers { request.setValue(value, forHTTPHeaderField: name) }
-        let timestamped: Bool
-        switch signedRequest.freshness {
-        case .timestamp(_): timestamped = true
-        case .challenge(_): timestamped = false
-        }
+        let timestamped = signedRequest.freshness.kind == .timestamp
         let ticket = Ticket(keyID: signedRequest.keyID, started: started, finished: clock, timestamped: timestamped)
         return (request, ticket)
     }
@@ -104,7 +100,7 @@ extension AppAttestManager {
         case .timestampOutsideWindow:
             _ = finish(ticket, counterRefused: false)
             guard ticket.timestamped, configuration.switchToChallengesOnClockSkew else { return .done }
-            freshness = .serviceChallenge
+            freshness = .challenge
             return .resend(replacedKey: false)
         }
     }

@@ -59,12 +59,12 @@ extension AppAttestManager {
         return request
     }
 
-    private func makeFreshness(for keyID: String) async throws -> RequestBinding.Freshness {
+    private func makeFreshness(for keyID: String) async throws -> Freshness {
         switch freshness {
         case .timestamp:
             let milliseconds = (now().timeIntervalSince1970 * 1_000).rounded(.down)
             return .timestamp(milliseconds: Int64(max(0, milliseconds)))
-        case .serviceChallenge:
+        case .challenge:
             do {
                 return .challenge(try await service.challenge(for: .assert, keyID: keyID).id)
             } catch let error as AttestKitClientError where error.isTransient {
@@ -72,6 +72,8 @@ extension AppAttestManager {
                     .unavailable, status: error.status, serviceCode: error.serviceCode,
                     reason: "no assertion challenge: \(error)")
             }
+        case .vouched:
+            throw AttestKitClientError(.invalidRequest, reason: "an app's assertion names a challenge or a timestamp")
         }
     }
 

@@ -30,18 +30,14 @@ public import Foundation
 public actor AppAttestManager {
     /// How the manager behaves.
     public struct Configuration: Sendable {
-        /// How an assertion proves it is fresh.
-        public enum Freshness: Sendable, Hashable {
-            /// The device's clock in Unix milliseconds (`X-AttestKit-Timestamp`), which the service accepts within
-            /// a window: no extra round trip. The default.
-            case timestamp
-            /// A one-time challenge of the service (`POST /v1/challenges` with purpose `assert`, bound to the key;
-            /// `X-AttestKit-Challenge`): one more round trip, no dependence on the device's clock.
-            case serviceChallenge
-        }
-
-        /// How assertions prove they are fresh; ``Freshness/timestamp`` by default.
-        public var freshness: Freshness
+        /// How assertions prove they are fresh:
+        /// - `.timestamp` (the default): the device's clock in Unix milliseconds (`X-AttestKit-Timestamp`), which
+        ///   the service accepts within a window: no extra round trip;
+        /// - `.challenge`: a one-time challenge of the service (`POST /v1/challenges` with purpose `assert`, bound
+        ///   to the key; `X-AttestKit-Challenge`): one more round trip, no dependence on the device's clock;
+        /// - `.vouched` names no freshness an app can send: signing fails with
+        ///   ``AttestKitClientError/Code/invalidRequest``.
+        public var freshness: AttestKitWire.Freshness.Kind
         /// Whether a refusal as `timestamp_outside_window` switches the manager to service challenges (and the
         /// request is sent again with one); `true` by default.
         public var switchToChallengesOnClockSkew: Bool
@@ -58,7 +54,7 @@ public actor AppAttestManager {
 
         /// Creates a configuration.
         public init(
-            freshness: Freshness = .timestamp,
+            freshness: AttestKitWire.Freshness.Kind = .timestamp,
             switchToChallengesOnClockSkew: Bool = true,
             reattestAfterRevocation: Bool = false,
             initialBackoff: TimeInterval = 2,
@@ -81,17 +77,14 @@ public actor AppAttestManager {
         /// The assertion object.
         public let assertion: Data
         /// The freshness proof the client data names.
-        public let freshness: RequestBinding.Freshness
+        public let freshness: Freshness
 
         /// `X-AttestKit-Key-Id`, `X-AttestKit-Assertion` and `X-AttestKit-Timestamp` or `X-AttestKit-Challenge`.
         public var headers: [String: String] {
             var headers = [
                 AttestKitHeaderNames.keyID: keyID, AttestKitHeaderNames.assertion: assertion.base64EncodedString(),
             ]
-            switch freshness {
-            case .challenge(let id): headers[AttestKitHeaderNames.challenge] = id
-            case .timestamp(let milliseconds): headers[AttestKitHeaderNames.timestamp] = String(milliseconds)
-            }
+            if let header = AttestKitHeaderNames.header(of: freshness) { headers[header.name] = header.value }
             return headers
         }
     }
@@ -110,7 +103,7 @@ public actor AppAttestManager {
     /// The attestation under way, which concurrent callers share.
     var obtaining: Task<String, any Error>?
     /// The freshness in use: the configured one, until a clock skew switches it to service challenges.
-    var freshness: Configuration.Freshness
+    var freshness: Freshness.Kind
 
     /// A logical clock of the actor, stamping when each tracked signing starts and ends.
     var clock = 0
@@ -156,7 +149,7 @@ public actor AppAttestManager {
 
     /// Whether assertions use one-time challenges of the service: configured so, or switched after the service
     /// refused the device's clock.
-    public var usesServiceChallenges: Bool { freshness == .serviceChallenge }
+    public var usesServiceChallenges: Bool { freshness == .challenge }
 
     /// The key's state as last read or saved (`nil` before the first request).
     public var keyState: KeyState? { state }

@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitApple
 import AttestKitFlows
 import AttestKitStore
+import AttestKitWire
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -172,9 +173,7 @@ enum JSONResponse {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else {
+        guard let data = try? WireJSON.encode(value) else {
             return Response(status: .internalServerError, headers: headers)
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -1,4 +1,5 @@
 import AttestKitClient
+import AttestKitWire
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -56,22 +57,23 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         var status = 200
         switch (url.host ?? "", url.path) {
         case ("attest.example", "/v1/challenges"):
-            let json = try JSONSerialization.jsonObject(with: request.httpBody ?? Data()) as? [String: String]
-            let purpose = json?["purpose"] ?? "attest"
+            let message = try WireJSON.decode(ChallengeRequest.self, from: request.httpBody ?? Data())
+            let purpose = message.purpose ?? "attest"
             let number = locked {
                 challengeCount[purpose, default: 0] += 1
                 return challengeCount.values.reduce(0, +)
             }
             let bytes = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-            let expires = ISO8601DateFormatter().string(from: Date().addingTimeInterval(300))
-            body =
-                #"{"challengeId":"c\#(number)","challenge":"\#(bytes)","purpose":"\#(purpose)","expiresAt":"\#(expires)"}"#
+            let response = ChallengeResponse(
+                challengeId: "c\(number)", challenge: bytes, purpose: purpose,
+                expiresAt: APITime.format(Date().addingTimeInterval(300)))
+            body = String(decoding: try WireJSON.encode(response), as: UTF8.self)
             status = 201
             answer = .status(201, nil)
         case ("attest.example", "/v1/attestations"):
-            let json = try JSONSerialization.jsonObject(with: request.httpBody ?? Data()) as? [String: String]
+            let message = try WireJSON.decode(AttestationRequest.self, from: request.httpBody ?? Data())
             answer = locked {
-                registrations.append((json?["keyId"] ?? "", json?["attestation"] ?? ""))
+                registrations.append((message.keyId, message.attestation))
                 return registrationScript.isEmpty ? .status(201, nil) : registrationScript.removeFirst()
             }
         case ("app.example", _):
@@ -95,7 +97,9 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         case .status(let code, let errorCode):
             if code >= 300 {
                 status = code
-                body = errorCode.map { #"{"error":{"code":"\#($0)","message":"scripted"}}"# } ?? ""
+                body =
+                    errorCode.map { String(decoding: ErrorResponse(code: $0, message: "scripted").json, as: UTF8.self) }
+                    ?? ""
             } else if code != 200 {
                 status = code
             }
