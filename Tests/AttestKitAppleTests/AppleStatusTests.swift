@@ -4,9 +4,9 @@ import AttestKitAppleMock
 import Foundation
 import Testing
 
-/// Every status of Apple's tables (SPEC.md §5, §6), and the texts actually seen, injected by the mock and read back
-/// by the clients over HTTP as a typed error with the status and Apple's text. Retryable ones are retried to the
-/// limit; the others are sent once.
+/// Every status of Apple's tables (docs/apple-formats.md §5, §6), and the texts actually seen, injected by the mock and
+/// read back by the clients over HTTP as a typed error with the status and Apple's text. Retryable ones are retried to
+/// the limit; the others are sent once.
 @Suite struct AppleStatusTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var status: Int

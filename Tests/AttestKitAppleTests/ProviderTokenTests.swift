@@ -4,8 +4,8 @@ import Foundation
 import JWTKit
 import Testing
 
-/// Provider tokens: APNs-style ES256 JWS (SPEC.md §5, §6) that an independent verifier accepts, reused for 50
-/// minutes and renewed after, by an injected clock.
+/// Provider tokens: APNs-style ES256 JWS (docs/apple-formats.md §5, §6) that an independent verifier accepts, reused
+/// for 50 minutes and renewed after, by an injected clock.
 @Suite struct ProviderTokenTests {
     struct Header: Decodable, Equatable {
         var alg: String

@@ -4,8 +4,8 @@ import Foundation
 import SwiftASN1
 import Testing
 
-/// Receipts: Apple's BER layout (SPEC.md §4), accepted with the software Apple's receipt root only, and refreshed
-/// into `RECEIPT`s as Apple's exchange does.
+/// Receipts: Apple's BER layout (docs/apple-formats.md §4), accepted with the software Apple's receipt root only, and
+/// refreshed into `RECEIPT`s as Apple's exchange does.
 @Suite struct SimulatedReceiptTests {
     /// The field numbers of a receipt payload, in their order.
     static func fieldOrder(_ receipt: [UInt8]) throws -> [Int] {

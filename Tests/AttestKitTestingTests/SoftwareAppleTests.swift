@@ -6,7 +6,7 @@ import SwiftASN1
 import Testing
 import X509
 
-/// The CA hierarchies and the credential certificate have Apple's shape (SPEC.md §2 and §4).
+/// The CA hierarchies and the credential certificate have Apple's shape (docs/apple-formats.md §2 and §4).
 @Suite struct SoftwareAppleTests {
     let apple = Fixture.apple
 

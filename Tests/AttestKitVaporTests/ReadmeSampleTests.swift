@@ -8,7 +8,7 @@ import Testing
 import Vapor
 import VaporTesting
 
-/// README's "In-process: Vapor" sample, compiled and configured (not booted).
+/// The Vapor sample of README.md and docs/service.md ("In-process: Vapor"), compiled and configured (not booted).
 struct ReadmeSampleTests {
     func configure(_ app: Application, verifier: AttestationVerifier, path: String) throws {
         let store = SQLiteAttestationStore(path: path)

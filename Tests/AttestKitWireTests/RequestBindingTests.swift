@@ -2,7 +2,7 @@ import AttestKitWire
 import Foundation
 import Testing
 
-/// The canonical client data: the README's worked example, strictness, and sensitivity to every part.
+/// The canonical client data: the worked example of docs/library.md, strictness, and sensitivity to every part.
 @Suite struct RequestBindingTests {
     static let body = Array(#"{"sku":"A-42","quantity":1}"#.utf8)
 
@@ -13,7 +13,7 @@ import Testing
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    /// The worked example of the README, with hashes computed independently (Python hashlib).
+    /// The worked example of docs/library.md, with hashes computed independently (Python hashlib).
     @Test func workedExampleMatchesTheREADME() throws {
         let binding = try Self.example()
         #expect(

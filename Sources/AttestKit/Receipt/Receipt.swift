@@ -1,7 +1,7 @@
 public import Foundation
 import SwiftASN1
 
-/// The payload of a verified App Attest receipt (SPEC.md §4).
+/// The payload of a verified App Attest receipt (docs/apple-formats.md §4).
 ///
 /// The payload is a BER `SET OF SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }` whose elements
 /// Apple does not sort. Fields 2, 3, 4, 5, 6 and 12 are required, and 17 and 19 as well in a `RECEIPT`;

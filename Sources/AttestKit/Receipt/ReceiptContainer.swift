@@ -3,7 +3,8 @@ import Foundation
 package import X509
 import SwiftASN1
 
-/// The PKCS#7/CMS `SignedData` envelope of an App Attest receipt (SPEC.md §4), parsed but not yet trusted.
+/// The PKCS#7/CMS `SignedData` envelope of an App Attest receipt (docs/apple-formats.md §4), parsed but not yet
+/// trusted.
 ///
 /// Apple encodes receipts in BER: indefinite lengths (`30 80`) and an `eContent` split into a constructed
 /// OCTET STRING of 1000-byte chunks, whose payload straddles the chunks. Some refreshed receipts are

@@ -3,7 +3,7 @@ public import AttestKit
 public import Foundation
 public import Logging
 
-/// A client of Apple's DeviceCheck two-bit API (SPEC.md §6): query, update and validate per-device data.
+/// A client of Apple's DeviceCheck two-bit API (docs/apple-formats.md §6): query, update and validate per-device data.
 ///
 /// ```swift
 /// let tokens = try AppleTokenProvider(privateKeyPEM: p8, keyID: "ABC123DEFG", teamID: "TEAM123456")

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The JSON body of a DeviceCheck call (SPEC.md §6): `device_token`, `transaction_id` (a new UUID),
+/// The JSON body of a DeviceCheck call (docs/apple-formats.md §6): `device_token`, `transaction_id` (a new UUID),
 /// `timestamp` in milliseconds since 1970 (UTC), and for updates `bit0` and `bit1` when given (absent otherwise).
 struct DeviceCheckRequestBody: Encodable, Sendable {
     var deviceToken: String

@@ -3,8 +3,8 @@ public import AttestKit
 public import Foundation
 public import Logging
 
-/// A client of Apple's App Attest receipt exchange (SPEC.md §5): trades a stored receipt for a new `RECEIPT`
-/// carrying the fraud risk metric.
+/// A client of Apple's App Attest receipt exchange (docs/apple-formats.md §5): trades a stored receipt for a new
+/// `RECEIPT` carrying the fraud risk metric.
 ///
 /// ```swift
 /// let exchange = try ReceiptExchangeClient(configuration: .init(environment: .production), tokens: tokens)

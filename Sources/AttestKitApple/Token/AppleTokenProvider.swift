@@ -4,11 +4,11 @@ import JWTKit
 /// Signs the ES256 provider tokens that authorize calls to DeviceCheck and the App Attest receipt exchange, and
 /// reuses each one until it is ``renewalAge`` old.
 ///
-/// A token is built like an APNs provider token (SPEC.md §5, §6): header `{"alg":"ES256","kid":KEY_ID,"typ":"JWT"}`,
-/// claims `{"iss":TEAM_ID,"iat":SECONDS}`, signed with the `.p8` key of a key that has DeviceCheck enabled; the
-/// signature is the raw 64-byte r‖s JWS form. Apple rejects tokens older than an hour ("Authorization Token
-/// Expired"), so the default renews after 50 minutes. One provider serves both services and any number of
-/// concurrent calls.
+/// A token is built like an APNs provider token (docs/apple-formats.md §5, §6): header
+/// `{"alg":"ES256","kid":KEY_ID,"typ":"JWT"}`, claims `{"iss":TEAM_ID,"iat":SECONDS}`, signed with the `.p8` key of a
+/// key that has DeviceCheck enabled; the signature is the raw 64-byte r‖s JWS form. Apple rejects tokens older than an
+/// hour ("Authorization Token Expired"), so the default renews after 50 minutes. One provider serves both services and
+/// any number of concurrent calls.
 ///
 /// ```swift
 /// let tokens = try AppleTokenProvider(

@@ -1,7 +1,7 @@
 public import AttestKit
 
 extension AppAttestEnvironment {
-    /// The base URL of Apple's DeviceCheck two-bit API in this environment (SPEC.md §6):
+    /// The base URL of Apple's DeviceCheck two-bit API in this environment (docs/apple-formats.md §6):
     /// `https://api.development.devicecheck.apple.com` or `https://api.devicecheck.apple.com`.
     public var deviceCheckBaseURL: String {
         switch self {
@@ -10,7 +10,7 @@ extension AppAttestEnvironment {
         }
     }
 
-    /// The URL of Apple's App Attest receipt exchange in this environment (SPEC.md §5):
+    /// The URL of Apple's App Attest receipt exchange in this environment (docs/apple-formats.md §5):
     /// `https://data-development.appattest.apple.com/v1/attestationData` or
     /// `https://data.appattest.apple.com/v1/attestationData`.
     public var receiptExchangeURL: String {

@@ -1,5 +1,5 @@
 /// Turns an Apple error answer into an ``AppleServiceError``: by status first, then for 400 and 401 by Apple's text
-/// (SPEC.md §5, §6 "Bodies actually seen": the texts differ from Apple's table, so both are matched).
+/// (docs/apple-formats.md §5, §6 "Bodies actually seen": the texts differ from Apple's table, so both are matched).
 enum AppleStatusClassifier {
     /// Which service answered: their 400s and 404s mean different things.
     enum Service {

@@ -15,7 +15,7 @@ struct MockAppleAnswer: Sendable, Hashable {
     /// An empty 200.
     static let ok = MockAppleAnswer(status: 200, text: "", contentType: nil)
 
-    /// The text Apple sends with `status` (SPEC.md §5, §6), for injected faults.
+    /// The text Apple sends with `status` (docs/apple-formats.md §5, §6), for injected faults.
     static func applesText(for status: Int) -> String {
         switch status {
         case 304: ""
@@ -31,7 +31,7 @@ struct MockAppleAnswer: Sendable, Hashable {
         }
     }
 
-    // DeviceCheck texts as clients have seen them (SPEC.md §6 "Bodies actually seen").
+    // DeviceCheck texts as clients have seen them (docs/apple-formats.md §6 "Bodies actually seen").
     static let badDeviceToken = text(400, "Missing or incorrectly formatted device token payload")
     static let badAuthorization = text(400, "Missing or badly formatted authorization token")
     static let badBits = text(400, "Missing or incorrectly formatted bits")
@@ -42,7 +42,7 @@ struct MockAppleAnswer: Sendable, Hashable {
     static let bitStateNotFound = text(200, "Failed to find bit state")
     static let methodNotAllowed = text(405, "Method Not Allowed")
 
-    // Receipt exchange texts (SPEC.md §5).
+    // Receipt exchange texts (docs/apple-formats.md §5).
     static let receiptBadPayload = text(400, "Bad Payload")
     static let incorrectEnvironment = text(400, "Incorrect Environment")
     static let unauthorized = text(401, "Unauthorized")

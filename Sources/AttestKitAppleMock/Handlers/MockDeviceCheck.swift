@@ -1,8 +1,8 @@
 import AttestKitApple
 import Foundation
 
-/// The mock's DeviceCheck two-bit API (SPEC.md §6), with Apple's quirks: `Authorization: Bearer <JWT>`, a JSON
-/// body with a Base64 `device_token` without line breaks, a `transaction_id` and a `timestamp` in milliseconds,
+/// The mock's DeviceCheck two-bit API (docs/apple-formats.md §6), with Apple's quirks: `Authorization: Bearer <JWT>`, a
+/// JSON body with a Base64 `device_token` without line breaks, a `transaction_id` and a `timestamp` in milliseconds,
 /// and a query on a device never set answered 200 `Failed to find bit state`.
 ///
 /// Checks run in Apple's apparent order: the token (400 when missing or not a JWS, 401 when it does not verify or

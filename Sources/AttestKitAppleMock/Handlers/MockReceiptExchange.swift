@@ -4,7 +4,7 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// The mock's App Attest receipt exchange (SPEC.md §5), backed by a software Apple.
+/// The mock's App Attest receipt exchange (docs/apple-formats.md §5), backed by a software Apple.
 ///
 /// The request: `Authorization: <JWT>` (bare; `Bearer` is refused with 401 like any token that does not verify),
 /// the Base64 receipt as the whole body (a binary `application/octet-stream` body gets 400, as Apple's did). Then:

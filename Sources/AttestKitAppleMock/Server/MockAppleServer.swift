@@ -8,7 +8,7 @@ import NIOCore
 public import ServiceLifecycle
 
 /// A mock of Apple's DeviceCheck and App Attest receipt services on loopback, faithful to their quirks
-/// (SPEC.md §5, §6), for tests and for `attestkit mock-apple`. Apple is never called.
+/// (docs/apple-formats.md §5, §6), for tests and for `attestkit mock-apple`. Apple is never called.
 ///
 /// It serves `POST /v1/query_two_bits`, `/v1/update_two_bits`, `/v1/validate_device_token` (DeviceCheck, see
 /// ``MockAppleServer/Configuration``) and `/v1/attestationData` (the receipt exchange, backed by a software Apple),

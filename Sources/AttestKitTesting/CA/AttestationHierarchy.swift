@@ -1,8 +1,8 @@
 import Foundation
 import X509
 
-/// The software Apple's attestation CA, shaped like Apple's (SPEC.md §2): a self-signed P-384 root and a P-384
-/// intermediate (CA, pathlen 0) that issues the credential certificates.
+/// The software Apple's attestation CA, shaped like Apple's (docs/apple-formats.md §2): a self-signed P-384 root and a
+/// P-384 intermediate (CA, pathlen 0) that issues the credential certificates.
 struct AttestationHierarchy: Sendable {
     /// Stands for Apple App Attestation Root CA.
     let root: SigningIdentity

@@ -4,7 +4,8 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// The credential certificate (the x5c leaf) of a simulated attestation, shaped like Apple's (SPEC.md §2).
+/// The credential certificate (the x5c leaf) of a simulated attestation, shaped like Apple's (docs/apple-formats.md
+/// §2).
 ///
 /// - Subject `CN=<hex keyId>, OU=AAA Certification, O=…, ST=California`; a P-256 key; signed
 ///   ecdsa-with-SHA256 by the P-384 attestation CA; serial number = issuance time in Unix milliseconds.

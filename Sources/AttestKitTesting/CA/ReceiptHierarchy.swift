@@ -3,10 +3,10 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// The software Apple's receipt CA, shaped like Apple's (SPEC.md §4): a self-signed P-384 root (for Apple Root
-/// CA - G3), a P-256 intermediate signed ecdsa-with-SHA384 (for Apple Application Integration CA 5 - G1) and a
-/// P-256 signer signed ecdsa-with-SHA256 (for Application Attestation Fraud Receipt Signing). The intermediate and
-/// the signer carry Apple's marker extensions of those two roles, non-critical with a NULL value, as Apple's do.
+/// The software Apple's receipt CA, shaped like Apple's (docs/apple-formats.md §4): a self-signed P-384 root (for Apple
+/// Root CA - G3), a P-256 intermediate signed ecdsa-with-SHA384 (for Apple Application Integration CA 5 - G1) and a
+/// P-256 signer signed ecdsa-with-SHA256 (for Application Attestation Fraud Receipt Signing). The intermediate and the
+/// signer carry Apple's marker extensions of those two roles, non-critical with a NULL value, as Apple's do.
 struct ReceiptHierarchy: Sendable {
     /// The receipt trust anchor.
     let root: SigningIdentity

@@ -1,8 +1,8 @@
 import AttestKit
 import Crypto
 
-/// Writes what a device returns, in App Attest's layouts (SPEC.md §1 and §3): authenticator data, attestation
-/// and assertion objects.
+/// Writes what a device returns, in App Attest's layouts (docs/apple-formats.md §1 and §3): authenticator data,
+/// attestation and assertion objects.
 enum AppAttestEncoder {
     /// The flags Apple writes on attestations and assertions alike: AT (0x40) only.
     static let flags: UInt8 = 0x40

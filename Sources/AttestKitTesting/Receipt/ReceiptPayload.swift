@@ -1,7 +1,7 @@
 import Foundation
 
 /// The payload of a simulated receipt: `SET OF SEQUENCE { type INTEGER, version INTEGER (1), value OCTET STRING }`
-/// in the order Apple writes the fields, which is not DER's sorted order (SPEC.md §4).
+/// in the order Apple writes the fields, which is not DER's sorted order (docs/apple-formats.md §4).
 struct ReceiptPayload: Sendable {
     /// The attributes, in output order.
     var fields: [(type: Int, value: [UInt8])]

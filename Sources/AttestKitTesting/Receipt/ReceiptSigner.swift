@@ -2,7 +2,7 @@ import Crypto
 import SwiftASN1
 import X509
 
-/// Writes App Attest receipts as Apple does (SPEC.md §4): a BER CMS `SignedData` with indefinite lengths
+/// Writes App Attest receipts as Apple does (docs/apple-formats.md §4): a BER CMS `SignedData` with indefinite lengths
 /// (`30 80 … 00 00`), the payload attached as a constructed OCTET STRING (`24 80`) of 1000-byte chunks
 /// (`04 82 03 E8`, so the payload straddles chunks), the signer, its CA and the root embedded, and exactly one
 /// `SignerInfo` without signed attributes: ecdsa-with-SHA256 directly over the payload bytes.

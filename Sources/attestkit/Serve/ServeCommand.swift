@@ -14,8 +14,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             With no arguments it listens on 127.0.0.1:8080 with SQLite under ./attestkit-data/. Settings come from \
             flags, then ATTESTKIT_* environment variables, then the JSON file of --config, then defaults; every \
-            setting has a dotted key (http.port, apps, storage.url, ...; see README 'Configuration') that --set \
-            KEY=VALUE sets from the command line. The admin token is read from ATTESTKIT_ADMIN_TOKEN or the file \
+            setting has a dotted key (http.port, apps, storage.url, ...; see docs/service.md 'Configuration') \
+            that --set KEY=VALUE sets from the command line. The admin token is read from ATTESTKIT_ADMIN_TOKEN or the file \
             only, never from a flag (command lines are visible to other users). SIGINT or SIGTERM shuts down \
             gracefully: in-flight requests finish, background services stop, the store closes.
             """
