@@ -24,14 +24,21 @@ public import Foundation
 /// `key_revoked` is reported as ``AttestKitClientError/Code/keyRevoked``. Any other answer other than 2xx throws
 /// ``AttestKitClientError/Code/httpError`` with the status and, when the body is the service's
 /// `{"error": {"code", "message"}}`, its code and message; it is never re-sent with a weaker proof.
+///
+/// Where the manager's ``AppAttestManager/Configuration/debugToken`` is sent (a Simulator build, or enabled for
+/// tests), the App Attest level carries only `X-AttestKit-Debug-Token`: nothing is attested or asserted.
+/// ``sessionToken()`` gets, caches and shares the service's session tokens.
 public struct AttestKitHTTPClient: Sendable {
     /// The strategy applied to every request.
     public let strategy: AttestationStrategy
-    private let manager: AppAttestManager?
+    /// How long before its expiry a cached session token is replaced (``sessionToken()``).
+    public let tokenRefreshMargin: TimeInterval
+    let manager: AppAttestManager?
     private let deviceCheck: (any DeviceCheckTokenProvider)?
-    private let transport: any HTTPTransport
-    private let now: @Sendable () -> Date
+    let transport: any HTTPTransport
+    let now: @Sendable () -> Date
     private let levels = LevelRecord()
+    let sessionTokens = SessionTokenCache()
 
     /// Creates a client.
     ///
@@ -40,14 +47,17 @@ public struct AttestKitHTTPClient: Sendable {
     ///   - deviceCheck: The DeviceCheck provider, for ``AttestationLevel/deviceCheck`` (skipped without one).
     ///   - strategy: The levels and hooks; ``AttestationStrategy/standard`` by default.
     ///   - transport: The transport (URLSession by default).
-    ///   - now: The clock of the DeviceCheck backoff (injectable for tests).
+    ///   - tokenRefreshMargin: How long before its expiry a cached session token is replaced (60 seconds).
+    ///   - now: The clock of the DeviceCheck backoff and of session tokens' expiry (injectable for tests).
     public init(
         manager: AppAttestManager?,
         deviceCheck: (any DeviceCheckTokenProvider)? = nil,
         strategy: AttestationStrategy = .standard,
         transport: any HTTPTransport = URLSessionTransport(),
+        tokenRefreshMargin: TimeInterval = 60,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.tokenRefreshMargin = max(0, tokenRefreshMargin)
         self.strategy = strategy
         self.manager = manager
         self.deviceCheck = deviceCheck
@@ -103,7 +113,7 @@ public struct AttestKitHTTPClient: Sendable {
             case .appAttest:
                 guard let manager else { continue }
                 do {
-                    answer = try await sendWithAssertion(request, manager)
+                    answer = try await sendWithAssertion(request, manager, over: transport)
                 } catch let error as AttestKitClientError where error.code == .unavailable || error.code == .keyStore {
                     unavailable = error
                     answer = nil
@@ -112,7 +122,7 @@ public struct AttestKitHTTPClient: Sendable {
                 answer = try await sendWithDeviceCheck(request, &unavailable)
             case .riskBased, .degraded:
                 let verified = try await strategy.additionalVerification?(request, level) ?? request
-                answer = try await send(verified)
+                answer = try await send(verified, over: transport)
             }
             guard let answer else { continue }
             if levels.record(level), let onLevelChange = strategy.onLevelChange { onLevelChange(level) }
@@ -139,19 +149,26 @@ public struct AttestKitHTTPClient: Sendable {
         }
         var request = request
         request.setValue(token.base64EncodedString(), forHTTPHeaderField: AttestKitHeaderNames.deviceToken)
-        return try await send(request)
+        return try await send(request, over: transport)
     }
 
-    private func sendWithAssertion(
-        _ request: URLRequest, _ manager: AppAttestManager
+    /// Sends `request` over `transport` with an assertion of `manager` (or, where it is enabled, the debug token
+    /// instead), handling the AttestKit verification's refusals.
+    func sendWithAssertion(
+        _ request: URLRequest, _ manager: AppAttestManager, over transport: any HTTPTransport
     ) async throws -> (Data, HTTPURLResponse) {
+        if let debugToken = manager.configuration.activeDebugToken {
+            var request = request
+            request.setValue(debugToken, forHTTPHeaderField: AttestKitHeaderNames.debugToken)
+            return try await send(request, over: transport)
+        }
         var resends = 0
         var replaced = false
         while true {
             let (signed, ticket) = try await manager.signed(request)
             let refused: AttestKitClientError
             do {
-                let answer = try await send(signed)
+                let answer = try await send(signed, over: transport)
                 _ = await manager.answered(ticket, refusal: nil, accepted: true)
                 return answer
             } catch let error as AttestKitClientError {
@@ -180,7 +197,7 @@ public struct AttestKitHTTPClient: Sendable {
     /// The most times one request is sent again (overtaken by later assertions, a clock switch, a new key).
     private static let maximumResends = 10
 
-    private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    func send(_ request: URLRequest, over transport: any HTTPTransport) async throws -> (Data, HTTPURLResponse) {
         let (data, response): (Data, HTTPURLResponse)
         do {
             (data, response) = try await transport.send(request)

@@ -49,10 +49,16 @@ extension AppAttestManager {
         }
     }
 
-    /// `request` with the assertion headers added (``SignedRequest/headers``).
+    /// `request` with the assertion headers added (``SignedRequest/headers``), or with only
+    /// `X-AttestKit-Debug-Token` where ``Configuration/debugToken`` is sent.
     /// - Throws: ``AttestKitClientError/Code/invalidRequest`` for a request without a URL or with a streamed body,
     ///   then as ``assertion(method:target:body:)``.
     public func sign(_ request: URLRequest) async throws -> URLRequest {
+        if let debugToken = configuration.activeDebugToken {
+            var request = request
+            request.setValue(debugToken, forHTTPHeaderField: AttestKitHeaderNames.debugToken)
+            return request
+        }
         let (request, ticket) = try await signed(request)
         // Not sent by this manager: its answer is unknown, so count it as accepted.
         _ = finish(ticket, counterRefused: false)

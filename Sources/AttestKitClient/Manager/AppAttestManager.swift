@@ -51,6 +51,14 @@ public actor AppAttestManager {
         /// How long App Attest is skipped after `featureUnsupported` from a device that says it supports it (as
         /// in some app extensions), in seconds.
         public var unsupportedBackoff: TimeInterval
+        /// A debug token of the service's allow-list, sent in `X-AttestKit-Debug-Token` instead of attesting and
+        /// asserting (App Attest does not run in the Simulator). It is sent only in a build for the Simulator
+        /// (`targetEnvironment(simulator)`), or where ``debugTokenOutsideSimulator`` enables it; a device build
+        /// ignores it. `nil` (the default) or empty: never sent.
+        public var debugToken: String?
+        /// Whether ``debugToken`` is sent outside a Simulator build too, for the app's own tests (CI, Linux);
+        /// `false` by default, so that a device build always attests.
+        public var debugTokenOutsideSimulator: Bool
 
         /// Creates a configuration.
         public init(
@@ -59,7 +67,9 @@ public actor AppAttestManager {
             reattestAfterRevocation: Bool = false,
             initialBackoff: TimeInterval = 2,
             maximumBackoff: TimeInterval = 6 * 3600,
-            unsupportedBackoff: TimeInterval = 24 * 3600
+            unsupportedBackoff: TimeInterval = 24 * 3600,
+            debugToken: String? = nil,
+            debugTokenOutsideSimulator: Bool = false
         ) {
             self.freshness = freshness
             self.switchToChallengesOnClockSkew = switchToChallengesOnClockSkew
@@ -67,6 +77,18 @@ public actor AppAttestManager {
             self.initialBackoff = max(0, initialBackoff)
             self.maximumBackoff = max(self.initialBackoff, maximumBackoff)
             self.unsupportedBackoff = max(0, unsupportedBackoff)
+            self.debugToken = debugToken
+            self.debugTokenOutsideSimulator = debugTokenOutsideSimulator
+        }
+
+        /// The debug token to send instead of an assertion in this build, or `nil`.
+        var activeDebugToken: String? {
+            guard let debugToken, !debugToken.isEmpty else { return nil }
+            #if targetEnvironment(simulator)
+                return debugToken
+            #else
+                return debugTokenOutsideSimulator ? debugToken : nil
+            #endif
         }
     }
 

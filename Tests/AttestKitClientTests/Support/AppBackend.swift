@@ -14,6 +14,8 @@ import Synchronization
 ///   query, body, and the timestamp or challenge id) and answers 200 `{"counter": N}` when the service accepts
 ///   the assertion, or the service's refusal as is.
 /// - With `X-AttestKit-Device-Token` it calls `POST /v1/devicecheck/validate`.
+/// - `/v1/rewards` with `Authorization: Bearer <session token>` consumes the token (`POST /v1/tokens/consume`)
+///   and answers the service's answer as is: the claims the first time, 409 `token_consumed` after.
 /// - Without either it answers 401.
 ///
 /// Requests to any other host (the service itself: challenges, attestations) go over URLSession.
@@ -23,6 +25,7 @@ final class AppBackend: HTTPTransport {
     let service: URL
     private let network = URLSessionTransport()
     private let log = Mutex<[Outcome]>([])
+    private let servicePaths = Mutex<[String]>([])
 
     /// What the backend decided about one request.
     struct Outcome: Sendable {
@@ -37,8 +40,14 @@ final class AppBackend: HTTPTransport {
     /// Every request the backend answered, in order.
     var outcomes: [Outcome] { log.withLock { $0 } }
 
+    /// How many requests the app sent to the service at `path` (`/v1/tokens`, ...).
+    func serviceCalls(_ path: String) -> Int { servicePaths.withLock { $0.filter { $0 == path }.count } }
+
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        guard let url = request.url, url.host == Self.host else { return try await network.send(request) }
+        guard let url = request.url, url.host == Self.host else {
+            servicePaths.withLock { $0.append(request.url?.path ?? "") }
+            return try await network.send(request)
+        }
         let headers = request.allHTTPHeaderFields ?? [:]
         func header(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -57,6 +66,10 @@ final class AppBackend: HTTPTransport {
                 keyId: keyID, assertion: assertion, request: parts,
                 challengeId: header(AttestKitHeaderNames.challenge))
             verify = try Self.post(service.appendingPathComponent("v1/assertions/verify"), body)
+        } else if url.path == "/v1/rewards", let bearer = header("Authorization"), bearer.hasPrefix("Bearer ") {
+            verify = try Self.post(
+                service.appendingPathComponent("v1/tokens/consume"),
+                TokenConsumeRequest(token: String(bearer.dropFirst("Bearer ".count))))
         } else if let token = header(AttestKitHeaderNames.deviceToken) {
             verify = try Self.post(
                 service.appendingPathComponent("v1/devicecheck/validate"), DeviceTokenRequest(deviceToken: token))
@@ -94,6 +107,14 @@ final class AppBackend: HTTPTransport {
         guard let http = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: nil)
         else { throw URLError(.badServerResponse) }
         return (body.json, http)
+    }
+
+    /// A reward request of the app, for a limited-use session token: `POST https://app.example/v1/rewards`.
+    static func reward() -> URLRequest {
+        guard let url = URL(string: "https://\(host)/v1/rewards") else { fatalError("the reward URL is valid") }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        return request
     }
 
     /// An order request of the app: `POST https://app.example/v1/orders?coupon=SPRING%2026` with a JSON body.

@@ -19,6 +19,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         case status(Int, String?)
         /// No answer: the connection failed.
         case drop
+        /// 201 with a `TokenResponse` (for `POST /v1/tokens`).
+        case token(String, Date)
     }
 
     /// A request the app's server received: the proof it carried.
@@ -28,6 +30,16 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         let challenge: String?
         let deviceToken: String?
         let extra: String?
+        let debugToken: String?
+        let authorization: String?
+        let hasAssertion: Bool
+    }
+
+    /// A `POST /v1/tokens` the service received: the proof it carried.
+    struct TokenRequest: Sendable {
+        let keyID: String?
+        let hasAssertion: Bool
+        let debugToken: String?
     }
 
     private let lock = NSLock()
@@ -35,6 +47,9 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     private var registrations: [(keyID: String, attestation: String)] = []
     private var challengeCount: [String: Int] = [:]
     private var appRequests: [AppRequest] = []
+    private var tokenLog: [TokenRequest] = []
+    private var tokenAnswer: @Sendable (Int) -> Answer = { _ in .status(503, "tokens_not_configured") }
+    private var tokenDelayNanoseconds: UInt64 = 0
     /// Decides the app server's answer to a request (200 `{"ok":true}` when it returns `nil`).
     private var appAnswer: @Sendable (AppRequest) -> Answer? = { _ in nil }
 
@@ -42,6 +57,13 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     func scriptRegistrations(_ answers: [Answer]) { locked { registrationScript = answers } }
     /// The app server answers with `answer`.
     func answerApp(_ answer: @escaping @Sendable (AppRequest) -> Answer?) { locked { appAnswer = answer } }
+
+    /// `POST /v1/tokens` answers `answer(n)` for its n-th request (from 1).
+    func answerTokens(_ answer: @escaping @Sendable (Int) -> Answer) { locked { tokenAnswer = answer } }
+    /// `POST /v1/tokens` answers only after this delay.
+    func tokenDelay(milliseconds: UInt64) { locked { tokenDelayNanoseconds = milliseconds * 1_000_000 } }
+    /// Every `POST /v1/tokens` received.
+    var tokenRequests: [TokenRequest] { locked { tokenLog } }
 
     /// Every registration attempt: the key and the Base64 attestation sent.
     var registrationAttempts: [(keyID: String, attestation: String)] { locked { registrations } }
@@ -76,13 +98,25 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
                 registrations.append((message.keyId, message.attestation))
                 return registrationScript.isEmpty ? .status(201, nil) : registrationScript.removeFirst()
             }
+        case ("attest.example", "/v1/tokens"):
+            func header(_ name: String) -> String? { request.value(forHTTPHeaderField: name) }
+            let seen = TokenRequest(
+                keyID: header(AttestKitHeaderNames.keyID), hasAssertion: header(AttestKitHeaderNames.assertion) != nil,
+                debugToken: header(AttestKitHeaderNames.debugToken))
+            let (number, delay) = locked {
+                tokenLog.append(seen)
+                return (tokenLog.count, tokenDelayNanoseconds)
+            }
+            if delay > 0 { try await Task.sleep(nanoseconds: delay) }
+            answer = locked { tokenAnswer }(number)
         case ("app.example", _):
             func header(_ name: String) -> String? { request.value(forHTTPHeaderField: name) }
             let seen = AppRequest(
                 keyID: header(AttestKitHeaderNames.keyID), timestamp: header(AttestKitHeaderNames.timestamp),
                 challenge: header(AttestKitHeaderNames.challenge),
                 deviceToken: header(AttestKitHeaderNames.deviceToken),
-                extra: header("X-Risk-Signal"))
+                extra: header("X-Risk-Signal"), debugToken: header(AttestKitHeaderNames.debugToken),
+                authorization: header("Authorization"), hasAssertion: header(AttestKitHeaderNames.assertion) != nil)
             answer = locked {
                 appRequests.append(seen)
                 return appAnswer(seen) ?? .status(200, nil)
@@ -94,6 +128,11 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         switch answer {
         case .drop:
             throw URLError(.networkConnectionLost)
+        case .token(let token, let expiresAt):
+            status = 201
+            body = String(
+                decoding: try WireJSON.encode(TokenResponse(token: token, expiresAt: APITime.format(expiresAt))),
+                as: UTF8.self)
         case .status(let code, let errorCode):
             if code >= 300 {
                 status = code
