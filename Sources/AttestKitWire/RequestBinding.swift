@@ -73,7 +73,7 @@ public struct RequestBinding: Sendable, Hashable {
         guard bodySHA256.count == 32 else { throw RequestBindingError(.invalidBodyHash) }
         switch freshness {
         case .challenge(let id):
-            guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy(Self.isChallengeCharacter) else {
+            guard Self.isChallengeID(id) else {
                 throw RequestBindingError(.invalidFreshness)
             }
         case .timestamp(let milliseconds):
@@ -139,11 +139,17 @@ public struct RequestBinding: Sendable, Hashable {
 
     /// `line` as text when it is ASCII (every part of the canonical form is), else `nil`. Not
     /// `String(validating:as:)`, which needs iOS 18: the wire builds for the client's platforms (iOS 14).
-    private static func ascii(_ line: some Collection<UInt8>) -> String? {
+    static func ascii(_ line: some Collection<UInt8>) -> String? {
         guard line.allSatisfy({ $0 < 0x80 }) else { return nil }
         return String(decoding: line, as: UTF8.self)
     }
 
+    /// Whether `id` is a challenge id in its allowed form: 1 to 128 characters of base64url's alphabet.
+    static func isChallengeID(_ id: String) -> Bool {
+        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy(isChallengeCharacter)
+    }
+
+    /// Whether `byte` may appear in a challenge id (base64url's alphabet).
     private static func isChallengeCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
