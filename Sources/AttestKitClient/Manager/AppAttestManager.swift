@@ -134,6 +134,11 @@ public actor AppAttestManager {
     /// Per key, the latest signing end stamp of the assertions the server did not refuse as not increasing.
     var latestAccepted: [String: Int] = [:]
 
+    /// The key attestations under way, by app key, which concurrent callers share.
+    var keyAttestations: [Data: Task<KeyAttestationResponse, any Error>] = [:]
+    /// The key attestations a passing failure interrupted, by app key, to go on with (this run only).
+    var pendingKeyAttestations: [Data: PendingKeyAttestation] = [:]
+
     /// How many attestations this manager has registered with the service (for diagnostics and tests).
     public internal(set) var attestationCount = 0
 

@@ -78,7 +78,7 @@ public struct AttestKitService: Sendable {
     /// The largest answer of the service read, in bytes.
     static let maximumAnswerSize = 64 * 1024
 
-    private func post(_ path: String, _ message: some Encodable) async throws -> Data {
+    func post(_ path: String, _ message: some Encodable) async throws -> Data {
         var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")

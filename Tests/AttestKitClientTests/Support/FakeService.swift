@@ -48,6 +48,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     private var challengeCount: [String: Int] = [:]
     private var appRequests: [AppRequest] = []
     private var tokenLog: [TokenRequest] = []
+    private var keyAttestationLog: [KeyAttestationRequest] = []
+    private var keyAttestationScript: [Answer] = []
     private var tokenAnswer: @Sendable (Int) -> Answer = { _ in .status(503, "tokens_not_configured") }
     private var tokenDelayNanoseconds: UInt64 = 0
     /// Decides the app server's answer to a request (200 `{"ok":true}` when it returns `nil`).
@@ -62,6 +64,10 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     func answerTokens(_ answer: @escaping @Sendable (Int) -> Answer) { locked { tokenAnswer = answer } }
     /// `POST /v1/tokens` answers only after this delay.
     func tokenDelay(milliseconds: UInt64) { locked { tokenDelayNanoseconds = milliseconds * 1_000_000 } }
+    /// The next key attestations answer these, in order, then 201 with the key and its app key.
+    func scriptKeyAttestations(_ answers: [Answer]) { locked { keyAttestationScript = answers } }
+    /// Every `POST /v1/key-attestations` received.
+    var keyAttestationRequests: [KeyAttestationRequest] { locked { keyAttestationLog } }
     /// Every `POST /v1/tokens` received.
     var tokenRequests: [TokenRequest] { locked { tokenLog } }
 
@@ -98,6 +104,17 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
                 registrations.append((message.keyId, message.attestation))
                 return registrationScript.isEmpty ? .status(201, nil) : registrationScript.removeFirst()
             }
+        case ("attest.example", "/v1/key-attestations"):
+            let message = try WireJSON.decode(KeyAttestationRequest.self, from: request.httpBody ?? Data())
+            answer = locked {
+                keyAttestationLog.append(message)
+                return keyAttestationScript.isEmpty ? .status(201, nil) : keyAttestationScript.removeFirst()
+            }
+            let record = KeyAttestationResponse(
+                keyId: message.keyId, appId: "ABCDE12345.com.example.client", environment: "development",
+                state: "active", counter: 0, createdAt: APITime.format(Date()), riskStatus: "unknown", stepUp: false,
+                appKey: .init(thumbprint: "thumbprint-of-the-app-key"))
+            body = String(decoding: try WireJSON.encode(record), as: UTF8.self)
         case ("attest.example", "/v1/tokens"):
             func header(_ name: String) -> String? { request.value(forHTTPHeaderField: name) }
             let seen = TokenRequest(
