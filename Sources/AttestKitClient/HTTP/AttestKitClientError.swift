@@ -132,6 +132,14 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
         }
     }
 
+    /// This passing failure as ``Code/unavailable``, keeping its status and service code: for a step whose
+    /// caller falls back or backs off.
+    func unavailable(_ reason: String) -> AttestKitClientError {
+        AttestKitClientError(
+            .unavailable, status: status, serviceCode: serviceCode, deviceError: deviceError,
+            reason: "\(reason): \(self)")
+    }
+
     /// Wraps any error of the system (the key store's, `URLError`, ...) with `code`, keeping this type as it is.
     static func wrapping(_ error: any Error, as code: Code, _ reason: String) -> AttestKitClientError {
         if let error = error as? AttestKitClientError { return error }

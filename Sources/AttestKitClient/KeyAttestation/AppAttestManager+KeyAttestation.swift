@@ -87,9 +87,7 @@ extension AppAttestManager {
                 keyID: current.keyID, attestation: attestation, challengeID: current.challengeID,
                 appKey: publicKeyDER)
         } catch let error as AttestKitClientError where error.isTransient {
-            throw AttestKitClientError(
-                .unavailable, status: error.status, serviceCode: error.serviceCode,
-                reason: "the key attestation could not be sent: \(error)")
+            throw error.unavailable("the key attestation could not be sent")
         } catch {
             // Refused for good: this attestation will never be registered.
             pendingKeyAttestations[publicKeyDER] = nil
@@ -108,9 +106,7 @@ extension AppAttestManager {
         do {
             challenge = try await service.challenge(for: .attest)
         } catch let error as AttestKitClientError where error.isTransient {
-            throw AttestKitClientError(
-                .unavailable, status: error.status, serviceCode: error.serviceCode,
-                reason: "no attestation challenge: \(error)")
+            throw error.unavailable("no attestation challenge")
         }
         let clientData: KeyAttestationClientData
         do {

@@ -74,9 +74,7 @@ extension AppAttestManager {
             do {
                 return .challenge(try await service.challenge(for: .assert, keyID: keyID).id)
             } catch let error as AttestKitClientError where error.isTransient {
-                throw AttestKitClientError(
-                    .unavailable, status: error.status, serviceCode: error.serviceCode,
-                    reason: "no assertion challenge: \(error)")
+                throw error.unavailable("no assertion challenge")
             }
         case .vouched:
             throw AttestKitClientError(.invalidRequest, reason: "an app's assertion names a challenge or a timestamp")
