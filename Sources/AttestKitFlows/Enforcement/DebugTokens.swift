@@ -1,4 +1,5 @@
 public import AttestKit
+import AttestKitWire
 import Crypto
 
 /// The deployment's allow-list of debug tokens: secrets a Simulator or CI build sends (`X-AttestKit-Debug-Token`)
