@@ -130,7 +130,7 @@ public struct RouteGuard: Sendable {
         for target in targets.dropLast() {
             do {
                 return try await verify(target)
-            } catch where error.code.rawValue == "signature_invalid" {
+            } catch  where error.code.rawValue == "signature_invalid" {
                 continue
             }
         }
