@@ -15,6 +15,33 @@ let strictSettings: [SwiftSetting] =
         .enableUpcomingFeature("InternalImportsByDefault"),
     ] + ciFlags
 
+/// Package traits decide what a consumer fetches: SwiftPM resolves only the dependencies that the enabled traits
+/// use. The core (`AttestKit`, `AttestKitWire`, `AttestKitClient`, the software Apple) needs none and depends on
+/// swift-crypto, swift-certificates and swift-asn1 alone; a package that uses only those depends on AttestKit with
+/// `traits: []`. The defaults enable everything, the command line and the servers included. See
+/// docs/architecture.md, "Dependencies and traits".
+let traits: Set<Trait> = [
+    .trait(
+        name: "AppleServices", description: "AttestKitApple: DeviceCheck and receipt exchange (AsyncHTTPClient, JWTKit)."),
+    .trait(name: "Storage", description: "AttestKitStore: challenges and keys on SQLite and PostgreSQL."),
+    .trait(
+        name: "Flows", description: "AttestKitFlows: a backend's decisions without a framework.",
+        enabledTraits: ["AppleServices", "Storage"]),
+    .trait(
+        name: "Hummingbird",
+        description: "AttestKitServer, AttestKitAppleMock and the attestkit command line (Hummingbird 2).",
+        enabledTraits: ["Flows"]),
+    .trait(name: "Vapor", description: "AttestKitVapor: the Vapor 4 integration.", enabledTraits: ["Flows"]),
+    .default(enabledTraits: ["Hummingbird", "Vapor"]),
+]
+
+/// The trait under which a target uses a dependency that is not part of the core.
+let whenAppleServices = TargetDependencyCondition.when(traits: ["AppleServices"])
+let whenStorage = TargetDependencyCondition.when(traits: ["Storage"])
+let whenFlows = TargetDependencyCondition.when(traits: ["Flows"])
+let whenHummingbird = TargetDependencyCondition.when(traits: ["Hummingbird"])
+let whenVapor = TargetDependencyCondition.when(traits: ["Vapor"])
+
 let package = Package(
     name: "AttestKit",
     platforms: [.macOS(.v15), .iOS(.v17)],
@@ -31,8 +58,8 @@ let package = Package(
         .library(name: "AttestKitClient", targets: ["AttestKitClient"]),
         .library(name: "AttestKitClientSimulator", targets: ["AttestKitClientSimulator"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
-        .executable(name: "attestkit-store-worker", targets: ["AttestKitStoreWorker"]),
     ],
+    traits: traits,
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
@@ -95,11 +122,11 @@ let package = Package(
             name: "AttestKitApple",
             dependencies: [
                 "AttestKit",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit", condition: whenAppleServices),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenAppleServices),
+                .product(name: "Logging", package: "swift-log", condition: whenAppleServices),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenAppleServices),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: whenAppleServices),
             ],
             swiftSettings: strictSettings
         ),
@@ -111,13 +138,13 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: whenHummingbird),
+                .product(name: "Hummingbird", package: "hummingbird", condition: whenHummingbird),
+                .product(name: "JWTKit", package: "jwt-kit", condition: whenHummingbird),
+                .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
@@ -128,13 +155,13 @@ let package = Package(
             dependencies: [
                 "AttestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenStorage),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: whenStorage),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: whenStorage),
+                .product(name: "Logging", package: "swift-log", condition: whenStorage),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenStorage),
+                .product(name: "SQLiteNIO", package: "sqlite-nio", condition: whenStorage),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: whenStorage),
             ],
             swiftSettings: strictSettings
         ),
@@ -148,10 +175,10 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log", condition: whenFlows),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: whenFlows),
+                .product(name: "Metrics", package: "swift-metrics", condition: whenFlows),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenFlows),
             ],
             swiftSettings: strictSettings
         ),
@@ -178,19 +205,19 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenHummingbird),
+                .product(name: "Configuration", package: "swift-configuration", condition: whenHummingbird),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: whenHummingbird),
+                .product(name: "Hummingbird", package: "hummingbird", condition: whenHummingbird),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: whenHummingbird),
+                .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
+                .product(name: "Metrics", package: "swift-metrics", condition: whenHummingbird),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: whenHummingbird),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: whenHummingbird),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
             ],
             swiftSettings: strictSettings
         ),
@@ -230,11 +257,11 @@ let package = Package(
                 "AttestKitFlows",
                 "AttestKitStore",
                 "AttestKitWire",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Logging", package: "swift-log", condition: whenVapor),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenVapor),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: whenVapor),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenVapor),
+                .product(name: "Vapor", package: "vapor", condition: whenVapor),
             ],
             swiftSettings: strictSettings
         ),
@@ -296,18 +323,18 @@ let package = Package(
                 "AttestKitAppleMock",
                 "AttestKitConformance",
                 "AttestKitTesting",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenHummingbird),
+                .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: whenHummingbird),
                 "AttestKitStore",
                 "AttestKitFlows",
                 "AttestKitServer",
                 "AttestKitWire",
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration", condition: whenHummingbird),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: whenHummingbird),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -322,7 +349,7 @@ let package = Package(
                 "AttestKit",
                 "AttestKitStore",
                 "AttestKitTesting",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenStorage),
             ],
             path: "Tests/AttestKitTestSupport",
             swiftSettings: strictSettings
