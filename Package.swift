@@ -42,6 +42,12 @@ let whenFlows = TargetDependencyCondition.when(traits: ["Flows"])
 let whenHummingbird = TargetDependencyCondition.when(traits: ["Hummingbird"])
 let whenVapor = TargetDependencyCondition.when(traits: ["Vapor"])
 
+/// `ATTESTKIT_DOCS=1` (set by scripts/docs) adds swift-docc-plugin to build the DocC catalogs; nobody else, adopters
+/// included, fetches it.
+let documentationDependencies: [Package.Dependency] =
+    ProcessInfo.processInfo.environment["ATTESTKIT_DOCS"] == "1"
+    ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0")] : []
+
 let package = Package(
     name: "AttestKit",
     platforms: [.macOS(.v15), .iOS(.v17)],
@@ -77,10 +83,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(
+            url: "https://github.com/apple/swift-configuration.git", from: "1.4.0",
+            traits: [.defaults, .trait(name: "YAML", condition: .when(traits: ["Hummingbird"]))]),
+        // Both come with swift-configuration: FilePath names a directory of secrets, Yams checks a YAML file's keys.
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-    ],
+    ] + documentationDependencies,
     targets: [
         .target(
             name: "AttestKit",
@@ -207,6 +218,8 @@ let package = Package(
                 "AttestKitWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenHummingbird),
                 .product(name: "Configuration", package: "swift-configuration", condition: whenHummingbird),
+                .product(name: "SystemPackage", package: "swift-system", condition: whenHummingbird),
+                .product(name: "Yams", package: "Yams", condition: whenHummingbird),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: whenHummingbird),
                 .product(name: "Hummingbird", package: "hummingbird", condition: whenHummingbird),

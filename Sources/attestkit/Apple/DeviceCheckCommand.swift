@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import AttestKitApple
+import AttestKitServer
 import Foundation
 
 /// `attestkit devicecheck query|update|validate`: Apple's DeviceCheck two bits from the shell.
@@ -9,9 +10,13 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         commandName: "devicecheck",
         abstract: "Query or update a device's two DeviceCheck bits, or validate a device token, with Apple.",
         discussion: """
-            Each call signs an ES256 provider token with --key-file (never printed) and POSTs to Apple's \
-            DeviceCheck in --environment, or to --base-url (attestkit mock-apple). Apple's errors print as \
-            'CODE (HTTP STATUS): reason - Apple said "TEXT"' and exit 1.
+            Each call signs an ES256 provider token with the Apple key (never printed) and POSTs to Apple's \
+            DeviceCheck in --environment, or to --base-url (attestkit mock-apple). The key and the service are the \
+            settings of attestkit serve: the flags, else ATTESTKIT_APPLE_KEY_FILE, ATTESTKIT_APPLE_KEY_ID, \
+            ATTESTKIT_APPLE_TEAM_ID, ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT, ATTESTKIT_APPLE_DEVICECHECK_URL and \
+            ATTESTKIT_APPLE_TIMEOUT, else the apple section of --config. --json prints the answers of the service's \
+            /v1/devicecheck routes. Apple's errors print as 'CODE (HTTP STATUS): reason - Apple said "TEXT"' and \
+            exit 1.
             """,
         subcommands: [Query.self, Update.self, Validate.self, ProviderToken.self]
     )
@@ -21,20 +26,26 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The device token: Base64 of DCDevice.generateToken(), no line breaks.")
         var deviceToken: String
 
-        @OptionGroup var key: AppleKeyOptions
-        @OptionGroup var service: AppleServiceOptions
+        @OptionGroup var apple: AppleOptions
+
+        @Flag(name: .long, help: "Print the answer as the service's /v1/devicecheck routes do, in JSON.")
+        var json = false
 
         /// Runs `body` with a client, inside an HTTP client that is shut down afterwards.
         func withClient<Result: Sendable>(_ body: (DeviceCheckClient) async throws -> Result) async throws -> Result {
-            let tokens = try key.tokens()
-            let configuration =
-                service.trimmedBaseURL.map {
-                    DeviceCheckClient.Configuration(baseURL: $0, transport: service.transport)
-                }
-                ?? DeviceCheckClient.Configuration(environment: service.environment, transport: service.transport)
-            return try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) { http in
-                try await body(DeviceCheckClient(configuration: configuration, tokens: tokens, httpClient: http))
+            let settings = try await apple.apple()
+            let tokens = try settings.tokenProvider()
+            return try await HTTPClient.withHTTPClient(configuration: AppleOptions.httpConfiguration) { http in
+                try await body(
+                    DeviceCheckClient(
+                        configuration: settings.deviceCheckConfiguration, tokens: tokens, httpClient: http))
             }
+        }
+
+        /// Prints `object` as one line of JSON, keys sorted.
+        func printJSON(_ object: [String: Any]) throws {
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
         }
     }
 
@@ -46,16 +57,13 @@ struct DeviceCheckCommand: AsyncParsableCommand {
 
         @OptionGroup var common: Common
 
-        @Flag(name: .long, help: "Print JSON: {\"found\", \"bit0\", \"bit1\", \"last_update_time\"}.")
-        var json = false
-
         func run() async throws {
             let result = try await common.withClient { try await $0.query(deviceToken: common.deviceToken) }
-            if json {
-                let month = result.lastUpdateTime.map { "\"\($0)\"" } ?? "null"
-                print(
-                    "{\"found\":\(result.isFound),\"bit0\":\(result.bit0),\"bit1\":\(result.bit1),"
-                        + "\"last_update_time\":\(month)}")
+            if common.json {
+                // The fields of POST /v1/devicecheck/query; lastUpdateTime only when Apple gave one.
+                var answer: [String: Any] = ["found": result.isFound, "bit0": result.bit0, "bit1": result.bit1]
+                answer["lastUpdateTime"] = result.lastUpdateTime?.description
+                try common.printJSON(answer)
             } else if result.isFound {
                 print("bit0: \(result.bit0)")
                 print("bit1: \(result.bit1)")
@@ -85,7 +93,11 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         func run() async throws {
             try await common.withClient { try await $0.update(deviceToken: common.deviceToken, bit0: bit0, bit1: bit1) }
             let changed = [bit0.map { "bit0=\($0)" }, bit1.map { "bit1=\($0)" }].compactMap { $0 }
-            print("updated: \(changed.joined(separator: " "))")
+            if common.json {
+                try common.printJSON(["updated": true])
+            } else {
+                print("updated: \(changed.joined(separator: " "))")
+            }
         }
     }
 
@@ -97,7 +109,11 @@ struct DeviceCheckCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await common.withClient { try await $0.validate(deviceToken: common.deviceToken) }
-            print("valid: Apple accepted the device token")
+            if common.json {
+                try common.printJSON(["valid": true])
+            } else {
+                print("valid: Apple accepted the device token")
+            }
         }
     }
 
@@ -108,13 +124,13 @@ struct DeviceCheckCommand: AsyncParsableCommand {
             abstract: "Write a provider token (JWT) to a file (mode 0600), for interoperability checks.",
             shouldDisplay: false)
 
-        @OptionGroup var key: AppleKeyOptions
+        @OptionGroup var apple: AppleOptions
 
         @Option(name: .long, help: "The file to write the token to.")
         var out: String
 
         func run() async throws {
-            let token = try await key.tokens().token()
+            let token = try await apple.apple().tokenProvider().token()
             let created = FileManager.default.createFile(
                 atPath: out, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
             guard created else { throw AppleCommandFailure("cannot write \(out)") }
