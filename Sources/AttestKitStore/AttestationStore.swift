@@ -99,6 +99,22 @@ public protocol AttestationStore: Service, Sendable {
     /// database spends the same budget (the per-app attestation limit of the service).
     /// - Returns: `nil` when the request fits, otherwise the whole seconds until one would.
     func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int?
+
+    // MARK: Limited-use tokens
+
+    /// Records that the token `tokenID` (a session token's `jti`) is used, with one atomic statement: of many
+    /// concurrent calls with one identifier, in one process or across replicas, exactly one returns `true`.
+    /// - Parameters:
+    ///   - tokenID: The token's unique identifier, 1 to 128 ASCII characters.
+    ///   - expiresAt: When the token expires; the record may be deleted after (``deleteExpiredTokens(now:)``).
+    ///   - now: The time of use.
+    /// - Returns: `true` when this call consumed the token, `false` when it was consumed before.
+    /// - Throws: ``StoreError/Code/invalidInput`` for an identifier outside the bounds.
+    func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool
+
+    /// Deletes the records of consumed tokens that expired at or before `now` (they can no longer be presented)
+    /// and returns how many.
+    func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int
 }
 
 extension AttestationStore {

@@ -26,14 +26,6 @@ import Crypto
 /// This type is the whole wire contract between the app side and the server side; it depends on nothing
 /// but SHA-256, so an app can use it without pulling any server code.
 public struct RequestBinding: Sendable, Hashable {
-    /// How the request proves it is fresh.
-    public enum Freshness: Sendable, Hashable {
-        /// A one-time challenge id issued by the server (`[A-Za-z0-9_-]`, 1 to 128 characters).
-        case challenge(String)
-        /// The client's time in Unix milliseconds.
-        case timestamp(milliseconds: Int64)
-    }
-
     /// The first line, naming this format and its version.
     public static let version = "attestkit-assertion-v1"
     /// The longest request target accepted, in bytes.
@@ -45,7 +37,7 @@ public struct RequestBinding: Sendable, Hashable {
     public let target: String
     /// SHA-256 of the request body.
     public let bodySHA256: [UInt8]
-    /// The freshness proof.
+    /// The freshness proof: a challenge or a timestamp, never ``Freshness/vouchedByCaller``.
     public let freshness: Freshness
 
     /// Binds a request.
@@ -86,6 +78,9 @@ public struct RequestBinding: Sendable, Hashable {
             }
         case .timestamp(let milliseconds):
             guard milliseconds >= 0 else { throw RequestBindingError(.invalidFreshness) }
+        case .vouchedByCaller:
+            // Canonical client data always names its freshness.
+            throw RequestBindingError(.invalidFreshness)
         }
         self.method = method
         self.target = target
@@ -100,6 +95,8 @@ public struct RequestBinding: Sendable, Hashable {
             switch freshness {
             case .challenge(let id): "challenge:\(id)"
             case .timestamp(let milliseconds): "timestamp:\(milliseconds)"
+            // Refused by the initializer.
+            case .vouchedByCaller: "vouched"
             }
         return Array([Self.version, method, target, hex, proof].joined(separator: "\n").utf8)
     }

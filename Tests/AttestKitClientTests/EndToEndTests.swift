@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitClient
 import AttestKitClientSimulator
 import AttestKitTesting
+import AttestKitWire
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -26,7 +27,7 @@ struct EndToEndTests {
 
         init(
             service: URL, device: SimulatedDevice? = nil, keyStore: MemoryKeyIDStore = MemoryKeyIDStore(),
-            freshness: AppAttestManager.Configuration.Freshness = .timestamp
+            freshness: Freshness.Kind = .timestamp
         ) {
             provider = SimulatedAppAttestProvider(
                 device: device
@@ -52,8 +53,8 @@ struct EndToEndTests {
 
     @Test(
         "first launch attests, later requests assert with increasing counters; the next launch reuses the key",
-        arguments: [AppAttestManager.Configuration.Freshness.timestamp, .serviceChallenge])
-    func firstLaunch(freshness: AppAttestManager.Configuration.Freshness) async throws {
+        arguments: [Freshness.Kind.timestamp, .challenge])
+    func firstLaunch(freshness: Freshness.Kind) async throws {
         try await ServiceProcess.with(apple: Self.apple) { service in
             let app = App(service: service, freshness: freshness)
             var counters: [Int] = []

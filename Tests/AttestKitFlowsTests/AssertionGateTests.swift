@@ -70,7 +70,7 @@ struct AssertionGateTests {
     func otherClientData() async throws {
         let bench = try FlowBench()
         let device = try await bench.registeredDevice()
-        let freshness = RequestBinding.Freshness.timestamp(milliseconds: FlowBench.milliseconds())
+        let freshness = Freshness.timestamp(milliseconds: FlowBench.milliseconds())
         let (assertion, _) = try device.assertion(freshness: freshness)
         let other = try AssertionBinding(method: "POST", target: "/orders", body: Array("{\"x\":1}".utf8), freshness: freshness)
         let error = await #expect(throws: FlowError.self) {

@@ -17,8 +17,8 @@ struct BindingTests {
     func headers() throws {
         let parsed = try AssertionHeaders(
             lookup: Self.lookup([
-                AssertionHeaders.keyIDName: .value(Self.keyID), AssertionHeaders.assertionName: .value("AAEC"),
-                AssertionHeaders.timestampName: .value("1700000000000"),
+                AttestKitHeaderNames.keyID: .value(Self.keyID), AttestKitHeaderNames.assertion: .value("AAEC"),
+                AttestKitHeaderNames.timestamp: .value("1700000000000"),
             ]))
         #expect(parsed.assertion == [0, 1, 2])
         #expect(parsed.freshness == .timestamp(milliseconds: 1_700_000_000_000))
@@ -28,28 +28,28 @@ struct BindingTests {
         "headers: refusals and their kinds",
         arguments: [
             ([:], "assertion_required", FlowError.Kind.unauthenticated),
-            ([AssertionHeaders.keyIDName: .repeated], "header_repeated", .malformed),
+            ([AttestKitHeaderNames.keyID: .repeated], "header_repeated", .malformed),
             (
                 [
-                    AssertionHeaders.keyIDName: .value(keyID), AssertionHeaders.assertionName: .value("AAEC"),
+                    AttestKitHeaderNames.keyID: .value(keyID), AttestKitHeaderNames.assertion: .value("AAEC"),
                 ], "assertion_required", .unauthenticated
             ),
             (
                 [
-                    AssertionHeaders.keyIDName: .value(keyID), AssertionHeaders.assertionName: .value("AAEC"),
-                    AssertionHeaders.timestampName: .value("1"), AssertionHeaders.challengeName: .value("c"),
+                    AttestKitHeaderNames.keyID: .value(keyID), AttestKitHeaderNames.assertion: .value("AAEC"),
+                    AttestKitHeaderNames.timestamp: .value("1"), AttestKitHeaderNames.challenge: .value("c"),
                 ], "invalid_freshness", .malformed
             ),
             (
                 [
-                    AssertionHeaders.keyIDName: .value(keyID), AssertionHeaders.assertionName: .value("AAEC"),
-                    AssertionHeaders.timestampName: .value("-1"),
+                    AttestKitHeaderNames.keyID: .value(keyID), AttestKitHeaderNames.assertion: .value("AAEC"),
+                    AttestKitHeaderNames.timestamp: .value("-1"),
                 ], "invalid_freshness", .malformed
             ),
             (
                 [
-                    AssertionHeaders.keyIDName: .value("short"), AssertionHeaders.assertionName: .value("AAEC"),
-                    AssertionHeaders.timestampName: .value("1"),
+                    AttestKitHeaderNames.keyID: .value("short"), AttestKitHeaderNames.assertion: .value("AAEC"),
+                    AttestKitHeaderNames.timestamp: .value("1"),
                 ], "key_id_malformed", .malformed
             ),
         ] as [([String: AssertionHeaders.Lookup], String, FlowError.Kind)])

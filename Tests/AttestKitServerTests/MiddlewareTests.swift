@@ -102,23 +102,23 @@ struct MiddlewareTests {
             func without(_ name: String) -> [(String, String)] { valid.filter { $0.0 != name } }
             let cases: [([(String, String)], Int, String)] = [
                 ([], 401, "assertion_required"),
-                (without(AttestKitHeaders.keyID), 401, "assertion_required"),
-                (without(AttestKitHeaders.assertion), 401, "assertion_required"),
-                (without(AttestKitHeaders.timestamp), 401, "assertion_required"),
-                (valid + [(AttestKitHeaders.challenge, "AAAAAAAAAAAAAAAAAAAAAA")], 400, "invalid_freshness"),
+                (without(AttestKitHeaderNames.keyID), 401, "assertion_required"),
+                (without(AttestKitHeaderNames.assertion), 401, "assertion_required"),
+                (without(AttestKitHeaderNames.timestamp), 401, "assertion_required"),
+                (valid + [(AttestKitHeaderNames.challenge, "AAAAAAAAAAAAAAAAAAAAAA")], 400, "invalid_freshness"),
                 (
-                    without(AttestKitHeaders.timestamp) + [(AttestKitHeaders.timestamp, "soon")], 400,
+                    without(AttestKitHeaderNames.timestamp) + [(AttestKitHeaderNames.timestamp, "soon")], 400,
                     "invalid_freshness"
                 ),
                 (
-                    without(AttestKitHeaders.timestamp) + [(AttestKitHeaders.challenge, "short")], 400,
+                    without(AttestKitHeaderNames.timestamp) + [(AttestKitHeaderNames.challenge, "short")], 400,
                     "invalid_freshness"
                 ),
-                (valid + [(AttestKitHeaders.keyID.lowercased(), device.keyID.base64)], 400, "header_repeated"),
-                (without(AttestKitHeaders.keyID) + [(AttestKitHeaders.keyID, "AAAA")], 400, "key_id_malformed"),
-                (without(AttestKitHeaders.assertion) + [(AttestKitHeaders.assertion, "***")], 400, "invalid_field"),
+                (valid + [(AttestKitHeaderNames.keyID.lowercased(), device.keyID.base64)], 400, "header_repeated"),
+                (without(AttestKitHeaderNames.keyID) + [(AttestKitHeaderNames.keyID, "AAAA")], 400, "key_id_malformed"),
+                (without(AttestKitHeaderNames.assertion) + [(AttestKitHeaderNames.assertion, "***")], 400, "invalid_field"),
                 (
-                    without(AttestKitHeaders.assertion) + [(AttestKitHeaders.assertion, "AAAA")], 400,
+                    without(AttestKitHeaderNames.assertion) + [(AttestKitHeaderNames.assertion, "AAAA")], 400,
                     "assertion_malformed|cbor_malformed"
                 ),
             ]

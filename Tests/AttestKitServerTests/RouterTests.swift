@@ -153,8 +153,8 @@ struct RouterTests {
             let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
             var headers = HTTPFields()
             for (name, value) in [
-                (AttestKitHeaders.keyID, keyID.base64), (AttestKitHeaders.assertion, Data(assertion).base64EncodedString()),
-                (AttestKitHeaders.timestamp, String(milliseconds)),
+                (AttestKitHeaderNames.keyID, keyID.base64), (AttestKitHeaderNames.assertion, Data(assertion).base64EncodedString()),
+                (AttestKitHeaderNames.timestamp, String(milliseconds)),
             ] {
                 headers[try #require(HTTPField.Name(name))] = value
             }

@@ -24,6 +24,7 @@ struct ServerConfigurationTests {
         "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
+        "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
     ]
 
     static let token = "s3cret-admin-token-0123456789"
@@ -225,6 +226,9 @@ struct ServerConfigurationTests {
         Refusal(flags: ["http.idle-timeout": "soon"], key: "http.idle-timeout"),
         Refusal(environment: ["ATTESTKIT_HTTP_MAX_CONNECTIONS": "0"], key: "http.max-connections"),
         Refusal(json: #"{"http": {"max-connections": 10.5}}"#, key: "http.max-connections"),
+        Refusal(environment: ["ATTESTKIT_TOKENS_TTL": "600"], key: "tokens.ttl"),
+        Refusal(environment: ["ATTESTKIT_TOKENS_PREVIOUS_KEY_FILES": "/tmp/old.pem"], key: "tokens.previous-key-files"),
+        Refusal(environment: ["ATTESTKIT_TOKENS_SIGNING_KEY_FILE": "/nonexistent.pem"], key: "tokens.signing-key-file"),
         Refusal(flags: ["http.prot": 1], key: "http.prot"),
         Refusal(json: #"{"http": {"prot": 1}}"#, key: "http.prot"),
         Refusal(json: #"["not", "an", "object"]"#, key: "config-file"),
@@ -250,6 +254,42 @@ struct ServerConfigurationTests {
         }
         #expect(error?.key == "config-file")
         #expect(error?.reason.contains(path) == true)
+    }
+
+    @Test("Session tokens: the signing key read and checked, previous keys, names and a bounded lifetime")
+    func tokens() async throws {
+        let signing = P256.Signing.PrivateKey()
+        let previous = P256.Signing.PrivateKey()
+        let key = try TemporaryFile(contents: signing.pemRepresentation, extension: "pem")
+        let old = try TemporaryFile(contents: previous.publicKey.pemRepresentation, extension: "pem")
+        let notAKey = try TemporaryFile(contents: "-----BEGIN PRIVATE KEY-----\nAAAA\n", extension: "pem")
+        let environment = [
+            "ATTESTKIT_TOKENS_SIGNING_KEY_FILE": key.path, "ATTESTKIT_TOKENS_PREVIOUS_KEY_FILES": old.path,
+            "ATTESTKIT_TOKENS_ISSUER": "https://attest.example", "ATTESTKIT_TOKENS_AUDIENCE": "orders",
+            "ATTESTKIT_TOKENS_TTL": "900",
+        ]
+        let tokens = try #require(try await ServerConfigurationSource.load(environment: environment).tokens)
+        #expect(tokens.signingKey.kid == TokenKey(publicKey: signing.publicKey).kid)
+        #expect(tokens.previousKeys.map(\.kid) == [TokenKey(publicKey: previous.publicKey).kid])
+        #expect(tokens.issuer == "https://attest.example" && tokens.audience == "orders")
+        #expect(tokens.lifetime == .seconds(900))
+        let defaults = try #require(
+            try await ServerConfigurationSource.load(environment: ["ATTESTKIT_TOKENS_SIGNING_KEY_FILE": key.path]).tokens)
+        #expect(defaults.lifetime == .seconds(3_600) && defaults.issuer == "attestkit" && defaults.audience == "attestkit")
+        #expect(try await ServerConfigurationSource.load(environment: [:]).tokens == nil)
+        for (change, refusedKey) in [
+            (["ATTESTKIT_TOKENS_TTL": "299"], "tokens.ttl"), (["ATTESTKIT_TOKENS_TTL": "604801"], "tokens.ttl"),
+            (["ATTESTKIT_TOKENS_TTL": "600.5"], "tokens.ttl"), (["ATTESTKIT_TOKENS_AUDIENCE": ""], "tokens.audience"),
+            (["ATTESTKIT_TOKENS_SIGNING_KEY_FILE": notAKey.path], "tokens.signing-key-file"),
+            // A public key cannot sign.
+            (["ATTESTKIT_TOKENS_SIGNING_KEY_FILE": old.path], "tokens.signing-key-file"),
+            (["ATTESTKIT_TOKENS_PREVIOUS_KEY_FILES": notAKey.path], "tokens.previous-key-files"),
+        ] {
+            let error = await #expect(throws: ServerConfigurationError.self) {
+                try await ServerConfigurationSource.load(environment: environment.merging(change) { $1 })
+            }
+            #expect(error?.key == refusedKey, "\(change)")
+        }
     }
 
     @Test("An Apple key: all three settings, the key file read and checked")

@@ -82,9 +82,9 @@ import Testing
     }
 
     @Test func invalidFreshnessIsRefused() {
-        for freshness: RequestBinding.Freshness in [
+        for freshness: Freshness in [
             .challenge(""), .challenge("a:b"), .challenge("x\ny"), .challenge(String(repeating: "a", count: 129)),
-            .timestamp(milliseconds: -1),
+            .timestamp(milliseconds: -1), .vouchedByCaller,
         ] {
             #expect(throws: RequestBindingError(.invalidFreshness)) {
                 try RequestBinding(method: "GET", target: "/", body: [], freshness: freshness)

@@ -1,3 +1,4 @@
+import AttestKitWire
 public import Foundation
 #if canImport(FoundationNetworking)
     public import FoundationNetworking

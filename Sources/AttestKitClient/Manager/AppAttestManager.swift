@@ -15,7 +15,7 @@ public import Foundation
 ///   instead of starting their own: ten concurrent first requests make one attestation, not ten.
 /// - **Assertions bound to requests.** ``assertion(method:target:body:)`` and ``sign(_:)`` build the canonical
 ///   client data of `AttestKitWire.RequestBinding` (method, path and query, SHA-256 of the body, and a
-///   timestamp or a challenge of the service, see ``Configuration/Freshness``) and sign its hash.
+///   timestamp or a challenge of the service, see ``Configuration/freshness``) and sign its hash.
 /// - **Reset and re-attest** when the device says the key is unusable (``DeviceServiceError/invalidKey``,
 ///   ``DeviceServiceError/invalidInput``) or the service no longer accepts it (``resetKey(_:)``, called by
 ///   ``AttestKitHTTPClient`` for `key_not_found`, `key_revoked` and `counter_not_increasing`).
@@ -26,18 +26,13 @@ public import Foundation
 public actor AppAttestManager {
     /// How the manager behaves.
     public struct Configuration: Sendable {
-        /// How an assertion proves it is fresh.
-        public enum Freshness: Sendable, Hashable {
-            /// The device's clock in Unix milliseconds (`X-AttestKit-Timestamp`), which the service accepts within
-            /// a window: no extra round trip. The default.
-            case timestamp
-            /// A one-time challenge of the service (`POST /v1/challenges` with purpose `assert`, bound to the key;
-            /// `X-AttestKit-Challenge`): one more round trip, no dependence on the device's clock.
-            case serviceChallenge
-        }
-
-        /// How assertions prove they are fresh; ``Freshness/timestamp`` by default.
-        public var freshness: Freshness
+        /// How assertions prove they are fresh:
+        /// - `.timestamp` (the default): the device's clock in Unix milliseconds (`X-AttestKit-Timestamp`), which
+        ///   the service accepts within a window: no extra round trip;
+        /// - `.challenge`: a one-time challenge of the service (`POST /v1/challenges` with purpose `assert`, bound
+        ///   to the key; `X-AttestKit-Challenge`): one more round trip, no dependence on the device's clock;
+        /// - `.vouched` names no freshness an app can send: signing fails with ``AttestKitClientError/Code/invalidRequest``.
+        public var freshness: AttestKitWire.Freshness.Kind
         /// How many times a device call failing with ``DeviceServiceError/serverUnavailable`` is retried.
         public var maximumRetries: Int
         /// The wait before the first retry; it doubles on every retry, up to ``maximumBackoff``.
@@ -47,7 +42,7 @@ public actor AppAttestManager {
 
         /// Creates a configuration.
         public init(
-            freshness: Freshness = .timestamp,
+            freshness: AttestKitWire.Freshness.Kind = .timestamp,
             maximumRetries: Int = 3,
             initialBackoff: Duration = .milliseconds(500),
             maximumBackoff: Duration = .seconds(8)
@@ -66,17 +61,14 @@ public actor AppAttestManager {
         /// The assertion object.
         public let assertion: Data
         /// The freshness proof the client data names.
-        public let freshness: RequestBinding.Freshness
+        public let freshness: Freshness
 
         /// `X-AttestKit-Key-Id`, `X-AttestKit-Assertion` and `X-AttestKit-Timestamp` or `X-AttestKit-Challenge`.
         public var headers: [String: String] {
             var headers = [
                 AttestKitHeaderNames.keyID: keyID, AttestKitHeaderNames.assertion: assertion.base64EncodedString(),
             ]
-            switch freshness {
-            case .challenge(let id): headers[AttestKitHeaderNames.challenge] = id
-            case .timestamp(let milliseconds): headers[AttestKitHeaderNames.timestamp] = String(milliseconds)
-            }
+            if let header = AttestKitHeaderNames.header(of: freshness) { headers[header.name] = header.value }
             return headers
         }
     }
@@ -303,13 +295,15 @@ public actor AppAttestManager {
         return path + "?" + query
     }
 
-    private func freshness(for keyID: String) async throws -> RequestBinding.Freshness {
+    private func freshness(for keyID: String) async throws -> Freshness {
         switch configuration.freshness {
         case .timestamp:
             let milliseconds = (now().timeIntervalSince1970 * 1_000).rounded(.down)
             return .timestamp(milliseconds: Int64(max(0, milliseconds)))
-        case .serviceChallenge:
+        case .challenge:
             return .challenge(try await service.challenge(for: .assert, keyID: keyID).id)
+        case .vouched:
+            throw AttestKitClientError(.invalidRequest, reason: "an app's assertion names a challenge or a timestamp")
         }
     }
 

@@ -11,15 +11,16 @@ public struct AssertionBinding: Sendable, Hashable {
     /// The client data the app hashed.
     public let clientData: ClientDataInput
     /// The freshness the gate enforces.
-    public let freshness: AssertionGate.Freshness
+    public let freshness: Freshness
 
     /// The binding of a canonical request binding: its client data and the freshness it names.
     /// - Throws: `invalid_freshness` for a challenge id that is not one of this service's.
     public init(_ binding: RequestBinding) throws(FlowError) {
-        self.init(.clientData(binding.clientData), try AssertionGate.freshness(of: binding))
+        _ = try AssertionGate.challengeID(of: binding.freshness)
+        self.init(.clientData(binding.clientData), binding.freshness)
     }
 
-    private init(_ clientData: ClientDataInput, _ freshness: AssertionGate.Freshness) {
+    private init(_ clientData: ClientDataInput, _ freshness: Freshness) {
         self.clientData = clientData
         self.freshness = freshness
     }
@@ -27,7 +28,7 @@ public struct AssertionBinding: Sendable, Hashable {
     /// The binding of a request as received: its method, target (path and query as sent) and body.
     /// - Throws: the binding's codes (`invalid_method`, `invalid_target`, `invalid_freshness`), malformed.
     public init(
-        method: String, target: String, body: some Sequence<UInt8>, freshness: RequestBinding.Freshness
+        method: String, target: String, body: some Sequence<UInt8>, freshness: Freshness
     ) throws(FlowError) {
         let binding: RequestBinding
         do {
@@ -41,7 +42,7 @@ public struct AssertionBinding: Sendable, Hashable {
     /// The binding of a request described by the SHA-256 of its body.
     /// - Throws: the binding's codes (`invalid_body_hash` among them), malformed.
     public init(
-        method: String, target: String, bodySHA256: [UInt8], freshness: RequestBinding.Freshness
+        method: String, target: String, bodySHA256: [UInt8], freshness: Freshness
     ) throws(FlowError) {
         let binding: RequestBinding
         do {
@@ -62,7 +63,7 @@ public struct AssertionBinding: Sendable, Hashable {
     /// - Throws: `client_data_malformed`, `invalid_freshness`, or `invalid_field` for a differing challenge id.
     public init(clientData: [UInt8], challengeID: ChallengeID?) throws(FlowError) {
         guard RequestBinding.claimsAttestKitFormat(clientData) else {
-            self.init(.clientData(clientData), challengeID.map { .challenge($0) } ?? .vouchedByCaller)
+            self.init(.clientData(clientData), challengeID.map { .challenge($0.string) } ?? .vouchedByCaller)
             return
         }
         guard let binding = try? RequestBinding(clientData: clientData) else {
@@ -71,7 +72,7 @@ public struct AssertionBinding: Sendable, Hashable {
                 "the client data starts like AttestKit's canonical client data but is not canonical")
         }
         try self.init(binding)
-        if let challengeID, freshness != .challenge(challengeID) {
+        if let challengeID, try AssertionGate.challengeID(of: freshness) != challengeID {
             throw FlowError.invalidField("challengeId", "differs from the challenge the client data names")
         }
     }

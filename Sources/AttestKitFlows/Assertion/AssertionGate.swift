@@ -17,26 +17,6 @@ public import Foundation
 /// let accepted = try await gate.verify(keyID: keyID, assertion: assertion, binding: binding)
 /// ```
 public struct AssertionGate: Sendable {
-    /// How the request proves it is fresh, as far as the gate can check.
-    public enum Freshness: Sendable, Hashable {
-        /// A one-time challenge issued for this key (or for any key), consumed here.
-        case challenge(ChallengeID)
-        /// The client's clock in Unix milliseconds, accepted within ``timestampWindow``.
-        case timestamp(milliseconds: Int64)
-        /// None that the gate can check: the caller vouches (opaque client data). The counter still refuses
-        /// replays of the same assertion.
-        case vouchedByCaller
-
-        /// `challenge`, `timestamp` or `vouched`: what API answers say was enforced.
-        public var name: String {
-            switch self {
-            case .challenge: "challenge"
-            case .timestamp: "timestamp"
-            case .vouchedByCaller: "vouched"
-            }
-        }
-    }
-
     /// The state.
     public let store: any AttestationStore
     /// How far a timestamp may be from `now()`, either way, in seconds.
@@ -54,18 +34,14 @@ public struct AssertionGate: Sendable {
         self.now = now
     }
 
-    /// The freshness a canonical binding claims.
-    /// - Throws: `invalid_freshness` (malformed) for a challenge id that is not one of ours.
-    public static func freshness(of binding: RequestBinding) throws(FlowError) -> Freshness {
-        switch binding.freshness {
-        case .challenge(let id):
-            do {
-                return .challenge(try ChallengeID(string: id))
-            } catch {
-                throw FlowError(
-                    .invalidFreshness, .malformed, "the challenge id is not a challenge of this service")
-            }
-        case .timestamp(let milliseconds): return .timestamp(milliseconds: milliseconds)
+    /// The challenge `freshness` names, `nil` for another freshness.
+    /// - Throws: `invalid_freshness` (malformed) for a challenge id that is not one of this service's.
+    public static func challengeID(of freshness: Freshness) throws(FlowError) -> ChallengeID? {
+        guard case .challenge(let id) = freshness else { return nil }
+        do {
+            return try ChallengeID(string: id)
+        } catch {
+            throw FlowError(.invalidFreshness, .malformed, "the challenge id is not a challenge of this service")
         }
     }
 
@@ -79,6 +55,10 @@ public struct AssertionGate: Sendable {
 
     /// Verifies `assertion` by `keyID` over `clientData` and, if it holds, advances the key's counter.
     ///
+    /// A ``AttestKitWire/Freshness/challenge(_:)`` is consumed (issued for this key or for any key), a
+    /// ``AttestKitWire/Freshness/timestamp(milliseconds:)`` must be within ``timestampWindow``, and with
+    /// ``AttestKitWire/Freshness/vouchedByCaller`` only the counter refuses replays of the same assertion.
+    ///
     /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
     /// - Throws: ``FlowError``: `timestamp_outside_window`; the store's `key_not_found`, `key_revoked`,
     ///   `challenge_*`, `counter_not_increasing`; AttestKit's `signature_invalid`, `app_id_mismatch`,
@@ -87,6 +67,7 @@ public struct AssertionGate: Sendable {
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
     ) async throws(FlowError) -> AcceptedAssertion {
         let time = now()
+        let challengeID = try Self.challengeID(of: freshness)
         if case .timestamp(let milliseconds) = freshness {
             let offset = Double(milliseconds) / 1_000 - time.timeIntervalSince1970
             guard abs(offset) <= timestampWindow else {
@@ -113,8 +94,8 @@ public struct AssertionGate: Sendable {
             throw FlowError(error)
         }
         do throws(StoreError) {
-            if case .challenge(let id) = freshness {
-                _ = try await store.consumeChallenge(id, purpose: .assert, keyID: keyID, now: time)
+            if let challengeID {
+                _ = try await store.consumeChallenge(challengeID, purpose: .assert, keyID: keyID, now: time)
             }
             try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
         } catch {

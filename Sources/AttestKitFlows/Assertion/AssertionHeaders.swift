@@ -8,16 +8,12 @@ public import AttestKitWire
 /// - `X-AttestKit-Challenge`: the challenge id the client data names, or
 /// - `X-AttestKit-Timestamp`: the Unix milliseconds the client data names.
 ///
-/// A framework edge looks each header up (``Lookup``) and hands the lookups here; the flows decide.
+/// The names are ``AttestKitWire/AttestKitHeaderNames``. A framework edge looks each header up (``Lookup``) and hands the lookups here; the flows decide.
 public struct AssertionHeaders: Sendable, Hashable {
-    /// `X-AttestKit-Key-Id`.
-    public static let keyIDName = "X-AttestKit-Key-Id"
-    /// `X-AttestKit-Assertion`.
-    public static let assertionName = "X-AttestKit-Assertion"
-    /// `X-AttestKit-Challenge`.
-    public static let challengeName = "X-AttestKit-Challenge"
-    /// `X-AttestKit-Timestamp`.
-    public static let timestampName = "X-AttestKit-Timestamp"
+    private static let keyIDName = AttestKitHeaderNames.keyID
+    private static let assertionName = AttestKitHeaderNames.assertion
+    private static let challengeName = AttestKitHeaderNames.challenge
+    private static let timestampName = AttestKitHeaderNames.timestamp
 
     /// One header as the request carries it.
     public enum Lookup: Sendable, Hashable {
@@ -33,8 +29,8 @@ public struct AssertionHeaders: Sendable, Hashable {
     public let keyID: KeyID
     /// The assertion object.
     public let assertion: [UInt8]
-    /// The freshness the client data names.
-    public let freshness: RequestBinding.Freshness
+    /// The freshness the client data names: a challenge or a timestamp.
+    public let freshness: Freshness
 
     /// Parses the headers `lookup` finds (by the names above).
     /// - Throws: `assertion_required` (unauthenticated) without the key, assertion or freshness headers;

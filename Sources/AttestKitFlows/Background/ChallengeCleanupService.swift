@@ -3,7 +3,8 @@ public import Foundation
 public import Logging
 public import ServiceLifecycle
 
-/// Deletes expired challenges at a fixed interval until graceful shutdown.
+/// Deletes expired challenges, and the records of consumed tokens that expired, at a fixed interval until graceful
+/// shutdown.
 public struct ChallengeCleanupService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let interval: Duration
@@ -35,15 +36,25 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
     }
 
     /// One round: delete what expired; a storage failure is logged and retried next round.
+    /// - Returns: How many challenges and token records were deleted.
     @discardableResult
     public func round() async -> Int {
+        let time = now()
+        var deleted = 0
         do {
-            let deleted = try await store.deleteExpiredChallenges(now: now())
-            if deleted > 0 { logger.debug("expired challenges deleted", metadata: ["count": "\(deleted)"]) }
-            return deleted
+            let challenges = try await store.deleteExpiredChallenges(now: time)
+            if challenges > 0 { logger.debug("expired challenges deleted", metadata: ["count": "\(challenges)"]) }
+            deleted += challenges
         } catch {
             logger.warning("challenge cleanup failed", metadata: ["code": "\(error.code)"])
-            return 0
         }
+        do {
+            let tokens = try await store.deleteExpiredTokens(now: time)
+            if tokens > 0 { logger.debug("expired token records deleted", metadata: ["count": "\(tokens)"]) }
+            deleted += tokens
+        } catch {
+            logger.warning("token record cleanup failed", metadata: ["code": "\(error.code)"])
+        }
+        return deleted
     }
 }

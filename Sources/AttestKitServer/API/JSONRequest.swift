@@ -1,3 +1,4 @@
+import AttestKitWire
 import Foundation
 import Hummingbird
 import NIOCore
@@ -23,7 +24,7 @@ enum JSONRequest {
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         guard !bytes.isEmpty else { throw APIError.invalidJSON("the body is empty; a JSON object is expected") }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
+            return try WireJSON.decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
             throw APIError.invalidJSON(describe(error))
         } catch {

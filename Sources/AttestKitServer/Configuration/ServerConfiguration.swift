@@ -153,6 +153,8 @@ public struct ServerConfiguration: Sendable {
     public var receiptRefreshBatch: Int
     /// How often expired challenges are deleted.
     public var challengeCleanupInterval: Duration
+    /// Session tokens (`tokens.*`), or `nil`: the token routes answer 503 `tokens_not_configured`.
+    public var tokens: TokenService.Configuration? = nil
 
     /// The defaults of `attestkit serve` with no arguments, for the given apps.
     public init(

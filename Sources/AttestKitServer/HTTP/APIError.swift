@@ -1,10 +1,12 @@
 public import HTTPTypes
 public import Hummingbird
 import AttestKitFlows
+import AttestKitWire
+import Foundation
 import NIOCore
 
 /// An error answer of the HTTP API: a status, a stable snake_case code and a human message, written as
-/// `{"error": {"code": "...", "message": "..."}}`.
+/// `{"error": {"code": "...", "message": "..."}}` (``AttestKitWire/ErrorResponse``).
 ///
 /// Every failure a handler or ``AttestKitMiddleware`` meets becomes one of these through
 /// ``APIError/init(any:)``, and a flow's ``AttestKitFlows/FlowError`` through ``APIError/init(_:)`` (its kind
@@ -36,10 +38,8 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible, HTTP
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        let body = JSONText.object([
-            ("error", JSONText.object([("code", JSONText.string(code)), ("message", JSONText.string(message))]))
-        ])
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        let body = ErrorResponse(code: code, message: message).json
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
 
@@ -52,29 +52,4 @@ extension APIError {
     }
     /// 500 `internal_error`: a bug.
     static let internalError = APIError(.internalServerError, "internal_error", "internal error")
-}
-
-/// Tiny JSON text writer for the error envelope (no Foundation encoder on the error path).
-enum JSONText {
-    static func string(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-
-    static func object(_ members: [(String, String)]) -> String {
-        "{" + members.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
-    }
 }

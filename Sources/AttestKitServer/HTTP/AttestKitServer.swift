@@ -98,7 +98,11 @@ public final class AttestKitServer: Service, Sendable {
             registrar: AttestationRegistrar(
                 verifier: verifier, store: store, policy: configuration.policy.attestationPolicy),
             keys: KeyAdministration(store: store, now: now),
-            gate: gate, apple: apple, metrics: metrics,
+            gate: gate,
+            tokens: configuration.tokens.map {
+                TokenService(configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy, now: now)
+            },
+            apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
             credentials: Credentials(backendTokens: configuration.backendTokens, adminToken: configuration.adminToken),

@@ -7,11 +7,12 @@ import Hummingbird
 ///
 /// | Audience | Routes | Credential |
 /// |---|---|---|
-/// | ``app`` | challenges, attestations | none: the attestation or assertion is the proof; rate limits |
-/// | ``backend`` | assertion checks, DeviceCheck | `Authorization: Bearer` one of `backend.tokens` |
+/// | ``app`` | challenges, attestations, session tokens | none: the attestation or assertion is the proof; rate limits |
+/// | ``backend`` | assertion checks, token consumption, DeviceCheck | `Authorization: Bearer` one of `backend.tokens` |
 /// | ``operator`` | key records, revocation | `Authorization: Bearer` the `admin.token` |
 /// | ``monitoring`` | `/metrics` | a backend token or the admin token |
 /// | ``probe`` | `/health`, `/ready` | none |
+/// | ``anyone`` | `/.well-known/jwks.json` | none: public keys |
 ///
 /// The admin token and the backend tokens are separate scopes: the admin token opens no backend route and a backend
 /// token opens no operator route.
@@ -26,19 +27,21 @@ enum RouteAudience: String, Sendable, Hashable, CaseIterable {
     case monitoring
     /// Load balancers and orchestrators: liveness and readiness, nothing else.
     case probe
+    /// Anyone: public information (the keys that verify session tokens), nothing else.
+    case anyone
 
     /// Whether the route is served on the backend listener when one is configured (`http.backend-port`): backend,
-    /// operator and monitoring routes move there, off the public interface; probes answer on both.
+    /// operator and monitoring routes move there, off the public interface; probes and public keys answer on both.
     var servedOnBackendListener: Bool { self != .app }
     /// Whether the route is served on the public listener when a backend listener is configured.
-    var servedOnPublicListener: Bool { self == .app || self == .probe }
+    var servedOnPublicListener: Bool { self == .app || self == .probe || self == .anyone }
 
     /// Checks the request's credential for this audience.
     /// - Throws: 401 `backend_unauthorized` / `admin_unauthorized` for a missing or wrong credential, 503
     ///   `backend_not_configured` / `admin_not_configured` when the deployment set none.
     func authorize(_ request: Request, credentials: Credentials) throws(APIError) {
         switch self {
-        case .app, .probe:
+        case .app, .probe, .anyone:
             return
         case .backend:
             guard !credentials.backendTokens.isEmpty else { throw Credentials.backendNotConfigured }

@@ -3,7 +3,7 @@ public import Hummingbird
 
 /// Guards Hummingbird routes with App Attest assertions.
 ///
-/// For every request it reads ``AttestKitHeaders`` (key id, assertion, and a challenge id or a timestamp),
+/// For every request it reads the AttestKit headers (``AttestKitWire/AttestKitHeaderNames``: key id, assertion, and a challenge id or a timestamp),
 /// rebuilds the canonical client data (``AttestKitWire/RequestBinding``) from the request actually received
 /// (method, path and query as sent, SHA-256 of the body), verifies the assertion with the stored key, advances
 /// the counter atomically, and puts the key on the context (``AttestedRequestContext/attestedKey``) before

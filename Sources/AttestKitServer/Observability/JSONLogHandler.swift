@@ -2,6 +2,7 @@ public import Foundation
 public import Logging
 import Synchronization
 import AttestKitFlows
+import AttestKitWire
 
 /// A swift-log handler that writes one JSON object per line: `time`, `level`, `label`, `message` and the
 /// metadata as strings.

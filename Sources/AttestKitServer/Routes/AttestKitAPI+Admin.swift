@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitFlows
+import AttestKitWire
 import Foundation
 import AttestKitStore
 import Hummingbird

@@ -17,14 +17,9 @@ extension AttestKitAPI {
         do {
             let accepted = try await gate.verify(keyID: keyID, assertion: assertion, binding: binding)
             metrics.flows.verification("assertion", code: nil, duration: ContinuousClock.now - start)
-            let risk = configuration.policy.riskPolicy
             return JSONResponse.make(
                 .ok,
-                AssertionResponse(
-                    keyId: accepted.key.keyID.base64, counter: accepted.counter,
-                    environment: accepted.key.environment.rawValue, riskMetric: accepted.key.riskMetric,
-                    riskStatus: RiskPolicy.status(accepted.key.riskMetric),
-                    stepUp: risk.requiresStepUp(accepted.key.riskMetric), freshness: binding.freshness.name))
+                AssertionResponse(accepted, freshness: binding.freshness, policy: configuration.policy.riskPolicy))
         } catch {
             let failure = APIError(any: error)
             metrics.flows.verification("assertion", code: failure.code, duration: ContinuousClock.now - start)
@@ -41,7 +36,7 @@ extension AttestKitAPI {
             let clientData = try Field.bytes(encoded, "clientData", maximum: ClientDataInput.maximumLength)
             return try AssertionBinding(clientData: clientData, challengeID: challengeID)
         case (nil, let parts?):
-            let freshness: RequestBinding.Freshness
+            let freshness: Freshness
             switch (challengeID, parts.timestamp) {
             case (let id?, nil): freshness = .challenge(id.string)
             case (nil, let milliseconds?): freshness = .timestamp(milliseconds: milliseconds)

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitFlows
+import AttestKitWire
 import AttestKitStore
 import Foundation
 import Hummingbird

@@ -1,4 +1,5 @@
 import AttestKitFlows
+import AttestKitWire
 import AttestKitStore
 import Foundation
 import Hummingbird

@@ -1,5 +1,6 @@
 import AttestKitApple
 import AttestKitFlows
+import AttestKitWire
 import Hummingbird
 
 extension AttestKitAPI {

@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitApple
 import AttestKitFlows
 import AttestKitStore
+import AttestKitWire
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -16,6 +17,7 @@ struct AttestKitAPI: Sendable {
     let registrar: AttestationRegistrar
     let keys: KeyAdministration
     let gate: AssertionGate
+    let tokens: TokenService?
     let apple: AppleServices?
     let metrics: ServerMetrics
     let attestationsPerIP: RateLimiter
@@ -40,6 +42,9 @@ struct AttestKitAPI: Sendable {
         Endpoint(method: .post, path: "/v1/devicecheck/query", audience: .backend) { $0.deviceCheckQuery },
         Endpoint(method: .post, path: "/v1/devicecheck/update", audience: .backend) { $0.deviceCheckUpdate },
         Endpoint(method: .post, path: "/v1/devicecheck/validate", audience: .backend) { $0.deviceCheckValidate },
+        Endpoint(method: .post, path: "/v1/tokens", audience: .app) { $0.issueToken },
+        Endpoint(method: .post, path: "/v1/tokens/consume", audience: .backend) { $0.consumeToken },
+        Endpoint(method: .get, path: "/.well-known/jwks.json", audience: .anyone) { $0.tokenKeys },
         Endpoint(method: .get, path: "/v1/keys/{keyId}", audience: .operator) { $0.adminKey },
         Endpoint(method: .post, path: "/v1/keys/{keyId}/revoke", audience: .operator) { $0.adminRevoke },
         Endpoint(method: .get, path: "/health", audience: .probe) { $0.health },
@@ -172,9 +177,7 @@ enum JSONResponse {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else {
+        guard let data = try? WireJSON.encode(value) else {
             return Response(status: .internalServerError, headers: headers)
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -11,6 +11,7 @@ public actor MemoryAttestationStore: AttestationStore {
     private var keys: [KeyID: KeyRecord] = [:]
     private var history: [KeyID: [RiskMetricEntry]] = [:]
     private var budgets: [String: (tokens: Int64, updated: Int64)] = [:]
+    private var consumedTokens: [String: Date] = [:]
     private var closed = false
 
     /// Creates an empty store.
@@ -33,6 +34,7 @@ public actor MemoryAttestationStore: AttestationStore {
         challenges = [:]
         keys = [:]
         history = [:]
+        consumedTokens = [:]
     }
 
     // MARK: Challenges
@@ -197,6 +199,25 @@ public actor MemoryAttestationStore: AttestationStore {
         guard available >= RateBudget.unit else { return budget.wait(available: available) }
         budgets[budget.name] = (available - RateBudget.unit, max(stored.updated, instant))
         return nil
+    }
+
+    /// Records a token as used once; see ``AttestationStore/consumeToken(_:expiresAt:now:)``.
+    public func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) throws(StoreError) -> Bool {
+        try checkOpen()
+        try StoreLimits.checkTokenID(tokenID)
+        _ = try StoreTime.normalized(now, "now")
+        guard consumedTokens[tokenID] == nil else { return false }
+        consumedTokens[tokenID] = try StoreTime.normalized(expiresAt, "expiresAt")
+        return true
+    }
+
+    /// Deletes the records of tokens expired at `now`; see ``AttestationStore/deleteExpiredTokens(now:)``.
+    public func deleteExpiredTokens(now: Date) throws(StoreError) -> Int {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        let expired = consumedTokens.filter { $0.value <= instant }.map(\.key)
+        for tokenID in expired { consumedTokens[tokenID] = nil }
+        return expired.count
     }
 
     private func checkOpen() throws(StoreError) {

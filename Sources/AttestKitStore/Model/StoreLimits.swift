@@ -18,6 +18,19 @@ public enum StoreLimits {
     /// The most rows one listing returns.
     public static let maximumListLimit = 10_000
 
+    /// The longest limited-use token identifier, in bytes.
+    public static let maximumTokenIDBytes = 128
+
+    /// Checks a token identifier: 1 to ``maximumTokenIDBytes`` printable ASCII characters.
+    static func checkTokenID(_ tokenID: String) throws(StoreError) {
+        guard !tokenID.isEmpty, tokenID.utf8.count <= maximumTokenIDBytes,
+            tokenID.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        else {
+            throw StoreError(
+                .invalidInput, "a token id must have 1 to \(maximumTokenIDBytes) printable ASCII characters")
+        }
+    }
+
     /// Checks a short, printable text: at most ``maximumVersionBytes`` UTF-8 bytes, not empty, no control
     /// characters.
     static func checkVersion(_ text: String?, _ name: StaticString) throws(StoreError) {

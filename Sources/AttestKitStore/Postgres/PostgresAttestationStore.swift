@@ -184,4 +184,14 @@ public final class PostgresAttestationStore: AttestationStore {
     public func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
         try await store.take(from: budget, now: now)
     }
+
+    /// Records a token as used once: one `INSERT … ON CONFLICT DO NOTHING RETURNING` (across replicas).
+    public func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
+        try await store.consumeToken(tokenID, expiresAt: expiresAt, now: now)
+    }
+
+    /// Deletes the records of tokens expired at `now`.
+    public func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
+        try await store.deleteExpiredTokens(now: now)
+    }
 }

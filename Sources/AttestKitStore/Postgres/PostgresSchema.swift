@@ -85,6 +85,15 @@ struct PostgresSchema: Sendable {
                 )
                 """
             ],
+            [
+                """
+                CREATE TABLE \(table("consumed_tokens")) (
+                    token_id TEXT PRIMARY KEY CHECK (octet_length(token_id) BETWEEN 1 AND 128),
+                    expires_at_ms BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX consumed_tokens_expiry ON \(table("consumed_tokens")) (expires_at_ms)",
+            ],
         ]
     }
 

@@ -277,4 +277,30 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         }
         return budget.wait(afterRefusal: row, now: instant)
     }
+
+    // MARK: Limited-use tokens
+
+    /// Records a token as used once: one `INSERT … ON CONFLICT (token_id) DO NOTHING RETURNING`.
+    func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
+        try StoreLimits.checkTokenID(tokenID)
+        _ = try StoreTime.milliseconds(now, "now")
+        let rows = try await executor.query(
+            "consuming a token",
+            SQLStatement(
+                """
+                INSERT INTO \(executor.table("consumed_tokens")) (token_id, expires_at_ms)
+                VALUES (\(parameter(1)), \(parameter(2))) ON CONFLICT (token_id) DO NOTHING RETURNING token_id
+                """, [.text(tokenID), .integer(try StoreTime.milliseconds(expiresAt, "expiresAt"))]), access: .write)
+        return !rows.isEmpty
+    }
+
+    /// Deletes the records of tokens expired at `now` in one statement and returns how many.
+    func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
+        let instant = try StoreTime.milliseconds(now, "now")
+        return try await executor.changes(
+            "deleting expired tokens",
+            SQLStatement(
+                "DELETE FROM \(executor.table("consumed_tokens")) WHERE expires_at_ms <= \(parameter(1))",
+                [.integer(instant)]))
+    }
 }

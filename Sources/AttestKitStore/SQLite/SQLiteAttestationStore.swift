@@ -145,6 +145,16 @@ public final class SQLiteAttestationStore: AttestationStore {
         try await store.take(from: budget, now: now)
     }
 
+    /// Records a token as used once: one `INSERT … ON CONFLICT DO NOTHING RETURNING` (on the writer).
+    public func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
+        try await store.consumeToken(tokenID, expiresAt: expiresAt, now: now)
+    }
+
+    /// Deletes the records of tokens expired at `now`.
+    public func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
+        try await store.deleteExpiredTokens(now: now)
+    }
+
     // MARK: Testing
 
     /// Runs one statement on the writer connection and returns the first column of its first row as an integer,

@@ -73,6 +73,15 @@ enum SQLiteSchema {
             ) STRICT
             """
         ],
+        [
+            """
+            CREATE TABLE consumed_tokens (
+                token_id TEXT PRIMARY KEY NOT NULL CHECK (length(token_id) BETWEEN 1 AND 128),
+                expires_at_ms INTEGER NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX consumed_tokens_expiry ON consumed_tokens (expires_at_ms)",
+        ],
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.

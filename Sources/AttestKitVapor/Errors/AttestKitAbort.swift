@@ -1,4 +1,5 @@
 public import AttestKitFlows
+import AttestKitWire
 import Foundation
 import NIOHTTP1
 public import Vapor
@@ -62,17 +63,6 @@ public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
 
     /// The JSON error envelope, with ``status`` and ``headers``.
     public func response() -> Response {
-        let envelope = Envelope(error: .init(code: code, message: reason))
-        let body = (try? JSONEncoder().encode(envelope)) ?? Data(#"{"error":{"code":"internal_error"}}"#.utf8)
-        return Response(status: status, headers: headers, body: .init(data: body))
-    }
-
-    private struct Envelope: Encodable {
-        struct Detail: Encodable {
-            var code: String
-            var message: String
-        }
-
-        var error: Detail
+        Response(status: status, headers: headers, body: .init(data: ErrorResponse(code: code, message: reason).json))
     }
 }

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitFlows
+import AttestKitWire
 import AttestKitStore
 import Foundation
 public import Vapor
@@ -67,14 +68,14 @@ public struct AttestKitRoutes: RouteCollection {
         var bytes = collected.map { Data($0.readableBytesView) } ?? Data()
         if bytes.isEmpty && emptyAsObject { bytes = Data("{}".utf8) }
         do {
-            return try JSONDecoder().decode(Message.self, from: bytes)
+            return try WireJSON.decode(Message.self, from: bytes)
         } catch {
             throw FlowError(.init("invalid_json"), .malformed, "the body is not the JSON this route takes")
         }
     }
 
     static func created(_ message: some Encodable) throws -> Response {
-        let body = try JSONEncoder().encode(message)
+        let body = try WireJSON.encode(message)
         return Response(
             status: .created, headers: ["Content-Type": "application/json; charset=utf-8"], body: .init(data: body))
     }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import AttestKitWire
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -37,7 +38,7 @@ struct DemoClient: Sendable {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
+        request.body = .bytes(ByteBuffer(bytes: try WireJSON.encode(body)))
         return request
     }
 
@@ -65,11 +66,11 @@ struct DemoResponse: Sendable {
 
     /// The body as `T`, or `nil` when it is not one.
     func decode<T: Decodable>(_ type: T.Type) -> T? {
-        try? JSONDecoder().decode(T.self, from: Data(body))
+        try? WireJSON.decode(T.self, from: Data(body))
     }
 
     /// The error code of an error answer.
-    var errorCode: String? { decode(DemoMessages.ErrorBody.self)?.error.code }
+    var errorCode: String? { decode(ErrorResponse.self)?.error.code }
 
     /// `201`, or `409 counter_not_increasing` for an error answer: how the report shows an outcome.
     var summary: String { errorCode.map { "\(status) \($0)" } ?? "\(status)" }

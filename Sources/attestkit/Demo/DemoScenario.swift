@@ -40,7 +40,6 @@ struct DemoScenario {
     }
 
     private typealias Check = DemoReport.Check
-    private typealias Messages = DemoMessages
 
     let client: DemoClient
     /// A device running the app the server accepts.
@@ -50,9 +49,9 @@ struct DemoScenario {
     /// The server's receipt refresher, whose round step 8 runs.
     let receiptRefresh: ReceiptRefreshService?
 
-    private var attestChallenge: Messages.Challenge?
+    private var attestChallenge: ChallengeResponse?
     private var keyID: KeyID?
-    private var replay: Messages.AssertionRequest?
+    private var replay: AssertionRequest?
 
     /// A scenario against the running `environment`.
     init(environment: DemoEnvironment, client: DemoClient) {
@@ -98,8 +97,8 @@ struct DemoScenario {
 
     /// 1. `POST /v1/challenges`: 201 with 32 random bytes for an attestation.
     private mutating func challenge() async throws -> Check {
-        let response = try await client.post("/v1/challenges", Messages.ChallengeRequest(purpose: "attest"))
-        let challenge = response.decode(Messages.Challenge.self)
+        let response = try await client.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
+        let challenge = response.decode(ChallengeResponse.self)
         let got =
             if response.status == 201, let challenge {
                 "201, purpose \(challenge.purpose), \(Data(base64Encoded: challenge.challenge)?.count ?? 0) bytes"
@@ -116,7 +115,7 @@ struct DemoScenario {
     private mutating func attestation() async throws -> Check {
         guard let challenge = attestChallenge else { throw DemoFailure("step 1 issued no challenge") }
         let (keyID, response) = try await attest(device, with: challenge)
-        let record = response.decode(Messages.KeyRecord.self)
+        let record = response.decode(KeyRecordResponse.self)
         let got =
             if response.status == 201, let record {
                 "201, \(record.appId), \(record.environment), counter \(record.counter)"
@@ -136,15 +135,15 @@ struct DemoScenario {
     private mutating func assertions() async throws -> [Check] {
         let keyID = try attestedKey()
         let issued = try await client.post(
-            "/v1/challenges", Messages.ChallengeRequest(purpose: "assert", keyId: keyID.base64))
-        guard issued.status == 201, let challenge = issued.decode(Messages.Challenge.self) else {
+            "/v1/challenges", ChallengeRequest(purpose: "assert", keyId: keyID.base64))
+        guard issued.status == 201, let challenge = issued.decode(ChallengeResponse.self) else {
             return [
                 Check(
                     "POST /v1/challenges for an assertion", expected: "201", got: issued.summary,
                     success: "assert challenge issued")
             ]
         }
-        let requests: [(method: String, target: String, body: String, freshness: RequestBinding.Freshness)] = [
+        let requests: [(method: String, target: String, body: String, freshness: Freshness)] = [
             ("POST", "/v1/orders", #"{"item":"espresso","quantity":2}"#, .challenge(challenge.challengeId)),
             ("PATCH", "/v1/orders/42?notify=false", #"{"quantity":3}"#, .timestamp(milliseconds: Self.nowMillis())),
             ("DELETE", "/v1/orders/42", "", .timestamp(milliseconds: Self.nowMillis())),
@@ -165,9 +164,9 @@ struct DemoScenario {
 
     /// 4. The third assertion sent again: 409 `counter_not_increasing`.
     private func replayed() async throws -> Check {
-        guard let replay else { throw DemoFailure("step 3 made no assertion to replay") }
+        guard let replay, let parts = replay.request else { throw DemoFailure("step 3 made no assertion to replay") }
         let response = try await client.backendPost("/v1/assertions/verify", replay)
-        let label = "\(replay.request.method) \(replay.request.target)"
+        let label = "\(parts.method) \(parts.target)"
         return Check(
             "replayed assertion on \(label)", expected: "409 counter_not_increasing", got: response.summary,
             success: "the assertion on \(label) replayed: refused, 409 counter_not_increasing")
@@ -190,8 +189,8 @@ struct DemoScenario {
 
     /// 6. An attestation by a device running another app: 403 `app_id_mismatch`.
     private func anotherApp() async throws -> Check {
-        let issued = try await client.post("/v1/challenges", Messages.ChallengeRequest(purpose: "attest"))
-        guard issued.status == 201, let challenge = issued.decode(Messages.Challenge.self) else {
+        let issued = try await client.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
+        guard issued.status == 201, let challenge = issued.decode(ChallengeResponse.self) else {
             return Check("POST /v1/challenges", expected: "201", got: issued.summary, success: "challenge issued")
         }
         let (_, response) = try await attest(otherDevice, with: challenge)
@@ -204,11 +203,11 @@ struct DemoScenario {
     /// 7. DeviceCheck through the server and the mock: a new device is not found, bit 0 is set, then read back.
     private func deviceCheck() async throws -> [Check] {
         let token = Self.deviceToken()
-        let first = try await client.backendPost("/v1/devicecheck/query", Messages.DeviceTokenRequest(deviceToken: token))
+        let first = try await client.backendPost("/v1/devicecheck/query", DeviceTokenRequest(deviceToken: token))
         let update = try await client.backendPost(
-            "/v1/devicecheck/update", Messages.DeviceCheckUpdateRequest(deviceToken: token, bit0: true))
-        let second = try await client.backendPost("/v1/devicecheck/query", Messages.DeviceTokenRequest(deviceToken: token))
-        let updated = update.decode(Messages.DeviceCheckUpdated.self)
+            "/v1/devicecheck/update", DeviceCheckUpdateRequest(deviceToken: token, bit0: true))
+        let second = try await client.backendPost("/v1/devicecheck/query", DeviceTokenRequest(deviceToken: token))
+        let updated = update.decode(DeviceCheckUpdateResponse.self)
         return [
             Check(
                 "DeviceCheck query of a new device", expected: "200, found false, bit0 false", got: Self.bits(first),
@@ -235,7 +234,7 @@ struct DemoScenario {
                 + (round.backedOff ? "backed off" : "no back-off"),
             success: "receipt refresh round: the key's receipt exchanged with the mock Apple for a new one")
         let response = try await client.adminGet("/v1/keys/\(Self.base64url(keyID.bytes))")
-        let record = response.decode(Messages.KeyRecord.self)
+        let record = response.decode(KeyRecordResponse.self)
         let got =
             if response.status == 200, let record {
                 "200, riskMetric \(record.riskMetric.map(String.init) ?? "none"), stepUp \(record.stepUp), "
@@ -262,7 +261,7 @@ struct DemoScenario {
 
     /// A new key of `device` attested over SHA-256 of `challenge`, and the server's answer to it.
     private func attest(
-        _ device: SimulatedDevice, with challenge: Messages.Challenge
+        _ device: SimulatedDevice, with challenge: ChallengeResponse
     ) async throws -> (KeyID, DemoResponse) {
         guard let bytes = Data(base64Encoded: challenge.challenge) else {
             throw DemoFailure("the challenge is not Base64")
@@ -271,7 +270,7 @@ struct DemoScenario {
         let attestation = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
         let response = try await client.post(
             "/v1/attestations",
-            Messages.AttestationRequest(
+            AttestationRequest(
                 keyId: keyID.base64, attestation: Data(attestation).base64EncodedString(),
                 challengeId: challenge.challengeId))
         return (keyID, response)
@@ -280,27 +279,28 @@ struct DemoScenario {
     /// An assertion by `keyID` over the canonical client data of a request (signed for `signedBody` when given,
     /// to tamper with it), and the verify request that carries the request's parts.
     private func assertionRequest(
-        _ keyID: KeyID, _ method: String, _ target: String, body: String, freshness: RequestBinding.Freshness,
+        _ keyID: KeyID, _ method: String, _ target: String, body: String, freshness: Freshness,
         signedBody: String? = nil
-    ) throws -> Messages.AssertionRequest {
+    ) throws -> AssertionRequest {
         let binding = try RequestBinding(
             method: method, target: target, body: Array((signedBody ?? body).utf8), freshness: freshness)
         let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
-        var parts = Messages.AssertionRequest.Parts(
+        var parts = AssertionRequest.Parts(
             method: method, target: target, body: body.isEmpty ? nil : Data(body.utf8).base64EncodedString())
         var challengeID: String?
         switch freshness {
         case .challenge(let id): challengeID = id
         case .timestamp(let milliseconds): parts.timestamp = milliseconds
+        case .vouchedByCaller: break  // refused by RequestBinding above
         }
-        return Messages.AssertionRequest(
+        return AssertionRequest(
             keyId: keyID.base64, assertion: Data(assertion).base64EncodedString(), request: parts,
             challengeId: challengeID)
     }
 
     /// A check that an assertion was accepted with `counter`.
     private static func accepted(_ label: String, _ response: DemoResponse, counter: Int, freshness: String) -> Check {
-        let result = response.decode(Messages.AssertionResult.self)
+        let result = response.decode(AssertionResponse.self)
         let got =
             if response.status == 200, let result { "200, counter \(result.counter)" } else { response.summary }
         return Check(
@@ -310,7 +310,7 @@ struct DemoScenario {
 
     /// `200, found F, bit0 B` for a DeviceCheck query answer.
     private static func bits(_ response: DemoResponse) -> String {
-        guard response.status == 200, let bits = response.decode(Messages.DeviceCheckBits.self) else {
+        guard response.status == 200, let bits = response.decode(DeviceCheckQueryResponse.self) else {
             return response.summary
         }
         return "200, found \(bits.found), bit0 \(bits.bit0)"

@@ -76,27 +76,27 @@ struct LoadCommand: AsyncParsableCommand {
         var keyIDs: [KeyID] = []
         for _ in 0..<keys {
             let keyID = device.generateKey()
-            let challenge = try await http.post("/v1/challenges", json: #"{"purpose":"attest"}"#)
-            guard challenge.status == 201, let id = challenge.field("challengeId"),
-                let bytes = challenge.field("challenge").flatMap({ Data(base64Encoded: $0) })
+            let challenge = try await http.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
+            guard challenge.status == 201, let issued = challenge.decode(ChallengeResponse.self),
+                let bytes = Data(base64Encoded: issued.challenge)
             else { throw LoadFailure("challenge: HTTP \(challenge.status)") }
             let object = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
             let registered = try await http.post(
                 "/v1/attestations",
-                json:
-                    #"{"keyId":"\#(keyID.base64)","attestation":"\#(Data(object).base64EncodedString())","challengeId":"\#(id)"}"#
-            )
+                AttestationRequest(
+                    keyId: keyID.base64, attestation: Data(object).base64EncodedString(),
+                    challengeId: issued.challengeId))
             guard registered.status == 201 else {
-                throw LoadFailure("attestation: HTTP \(registered.status) \(registered.field("code") ?? "")")
+                throw LoadFailure("attestation: HTTP \(registered.status) \(registered.errorCode)")
             }
             keyIDs.append(keyID)
         }
         // Sign every request in advance: the measurement is the server's, not the simulated device's.
         let orderBody = #"{"item":"coffee","quantity":1}"#
         let bodyBase64 = Data(orderBody.utf8).base64EncodedString()
-        var plans: [[String]] = []
+        var plans: [[Data]] = []
         for keyID in keyIDs {
-            var bodies: [String] = []
+            var bodies: [Data] = []
             bodies.reserveCapacity(requests)
             for _ in 0..<requests {
                 let milliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
@@ -105,8 +105,11 @@ struct LoadCommand: AsyncParsableCommand {
                     freshness: .timestamp(milliseconds: milliseconds))
                 let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
                 bodies.append(
-                    #"{"keyId":"\#(keyID.base64)","assertion":"\#(Data(assertion).base64EncodedString())","request":{"method":"POST","target":"/v1/orders","body":"\#(bodyBase64)","timestamp":\#(milliseconds)}}"#
-                )
+                    try WireJSON.encode(
+                        AssertionRequest(
+                            keyId: keyID.base64, assertion: Data(assertion).base64EncodedString(),
+                            request: .init(
+                                method: "POST", target: "/v1/orders", body: bodyBase64, timestamp: milliseconds))))
             }
             plans.append(bodies)
         }
@@ -119,9 +122,9 @@ struct LoadCommand: AsyncParsableCommand {
                     latencies.reserveCapacity(bodies.count)
                     for body in bodies {
                         let sent = ContinuousClock.now
-                        let answer = try await http.post("/v1/assertions/verify", json: body)
+                        let answer = try await http.post("/v1/assertions/verify", body: body)
                         guard answer.status == 200 else {
-                            throw LoadFailure("assertion: HTTP \(answer.status) \(answer.field("code") ?? "")")
+                            throw LoadFailure("assertion: HTTP \(answer.status) \(answer.errorCode)")
                         }
                         latencies.append(Self.milliseconds(ContinuousClock.now - sent))
                     }

@@ -1,35 +1,44 @@
 import AsyncHTTPClient
+import AttestKitWire
 import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// Minimal JSON POSTs for `attestkit load`.
+/// Minimal JSON POSTs of the API's messages (``AttestKitWire``) for `attestkit load`.
 struct LoadHTTP: Sendable {
     let client: HTTPClient
     let base: String
     /// The backend token, sent to the backend route `/v1/assertions/verify` only.
     let backendToken: String
 
+    /// One answer: its status and body.
     struct Answer {
         let status: UInt
-        let body: [String: Any]
+        let body: [UInt8]
 
-        /// A string field of the body, or of its `error` object.
-        func field(_ name: String) -> String? {
-            if let value = body[name] as? String { return value }
-            return (body["error"] as? [String: Any])?[name] as? String
+        /// The body as `Message`, or `nil` when it is not one.
+        func decode<Message: Decodable>(_ type: Message.Type) -> Message? {
+            try? WireJSON.decode(type, from: Data(body))
         }
+
+        /// The code of an error answer, or an empty string.
+        var errorCode: String { decode(ErrorResponse.self)?.error.code ?? "" }
     }
 
-    func post(_ path: String, json: String) async throws -> Answer {
+    /// POSTs `message` as JSON.
+    func post(_ path: String, _ message: some Encodable) async throws -> Answer {
+        try await post(path, body: try WireJSON.encode(message))
+    }
+
+    /// POSTs JSON already encoded (so that a load run measures the server, not the encoder).
+    func post(_ path: String, body: Data) async throws -> Answer {
         var request = HTTPClientRequest(url: base + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         if path.hasPrefix("/v1/assertions/") { request.headers.add(name: "Authorization", value: "Bearer \(backendToken)") }
-        request.body = .bytes(ByteBuffer(string: json))
+        request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
-        let object = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any]
-        return Answer(status: response.status.code, body: object ?? [:])
+        return Answer(status: response.status.code, body: Array(bytes.readableBytesView))
     }
 }

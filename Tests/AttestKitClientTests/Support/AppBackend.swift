@@ -1,5 +1,6 @@
 import AttestKitClient
 import AttestKitTestSupport
+import AttestKitWire
 import Foundation
 import Synchronization
 #if canImport(FoundationNetworking)

@@ -83,7 +83,7 @@ struct FlowBench: Sendable {
 
         /// An assertion over the canonical client data of a `POST /orders` request with `freshness`.
         func assertion(
-            freshness: RequestBinding.Freshness, body: [UInt8] = Array("{}".utf8)
+            freshness: Freshness, body: [UInt8] = Array("{}".utf8)
         ) throws -> (assertion: [UInt8], binding: AssertionBinding) {
             let binding = try RequestBinding(method: "POST", target: "/orders", body: body, freshness: freshness)
             let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)

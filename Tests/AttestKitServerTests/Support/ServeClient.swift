@@ -54,7 +54,7 @@ enum ServeClient {
 
     /// A `/v1/assertions/verify` body: a new assertion of `keyID` over `POST /v1/orders` with a small body.
     static func assertion(
-        _ device: SimulatedDevice, _ keyID: KeyID, freshness: RequestBinding.Freshness, challengeID: String?
+        _ device: SimulatedDevice, _ keyID: KeyID, freshness: Freshness, challengeID: String?
     ) throws -> String {
         let body = #"{"sku":"A-42"}"#
         let binding = try RequestBinding(
@@ -68,7 +68,7 @@ enum ServeClient {
     }
 
     /// The current time as `timestamp:` freshness.
-    static var now: RequestBinding.Freshness {
+    static var now: Freshness {
         .timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1_000))
     }
 }

@@ -58,6 +58,8 @@ final class ServerHarness: Sendable {
         var logger = ServerHarness.silent
         /// Where an SQLite store's file goes (a small file system, say) instead of a temporary folder.
         var sqliteDirectory: URL?
+        /// Session tokens (`tokens.*`); off by default.
+        var tokens: TokenService.Configuration?
     }
 
     enum Target {
@@ -142,7 +144,7 @@ final class ServerHarness: Sendable {
             do {
                 var mockURL = try await mock.baseURL()
                 if let appleBaseURL = options.appleBaseURL { mockURL = appleBaseURL }
-                let configuration = ServerConfiguration(
+                var configuration = ServerConfiguration(
                     appIDs: options.appIDs, environments: .development, host: "127.0.0.1", port: 0,
                     storageURL: "memory:",  // unused: the server is given the store
                     apple: options.apple
@@ -161,6 +163,7 @@ final class ServerHarness: Sendable {
                     trustedProxies: options.trustedProxies, logLevel: .critical,
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
+                configuration.tokens = options.tokens
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 group.addTask { try await server.run() }
@@ -270,6 +273,7 @@ final class ServerHarness: Sendable {
     /// Routes only a backend may call (assertion checks, DeviceCheck) and `/metrics` (backend or operator).
     static func isBackendRoute(_ path: String) -> Bool {
         path.hasPrefix("/v1/assertions/") || path.hasPrefix("/v1/devicecheck/") || path == "/metrics"
+            || path == "/v1/tokens/consume"
     }
 
     /// Routes only the operator may call.

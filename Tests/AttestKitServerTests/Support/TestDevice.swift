@@ -77,7 +77,7 @@ struct TestDevice: Sendable {
 
     /// The canonical client data of a request.
     func binding(
-        method: String = "POST", target: String = "/v1/orders", body: [UInt8] = [], freshness: RequestBinding.Freshness
+        method: String = "POST", target: String = "/v1/orders", body: [UInt8] = [], freshness: Freshness
     ) throws -> RequestBinding {
         try RequestBinding(method: method, target: target, body: body, freshness: freshness)
     }
@@ -90,7 +90,7 @@ struct TestDevice: Sendable {
     /// A `/v1/assertions/verify` body for a request, with its client data in `form` and the assertion over it.
     func verifyBody(
         method: String = "POST", target: String = "/v1/orders", body: [UInt8] = Array("{\"item\":42}".utf8),
-        freshness: RequestBinding.Freshness, form: Form = .parts, fault: SoftwareAppleFault? = nil
+        freshness: Freshness, form: Form = .parts, fault: SoftwareAppleFault? = nil
     ) throws -> JSONValue {
         let binding = try binding(method: method, target: target, body: body, freshness: freshness)
         let assertion = try assertion(over: binding.clientData, fault: fault)
@@ -115,6 +115,7 @@ struct TestDevice: Sendable {
         switch binding.freshness {
         case .challenge(let id): json = json.setting("challengeId", .string(id))
         case .timestamp(let milliseconds): request = request.setting("timestamp", .int(milliseconds))
+        case .vouchedByCaller: break  // a canonical binding never names it
         }
         return json.setting("request", request)
     }
@@ -125,29 +126,26 @@ struct TestDevice: Sendable {
     }
 
     /// A fresh `assert` challenge bound to this key.
-    func assertChallenge(sourceLocation: SourceLocation = #_sourceLocation) async throws -> RequestBinding.Freshness {
+    func assertChallenge(sourceLocation: SourceLocation = #_sourceLocation) async throws -> Freshness {
         .challenge(try await harness.challenge(purpose: "assert", keyID: keyID, sourceLocation: sourceLocation).id)
     }
 
     /// The harness clock's time as `timestamp:` freshness.
-    var now: RequestBinding.Freshness { .timestamp(milliseconds: harness.clock.milliseconds) }
+    var now: Freshness { .timestamp(milliseconds: harness.clock.milliseconds) }
 
     // MARK: Guarded routes
 
     /// The AttestKit headers of a request to the guarded application.
     func guardedHeaders(
-        method: String, target: String, body: [UInt8], freshness: RequestBinding.Freshness
+        method: String, target: String, body: [UInt8], freshness: Freshness
     ) throws -> [(String, String)] {
         let binding = try binding(method: method, target: target, body: body, freshness: freshness)
         let assertion = try assertion(over: binding.clientData)
         var headers = [
-            (AttestKitHeaders.keyID, keyID.base64),
-            (AttestKitHeaders.assertion, Data(assertion).base64EncodedString()),
+            (AttestKitHeaderNames.keyID, keyID.base64),
+            (AttestKitHeaderNames.assertion, Data(assertion).base64EncodedString()),
         ]
-        switch freshness {
-        case .challenge(let id): headers.append((AttestKitHeaders.challenge, id))
-        case .timestamp(let milliseconds): headers.append((AttestKitHeaders.timestamp, String(milliseconds)))
-        }
+        if let header = AttestKitHeaderNames.header(of: freshness) { headers.append((header.name, header.value)) }
         return headers
     }
 }

@@ -136,9 +136,9 @@ enum VaporBench {
             method: "POST", target: "/orders", body: Array(body.utf8), freshness: .timestamp(milliseconds: milliseconds))
         let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
         return [
-            AssertionHeaders.keyIDName: keyID.base64,
-            AssertionHeaders.assertionName: Data(assertion).base64EncodedString(),
-            AssertionHeaders.timestampName: String(milliseconds),
+            AttestKitHeaderNames.keyID: keyID.base64,
+            AttestKitHeaderNames.assertion: Data(assertion).base64EncodedString(),
+            AttestKitHeaderNames.timestamp: String(milliseconds),
         ]
     }
 }

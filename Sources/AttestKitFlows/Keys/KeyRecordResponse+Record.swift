@@ -1,0 +1,26 @@
+import AttestKit
+public import AttestKitStore
+public import AttestKitWire
+
+extension KeyRecordResponse {
+    /// The answer that shows `record`: its risk status and step-up decided by `policy`, with `riskHistory` for
+    /// the operator's view.
+    public init(_ record: KeyRecord, policy: RiskPolicy, riskHistory: [RiskMetricEntry]? = nil) {
+        self.init(
+            keyId: record.keyID.base64, appId: record.appID.description, environment: record.environment.rawValue,
+            state: record.state.rawValue, counter: record.counter, createdAt: APITime.format(record.createdAt),
+            lastAssertionAt: record.lastAssertionAt.map(APITime.format),
+            revokedAt: record.revokedAt.map(APITime.format), osVersion: record.osVersion,
+            bundleVersion: record.bundleVersion, validationCategory: record.validationCategory,
+            receipt: record.receiptCreatedAt.map {
+                ReceiptInfo(createdAt: APITime.format($0), refreshAt: record.receiptRefreshAt.map(APITime.format))
+            },
+            riskMetric: record.riskMetric, riskStatus: RiskPolicy.status(record.riskMetric),
+            stepUp: policy.requiresStepUp(record.riskMetric),
+            riskHistory: riskHistory?.map {
+                RiskEntry(
+                    riskMetric: $0.riskMetric, receiptCreatedAt: APITime.format($0.receiptCreatedAt),
+                    recordedAt: APITime.format($0.recordedAt))
+            })
+    }
+}

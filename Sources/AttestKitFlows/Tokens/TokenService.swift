@@ -1,0 +1,205 @@
+import AttestKit
+public import AttestKitStore
+public import AttestKitWire
+import Crypto
+public import Foundation
+
+/// Issues, verifies and consumes AttestKit session tokens: short-lived JWTs (ES256) that say "this key proved,
+/// with an assertion, that it lives in a genuine instance of the app", so that any backend can trust a request
+/// by checking a signature against the service's JWKS instead of calling the service.
+///
+/// A token is issued only after the ``AssertionGate`` accepted an assertion over the very request that asks for
+/// it, so the assertion is the proof and cannot be replayed. Its claims are ``AttestKitWire/TokenClaims``. A
+/// limited-use token is consumed once (``consume(_:)``): the store records its `jti` with one atomic statement, so
+/// of concurrent consumers, across replicas sharing PostgreSQL, exactly one gets the claims.
+///
+/// Verification is strict: three base64url parts, a header with `alg` `ES256` and the `kid` of one of the
+/// configured keys (the current one or a previous one kept for rotation), a 64-byte signature, then the issuer,
+/// the audience and the expiry.
+public struct TokenService: Sendable {
+    /// What tokens look like.
+    public struct Configuration: Sendable {
+        /// The key that signs new tokens.
+        public var signingKey: TokenSigningKey
+        /// Earlier signing keys (their public halves), still accepted and published, so that tokens signed before a
+        /// rotation stay valid until they expire.
+        public var previousKeys: [TokenKey]
+        /// `iss`.
+        public var issuer: String
+        /// `aud`.
+        public var audience: String
+        /// How long a token lives, 5 minutes to 7 days.
+        public var lifetime: Duration
+
+        /// The shortest lifetime: 5 minutes.
+        public static let minimumLifetime: Duration = .seconds(300)
+        /// The longest lifetime: 7 days.
+        public static let maximumLifetime: Duration = .seconds(604_800)
+
+        /// Creates a configuration.
+        /// - Throws: `invalid_field` (not configured) for a lifetime outside 5 minutes to 7 days or an empty
+        ///   issuer or audience.
+        public init(
+            signingKey: TokenSigningKey, previousKeys: [TokenKey] = [], issuer: String = "attestkit",
+            audience: String = "attestkit", lifetime: Duration = .seconds(3_600)
+        ) throws(FlowError) {
+            guard lifetime >= Self.minimumLifetime, lifetime <= Self.maximumLifetime else {
+                throw FlowError(.invalidField, .notConfigured, "tokens.ttl: between 300 s and 604800 s (7 days)")
+            }
+            guard !issuer.isEmpty, !audience.isEmpty else {
+                throw FlowError(.invalidField, .notConfigured, "tokens.issuer and tokens.audience must not be empty")
+            }
+            self.signingKey = signingKey
+            self.previousKeys = previousKeys
+            self.issuer = issuer
+            self.audience = audience
+            self.lifetime = lifetime
+        }
+    }
+
+    /// A token just issued.
+    public struct Issued: Sendable, Hashable {
+        /// The compact JWS.
+        public let token: String
+        /// Its claims.
+        public let claims: TokenClaims
+        /// When it expires (`exp`).
+        public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(claims.exp)) }
+    }
+
+    /// The longest token accepted, in bytes: AttestKit's are about 600.
+    public static let maximumTokenLength = 4_096
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// Where consumed tokens are recorded.
+    public let store: any AttestationStore
+    /// How `stepUp` is decided.
+    public let riskPolicy: RiskPolicy
+    /// How far in the future `iat` may be (clocks of replicas differ a little), in seconds.
+    public let leeway: TimeInterval
+    private let now: @Sendable () -> Date
+
+    /// Creates the service.
+    public init(
+        configuration: Configuration, store: any AttestationStore, riskPolicy: RiskPolicy = RiskPolicy(),
+        leeway: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.riskPolicy = riskPolicy
+        self.leeway = leeway
+        self.now = now
+    }
+
+    /// The public keys that verify tokens: the current signing key, then the previous ones.
+    public var keySet: JSONWebKeySet {
+        JSONWebKeySet(keys: ([configuration.signingKey.key] + configuration.previousKeys).map(\.jwk))
+    }
+
+    /// Issues a token for a key whose assertion the gate just accepted.
+    public func issue(for accepted: AcceptedAssertion) throws(FlowError) -> Issued {
+        var generator = SystemRandomNumberGenerator()
+        return try issue(for: accepted.key, using: &generator)
+    }
+
+    /// Issues a token for `key` with `jti` drawn from `generator`.
+    public func issue(for key: KeyRecord, using generator: inout some RandomNumberGenerator) throws(FlowError)
+        -> Issued
+    {
+        let issuedAt = Int64(now().timeIntervalSince1970.rounded(.down))
+        let jti = Base64URL.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let claims = TokenClaims(
+            iss: configuration.issuer, aud: configuration.audience, sub: Base64URL.encode(key.keyID.bytes),
+            iat: issuedAt, exp: issuedAt + configuration.lifetime.components.seconds, jti: jti,
+            appId: key.appID.description, environment: key.environment.rawValue, riskMetric: key.riskMetric,
+            riskStatus: RiskPolicy.status(key.riskMetric), stepUp: riskPolicy.requiresStepUp(key.riskMetric))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let payload: Data
+        do {
+            payload = try encoder.encode(claims)
+        } catch {
+            throw FlowError(.internalError, .internalFailure, "the token claims could not be encoded")
+        }
+        let signingKey = configuration.signingKey
+        let header = #"{"alg":"ES256","kid":"\#(signingKey.kid)","typ":"JWT"}"#
+        let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(payload)
+        let signature: P256.Signing.ECDSASignature
+        do {
+            signature = try signingKey.privateKey.signature(for: Array(input.utf8))
+        } catch {
+            throw FlowError(.internalError, .internalFailure, "the token could not be signed")
+        }
+        return Issued(token: input + "." + Base64URL.encode(signature.rawRepresentation), claims: claims)
+    }
+
+    /// Verifies a token's form, signature, issuer, audience and expiry, and returns its claims.
+    /// - Throws: 401 `token_invalid` (with the reason) or `token_expired`.
+    public func verify(_ token: String) throws(FlowError) -> TokenClaims {
+        guard token.utf8.count <= Self.maximumTokenLength else { throw .tokenInvalid("longer than any token") }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .tokenInvalid("not a compact JWS of three parts") }
+        guard let headerBytes = Base64URL.decode(parts[0]),
+            let header = try? JSONDecoder().decode(
+                Header.self, from: Data(headerBytes))
+        else { throw .tokenInvalid("the header is not base64url JSON") }
+        guard header.alg == "ES256" else { throw .tokenInvalid("the algorithm must be ES256") }
+        guard header.typ == nil || header.typ == "JWT" else { throw .tokenInvalid("the type must be JWT") }
+        let keys = [configuration.signingKey.key] + configuration.previousKeys
+        guard let key = keys.first(where: { $0.kid == header.kid }) else {
+            throw .tokenInvalid("signed by a key this service does not hold")
+        }
+        guard let signatureBytes = Base64URL.decode(parts[2]), signatureBytes.count == 64,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+            key.publicKey.isValidSignature(signature, for: Array(signingInput(of: token, parts)))
+        else { throw .tokenInvalid("the signature does not verify") }
+        guard let payload = Base64URL.decode(parts[1]),
+            let claims = try? JSONDecoder().decode(TokenClaims.self, from: Data(payload))
+        else { throw .tokenInvalid("the claims are not base64url JSON of an AttestKit token") }
+        guard claims.iss == configuration.issuer, claims.aud == configuration.audience else {
+            throw .tokenInvalid("issued by another service or for another audience")
+        }
+        let time = now().timeIntervalSince1970
+        guard TimeInterval(claims.iat) <= time + leeway, claims.exp > claims.iat,
+            claims.exp - claims.iat <= Configuration.maximumLifetime.components.seconds
+        else { throw .tokenInvalid("its times are impossible") }
+        guard TimeInterval(claims.exp) > time else { throw .tokenExpired }
+        return claims
+    }
+
+    /// Verifies a limited-use token and consumes it: the claims the first time, `token_consumed` after.
+    ///
+    /// The key the token names must still be active: a token outlives no revocation.
+    /// - Throws: 401 `token_invalid`/`token_expired`, 409 `token_consumed`, 403 `key_revoked`/`key_not_found`,
+    ///   503 when storage cannot answer.
+    public func consume(_ token: String) async throws(FlowError) -> TokenClaims {
+        let claims = try verify(token)
+        guard let keyBytes = Base64URL.decode(Substring(claims.sub)), let keyID = try? KeyID(bytes: keyBytes) else {
+            throw .tokenInvalid("the subject is not a key identifier")
+        }
+        let first: Bool
+        do throws(StoreError) {
+            guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
+            guard record.state == .active else { throw StoreError.keyRevoked }
+            first = try await store.consumeToken(
+                claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)), now: now())
+        } catch {
+            throw FlowError(error)
+        }
+        guard first else { throw .tokenConsumed }
+        return claims
+    }
+
+    /// The bytes a token's signature covers: `header.payload` as sent.
+    private func signingInput(of token: String, _ parts: [Substring]) -> Substring.UTF8View {
+        token[parts[0].startIndex..<parts[1].endIndex].utf8
+    }
+
+    /// The members of a token header AttestKit reads.
+    private struct Header: Decodable {
+        var alg: String
+        var kid: String
+        var typ: String?
+    }
+}

@@ -1,0 +1,66 @@
+import AttestKitFlows
+
+extension ServerConfiguration {
+    /// The largest token key file read.
+    private static let tokenKeyFileLimit = 64 * 1_024
+
+    /// The `tokens.*` settings: `nil` without `tokens.signing-key-file` (token routes answer 503
+    /// `tokens_not_configured`), otherwise the validated token configuration. The key files are read here, never
+    /// through swift-configuration, and their contents are never logged.
+    static func tokens(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> TokenService.Configuration? {
+        let previousFiles = try settings.strings("tokens.previous-key-files") ?? []
+        let issuer = try settings.string("tokens.issuer")
+        let audience = try settings.string("tokens.audience")
+        let ttl = try settings.double("tokens.ttl")
+        guard let keyFile = try settings.string("tokens.signing-key-file") else {
+            let stray = [
+                ("tokens.previous-key-files", !previousFiles.isEmpty), ("tokens.issuer", issuer != nil),
+                ("tokens.audience", audience != nil), ("tokens.ttl", ttl != nil),
+            ]
+            if let (key, _) = stray.first(where: \.1) {
+                throw ServerConfigurationError(key, "needs tokens.signing-key-file")
+            }
+            return nil
+        }
+        let signingKey: TokenSigningKey
+        do {
+            signingKey = try TokenSigningKey(
+                pem: try ServerConfigurationSource.text(
+                    ofFile: keyFile, key: "tokens.signing-key-file", limit: tokenKeyFileLimit))
+        } catch let error as ServerConfigurationError {
+            throw error
+        } catch {
+            throw ServerConfigurationError("tokens.signing-key-file", "is not a PEM P-256 private key")
+        }
+        var previousKeys: [TokenKey] = []
+        for file in previousFiles {
+            do {
+                previousKeys.append(
+                    try TokenKey(
+                        pem: try ServerConfigurationSource.text(
+                            ofFile: file, key: "tokens.previous-key-files", limit: tokenKeyFileLimit)))
+            } catch let error as ServerConfigurationError {
+                throw error
+            } catch {
+                throw ServerConfigurationError("tokens.previous-key-files", "holds a file that is not a PEM P-256 key")
+            }
+        }
+        if let ttl {
+            guard ttl.isFinite, ttl >= 300, ttl <= 604_800, ttl == ttl.rounded() else {
+                throw ServerConfigurationError("tokens.ttl", "is whole seconds from 300 (5 minutes) to 604800 (7 days)")
+            }
+        }
+        for (key, value) in [("tokens.issuer", issuer), ("tokens.audience", audience)] {
+            if let value, value.isEmpty || value.utf8.count > 256 {
+                throw ServerConfigurationError(key, "is 1 to 256 characters")
+            }
+        }
+        do {
+            return try TokenService.Configuration(
+                signingKey: signingKey, previousKeys: previousKeys, issuer: issuer ?? "attestkit",
+                audience: audience ?? "attestkit", lifetime: .seconds(Int64(ttl ?? 3_600)))
+        } catch {
+            throw ServerConfigurationError("tokens", error.reason)
+        }
+    }
+}

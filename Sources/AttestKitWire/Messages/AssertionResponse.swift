@@ -1,0 +1,31 @@
+/// `POST /v1/assertions/verify` answer.
+public struct AssertionResponse: Codable, Sendable, Hashable {
+    /// The key id, Base64.
+    public var keyId: String
+    /// The assertion's counter, now stored.
+    public var counter: UInt32
+    /// `production` or `development`.
+    public var environment: String
+    /// Apple's latest risk metric for the key; absent when unknown.
+    public var riskMetric: Int?
+    /// `unknown` until Apple rated the key, then `assessed`.
+    public var riskStatus: String
+    /// Whether the deployment's policy asks for a step-up check for this key.
+    public var stepUp: Bool
+    /// The freshness the service enforced.
+    public var freshness: Freshness.Kind
+
+    /// Creates an answer.
+    public init(
+        keyId: String, counter: UInt32, environment: String, riskMetric: Int? = nil, riskStatus: String,
+        stepUp: Bool, freshness: Freshness.Kind
+    ) {
+        self.keyId = keyId
+        self.counter = counter
+        self.environment = environment
+        self.riskMetric = riskMetric
+        self.riskStatus = riskStatus
+        self.stepUp = stepUp
+        self.freshness = freshness
+    }
+}

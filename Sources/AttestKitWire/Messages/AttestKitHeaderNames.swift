@@ -1,0 +1,28 @@
+/// The request headers of an assertion-protected request: the names every middleware reads and every client sends.
+///
+/// The four App Attest headers carry an assertion bound to the request (``RequestBinding``): the key, the
+/// assertion, and exactly one of the challenge id and the timestamp the client data names. ``deviceToken`` is
+/// for the DeviceCheck fallback, which an app's own server reads and forwards to `POST /v1/devicecheck/validate`.
+public enum AttestKitHeaderNames: Sendable {
+    /// `X-AttestKit-Key-Id`: the key identifier, Base64.
+    public static let keyID = "X-AttestKit-Key-Id"
+    /// `X-AttestKit-Assertion`: the assertion object, Base64.
+    public static let assertion = "X-AttestKit-Assertion"
+    /// `X-AttestKit-Challenge`: the challenge id the client data names.
+    public static let challenge = "X-AttestKit-Challenge"
+    /// `X-AttestKit-Timestamp`: the Unix milliseconds the client data names.
+    public static let timestamp = "X-AttestKit-Timestamp"
+    /// `X-AttestKit-Device-Token`: a DeviceCheck token, Base64 (the DeviceCheck fallback; not read by the
+    /// AttestKit middlewares).
+    public static let deviceToken = "X-AttestKit-Device-Token"
+
+    /// The freshness headers of `freshness`: its name and value (`nil` for ``Freshness/vouchedByCaller``, which
+    /// no header carries).
+    public static func header(of freshness: Freshness) -> (name: String, value: String)? {
+        switch freshness {
+        case .challenge(let id): (challenge, id)
+        case .timestamp(let milliseconds): (timestamp, String(milliseconds))
+        case .vouchedByCaller: nil
+        }
+    }
+}

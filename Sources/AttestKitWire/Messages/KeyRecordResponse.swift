@@ -1,0 +1,92 @@
+/// A registered key as the API shows it (`POST /v1/attestations`, `GET /v1/keys/{keyId}`,
+/// `POST /v1/keys/{keyId}/revoke`). Holds no key material beyond the public identifier.
+public struct KeyRecordResponse: Codable, Sendable, Hashable {
+    /// The key's current App Attest receipt.
+    public struct ReceiptInfo: Codable, Sendable, Hashable {
+        /// When Apple created the receipt (``APITime``).
+        public var createdAt: String
+        /// When the receipt may be traded again (``APITime``).
+        public var refreshAt: String?
+
+        /// Creates the receipt information.
+        public init(createdAt: String, refreshAt: String? = nil) {
+            self.createdAt = createdAt
+            self.refreshAt = refreshAt
+        }
+    }
+
+    /// One risk metric Apple reported for the key (the operator's view).
+    public struct RiskEntry: Codable, Sendable, Hashable {
+        /// The metric.
+        public var riskMetric: Int
+        /// The creation time of the receipt that carried it (``APITime``).
+        public var receiptCreatedAt: String
+        /// When the service recorded it (``APITime``).
+        public var recordedAt: String
+
+        /// Creates an entry.
+        public init(riskMetric: Int, receiptCreatedAt: String, recordedAt: String) {
+            self.riskMetric = riskMetric
+            self.receiptCreatedAt = receiptCreatedAt
+            self.recordedAt = recordedAt
+        }
+    }
+
+    /// The key id, Base64.
+    public var keyId: String
+    /// Team id and bundle id.
+    public var appId: String
+    /// `production` or `development`.
+    public var environment: String
+    /// `active` or `revoked`.
+    public var state: String
+    /// The last accepted assertion counter (0 after the attestation).
+    public var counter: UInt32
+    /// When the key was registered (``APITime``).
+    public var createdAt: String
+    /// The time of the last verified assertion; absent before the first.
+    public var lastAssertionAt: String?
+    /// When the key was revoked; absent unless revoked.
+    public var revokedAt: String?
+    /// The OS version the attestation names, when known.
+    public var osVersion: String?
+    /// The app's bundle version, when known.
+    public var bundleVersion: String?
+    /// The validation category of the attestation, when known.
+    public var validationCategory: UInt32?
+    /// The key's current receipt; absent when none is stored.
+    public var receipt: ReceiptInfo?
+    /// Apple's latest risk metric; absent when unknown.
+    public var riskMetric: Int?
+    /// `unknown` until Apple rated the key (its receipt traded), then `assessed`.
+    public var riskStatus: String
+    /// Whether the deployment's policy asks for a step-up check for this key.
+    public var stepUp: Bool
+    /// The risk metric history, newest first (the operator's view only).
+    public var riskHistory: [RiskEntry]?
+
+    /// Creates a key record answer.
+    public init(
+        keyId: String, appId: String, environment: String, state: String, counter: UInt32, createdAt: String,
+        lastAssertionAt: String? = nil, revokedAt: String? = nil, osVersion: String? = nil,
+        bundleVersion: String? = nil, validationCategory: UInt32? = nil, receipt: ReceiptInfo? = nil,
+        riskMetric: Int? = nil, riskStatus: String, stepUp: Bool, riskHistory: [RiskEntry]? = nil
+    ) {
+        self.keyId = keyId
+        self.appId = appId
+        self.environment = environment
+        self.state = state
+        self.counter = counter
+        self.createdAt = createdAt
+        self.lastAssertionAt = lastAssertionAt
+        self.revokedAt = revokedAt
+        self.osVersion = osVersion
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
+        self.receipt = receipt
+        self.riskMetric = riskMetric
+        self.riskStatus = riskStatus
+        self.stepUp = stepUp
+        self.riskHistory = riskHistory
+    }
+}

@@ -1,0 +1,135 @@
+import AttestKitWire
+import Foundation
+import Testing
+
+/// Samples of every message of the API, each named by the schema of docs/openapi.yaml it must satisfy.
+///
+/// Here each sample must survive a round trip through its Swift type unchanged. With `ATTESTKIT_WIRE_SAMPLES` set
+/// to a file path, the samples are also written there, and scripts/wire-check validates them against the OpenAPI
+/// document's schemas, both ways: every sample is valid, and the fields of the samples of a schema are exactly the
+/// properties the schema declares (so a field added on one side only fails the check).
+@Suite("Wire samples")
+struct WireSampleTests {
+    private static let keyID = "bWFkZS11cCBrZXkgaWQgZm9yIHRoZSBleGFtcGxlcyE="
+    private static let challengeID = "Jx3kq0V9bT2mYc8rLw1pZA"
+    private static let time = APITime.format(Date(timeIntervalSince1970: 1_763_719_200.5))
+    private static let later = APITime.format(Date(timeIntervalSince1970: 1_763_805_600))
+
+    /// One sample: the schema it satisfies and its JSON, checked by a round trip through `Message`.
+    struct Sample {
+        let schema: String
+        let json: Data
+        let roundTrips: () throws -> Bool
+
+        init<Message: Codable & Equatable>(_ schema: String, _ message: Message) throws {
+            self.schema = schema
+            let json = try WireJSON.encode(message)
+            self.json = json
+            roundTrips = { try WireJSON.decode(Message.self, from: json) == message }
+        }
+    }
+
+    static func samples() throws -> [Sample] {
+        let keyRecord = KeyRecordResponse(
+            keyId: keyID, appId: "ABCDE12345.com.example.app", environment: "production", state: "active",
+            counter: 0, createdAt: time, riskStatus: "unknown", stepUp: false)
+        var adminRecord = keyRecord
+        adminRecord.state = "revoked"
+        adminRecord.counter = 7
+        adminRecord.lastAssertionAt = later
+        adminRecord.revokedAt = later
+        adminRecord.osVersion = "18.2"
+        adminRecord.bundleVersion = "42"
+        adminRecord.validationCategory = 1
+        adminRecord.receipt = .init(createdAt: time, refreshAt: later)
+        adminRecord.riskMetric = 3
+        adminRecord.riskStatus = "assessed"
+        adminRecord.stepUp = true
+        let fullRecord = adminRecord
+        adminRecord.riskHistory = [.init(riskMetric: 3, receiptCreatedAt: time, recordedAt: later)]
+        return try [
+            Sample("ChallengeRequest", ChallengeRequest()),
+            Sample("ChallengeRequest", ChallengeRequest(purpose: "assert", keyId: keyID)),
+            Sample(
+                "Challenge",
+                ChallengeResponse(
+                    challengeId: challengeID, challenge: "q83vASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4k=",
+                    purpose: "attest", expiresAt: time)),
+            Sample(
+                "AttestationRequest", AttestationRequest(keyId: keyID, attestation: "AAEC", challengeId: challengeID)),
+            Sample("KeyRecord", keyRecord),
+            Sample("KeyRecord", fullRecord),
+            Sample("AdminKeyRecord", adminRecord),
+            Sample("AssertionVerifyRequest", AssertionRequest(keyId: keyID, assertion: "AAEC", clientData: "AAEC")),
+            Sample(
+                "AssertionVerifyRequest",
+                AssertionRequest(
+                    keyId: keyID, assertion: "AAEC",
+                    request: .init(method: "POST", target: "/v1/orders?coupon=SPRING", body: "e30="),
+                    challengeId: challengeID)),
+            Sample(
+                "AssertionVerifyRequest",
+                AssertionRequest(
+                    keyId: keyID, assertion: "AAEC",
+                    request: .init(
+                        method: "GET", target: "/v1/orders/%2F",
+                        bodySha256: String(repeating: "ab", count: 32), timestamp: 1_763_700_000_000))),
+        ]
+            + Freshness.Kind.allCases.map { kind in
+                try Sample(
+                    "AssertionVerifyResult",
+                    AssertionResponse(
+                        keyId: keyID, counter: 2, environment: "development",
+                        riskMetric: kind == .challenge ? 5 : nil,
+                        riskStatus: kind == .challenge ? "assessed" : "unknown",
+                        stepUp: kind == .challenge, freshness: kind))
+            }
+            + [
+                Sample("DeviceTokenRequest", DeviceTokenRequest(deviceToken: "AAEC")),
+                Sample(
+                    "DeviceCheckUpdateRequest", DeviceCheckUpdateRequest(deviceToken: "AAEC", bit0: true, bit1: false)),
+                Sample("DeviceCheckUpdateRequest", DeviceCheckUpdateRequest(deviceToken: "AAEC", state: "banned")),
+                Sample("DeviceCheckQueryResult", DeviceCheckQueryResponse(found: false, bit0: false, bit1: false)),
+                Sample(
+                    "DeviceCheckQueryResult",
+                    DeviceCheckQueryResponse(
+                        found: true, bit0: true, bit1: false, lastUpdateTime: "2026-11", state: "trial_used")
+                ),
+                Sample("DeviceCheckUpdateResult", DeviceCheckUpdateResponse(updated: true)),
+                Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
+                Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: false, reason: "bad_device_token")),
+                Sample("Error", ErrorResponse(code: "counter_not_increasing", message: "replayed")),
+            ]
+    }
+
+    @Test func everySampleRoundTripsAndIsWrittenForTheSchemaCheck() throws {
+        let samples = try Self.samples()
+        for sample in samples {
+            #expect(try sample.roundTrips(), "\(sample.schema): \(String(decoding: sample.json, as: UTF8.self))")
+        }
+        guard let path = ProcessInfo.processInfo.environment["ATTESTKIT_WIRE_SAMPLES"] else { return }
+        var document: [String] = []
+        for sample in samples {
+            document.append(
+                #"{"schema":"\#(sample.schema)","instance":\#(String(decoding: sample.json, as: UTF8.self))}"#)
+        }
+        let headers = [
+            AttestKitHeaderNames.keyID, AttestKitHeaderNames.assertion, AttestKitHeaderNames.challenge,
+            AttestKitHeaderNames.timestamp,
+        ]
+        let extras = try WireJSON.encode(
+            Extras(
+                headers: headers, freshness: Freshness.Kind.allCases.map(\.rawValue),
+                timestamps: [Self.time, Self.later]))
+        let text =
+            #"{"samples":[\#(document.joined(separator: ","))],"extras":\#(String(decoding: extras, as: UTF8.self))}"#
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// What the check compares besides the messages: the header names, the freshness kinds, times.
+    private struct Extras: Encodable {
+        var headers: [String]
+        var freshness: [String]
+        var timestamps: [String]
+    }
+}
