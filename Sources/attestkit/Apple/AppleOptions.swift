@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import AttestKit
 import AttestKitApple
 import AttestKitServer
+import AttestKitWire
 import Configuration
 import Foundation
 
@@ -67,6 +68,16 @@ struct AppleOptions: ParsableArguments {
     func apple(environment variables: [String: String] = ProcessInfo.processInfo.environment) async throws
         -> ServerConfiguration.Apple
     {
+        try await settings(environment: variables).apple
+    }
+
+    /// The settings of the flags, the environment and the configuration file, as `attestkit serve` reads them,
+    /// with the Apple section required (`devicecheck.states` names the bits as the service's answers do).
+    ///
+    /// - Throws: ``AppleCommandFailure`` naming the setting that is wrong, or saying where the key can be given.
+    func settings(environment variables: [String: String] = ProcessInfo.processInfo.environment) async throws
+        -> (apple: ServerConfiguration.Apple, deviceCheckStates: DeviceCheckStates?)
+    {
         var flags: [String: String] = [:]
         flags["apple.key-file"] = keyFile
         flags["apple.key-id"] = keyId
@@ -91,7 +102,12 @@ struct AppleOptions: ParsableArguments {
                     + "ATTESTKIT_APPLE_KEY_FILE, ATTESTKIT_APPLE_KEY_ID and ATTESTKIT_APPLE_TEAM_ID, or the "
                     + "apple section of --config, as for attestkit serve")
         }
-        return apple
+        return (apple, configuration.deviceCheckStates)
+    }
+
+    /// Prints `message` as one line of the API's JSON (``WireJSON``: the service's field names, keys sorted).
+    static func printJSON(_ message: some Encodable) throws {
+        print(String(decoding: try WireJSON.encode(message), as: UTF8.self))
     }
 
     /// The HTTP client's configuration: a refused connection counts as an attempt of the retry policy (instead of

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import AttestKitApple
 import AttestKitServer
+import AttestKitWire
 import Foundation
 
 /// `attestkit devicecheck query|update|validate`: Apple's DeviceCheck two bits from the shell.
@@ -15,8 +16,8 @@ struct DeviceCheckCommand: AsyncParsableCommand {
             settings of attestkit serve: the flags, else ATTESTKIT_APPLE_KEY_FILE, ATTESTKIT_APPLE_KEY_ID, \
             ATTESTKIT_APPLE_TEAM_ID, ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT, ATTESTKIT_APPLE_DEVICECHECK_URL and \
             ATTESTKIT_APPLE_TIMEOUT, else the apple section of --config. --json prints the answers of the service's \
-            /v1/devicecheck routes. Apple's errors print as 'CODE (HTTP STATUS): reason - Apple said "TEXT"' and \
-            exit 1.
+            /v1/devicecheck routes (with the state name of devicecheck.states when configured). Apple's errors \
+            print as 'CODE (HTTP STATUS): reason - Apple said "TEXT"' and exit 1.
             """,
         subcommands: [Query.self, Update.self, Validate.self, ProviderToken.self]
     )
@@ -32,20 +33,18 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         var json = false
 
         /// Runs `body` with a client, inside an HTTP client that is shut down afterwards.
-        func withClient<Result: Sendable>(_ body: (DeviceCheckClient) async throws -> Result) async throws -> Result {
-            let settings = try await apple.apple()
-            let tokens = try settings.tokenProvider()
+        /// `body` also gets the state names of `devicecheck.states`, if configured.
+        func withClient<Result: Sendable>(
+            _ body: (DeviceCheckClient, DeviceCheckStates?) async throws -> Result
+        ) async throws -> Result {
+            let settings = try await apple.settings()
+            let tokens = try settings.apple.tokenProvider()
             return try await HTTPClient.withHTTPClient(configuration: AppleOptions.httpConfiguration) { http in
                 try await body(
                     DeviceCheckClient(
-                        configuration: settings.deviceCheckConfiguration, tokens: tokens, httpClient: http))
+                        configuration: settings.apple.deviceCheckConfiguration, tokens: tokens, httpClient: http),
+                    settings.deviceCheckStates)
             }
-        }
-
-        /// Prints `object` as one line of JSON, keys sorted.
-        func printJSON(_ object: [String: Any]) throws {
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
         }
     }
 
@@ -58,16 +57,21 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         @OptionGroup var common: Common
 
         func run() async throws {
-            let result = try await common.withClient { try await $0.query(deviceToken: common.deviceToken) }
+            let (result, states) = try await common.withClient { client, states in
+                (try await client.query(deviceToken: common.deviceToken), states)
+            }
+            let state = states?.name(bit0: result.bit0, bit1: result.bit1)
             if common.json {
-                // The fields of POST /v1/devicecheck/query; lastUpdateTime only when Apple gave one.
-                var answer: [String: Any] = ["found": result.isFound, "bit0": result.bit0, "bit1": result.bit1]
-                answer["lastUpdateTime"] = result.lastUpdateTime?.description
-                try common.printJSON(answer)
+                // The answer of POST /v1/devicecheck/query, field for field.
+                try AppleOptions.printJSON(
+                    DeviceCheckQueryResponse(
+                        found: result.isFound, bit0: result.bit0, bit1: result.bit1,
+                        lastUpdateTime: result.lastUpdateTime?.description, state: state))
             } else if result.isFound {
                 print("bit0: \(result.bit0)")
                 print("bit1: \(result.bit1)")
-                print("last_update_time: \(result.lastUpdateTime?.description ?? "none")")
+                print("lastUpdateTime: \(result.lastUpdateTime?.description ?? "none")")
+                if let state { print("state: \(state)") }
             } else {
                 print("not found: the bits of this device were never set (both read as false)")
             }
@@ -91,10 +95,12 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await common.withClient { try await $0.update(deviceToken: common.deviceToken, bit0: bit0, bit1: bit1) }
+            try await common.withClient { client, _ in
+                try await client.update(deviceToken: common.deviceToken, bit0: bit0, bit1: bit1)
+            }
             let changed = [bit0.map { "bit0=\($0)" }, bit1.map { "bit1=\($0)" }].compactMap { $0 }
             if common.json {
-                try common.printJSON(["updated": true])
+                try AppleOptions.printJSON(DeviceCheckUpdateResponse(updated: true))
             } else {
                 print("updated: \(changed.joined(separator: " "))")
             }
@@ -108,9 +114,9 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         @OptionGroup var common: Common
 
         func run() async throws {
-            try await common.withClient { try await $0.validate(deviceToken: common.deviceToken) }
+            try await common.withClient { client, _ in try await client.validate(deviceToken: common.deviceToken) }
             if common.json {
-                try common.printJSON(["valid": true])
+                try AppleOptions.printJSON(DeviceCheckValidateResponse(valid: true))
             } else {
                 print("valid: Apple accepted the device token")
             }

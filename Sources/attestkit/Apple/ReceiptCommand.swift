@@ -24,11 +24,14 @@ struct ReceiptCommand: AsyncParsableCommand {
                 --receipt is the raw receipt or its Base64 text (an ATTEST receipt from an attestation, or a \
                 RECEIPT from a previous exchange). It is verified first, which gives the App ID and key the new \
                 receipt must match; the new one is verified before it is printed (and written with --out, Base64). \
-                Before the receipt's Not Before Apple answers 304: 'not_modified' is printed and the exit code is 0. \
+                Before the receipt's Not Before Apple answers 304: 'refreshed: false' is printed and the exit code is 0. \
                 The Apple key and the exchange's URL are the settings of attestkit serve: the flags, else \
                 ATTESTKIT_APPLE_KEY_FILE, ATTESTKIT_APPLE_KEY_ID, ATTESTKIT_APPLE_TEAM_ID, \
                 ATTESTKIT_APPLE_RECEIPT_URL and ATTESTKIT_APPLE_TIMEOUT, else the apple section of --config. The \
-                exchange is the receipt's own environment's unless --environment says otherwise.
+                exchange is the receipt's own environment's unless --environment says otherwise. The answer \
+                prints as 'name: value' lines, or with --json as one JSON object, in the API's field names \
+                (refreshed, receiptType, appId, keyId, environment, riskMetric, createdAt, notBefore, expiresAt; \
+                retryAfter when not modified; times as RFC 3339 with milliseconds).
                 """)
 
         @Option(name: .long, help: "The receipt file: raw bytes or Base64.")
@@ -36,6 +39,9 @@ struct ReceiptCommand: AsyncParsableCommand {
 
         @Option(name: .long, help: "Write the new receipt here, Base64.")
         var out: String?
+
+        @Flag(name: .long, help: "Print the answer as one line of JSON, in the API's field names.")
+        var json = false
 
         @OptionGroup var apple: AppleOptions
         @OptionGroup var roots: RootOptions
@@ -64,22 +70,21 @@ struct ReceiptCommand: AsyncParsableCommand {
                 try await ReceiptExchangeClient(configuration: configuration, tokens: tokens, httpClient: http)
                     .exchange(bytes, appID: appID, keyID: keyID)
             }
+            let answer: ReceiptRefreshAnswer
             switch result {
             case .refreshed(let receipt):
-                print("refreshed: \(receipt.type.rawValue)")
-                print("app_id: \(receipt.appID)")
-                print("risk_metric: \(receipt.riskMetric.map(String.init) ?? "none")")
-                print("creation_time: \(Self.iso(receipt.creationTime))")
-                print("not_before: \(receipt.notBefore.map(Self.iso) ?? "none")")
-                print("expiration_time: \(receipt.expirationTime.map(Self.iso) ?? "none")")
-                print("environment: \(receipt.environment ?? "none")")
+                answer = ReceiptRefreshAnswer(refreshed: receipt, keyID: keyID)
                 if let out {
                     try Data(Base64.encode(receipt.bytes).utf8).write(to: URL(fileURLWithPath: out))
-                    print("wrote the new receipt to \(out)")
                 }
             case .notModified(let retryAfter):
-                print("not_modified: Apple keeps the current receipt until its Not Before")
-                print("retry_after: \(retryAfter.map(Self.iso) ?? "unknown")")
+                answer = ReceiptRefreshAnswer(notModifiedUntil: retryAfter)
+            }
+            if json {
+                try AppleOptions.printJSON(answer)
+            } else {
+                answer.printText()
+                if case .refreshed = result, let out { print("wrote the new receipt to \(out)") }
             }
         }
 
@@ -115,12 +120,6 @@ struct ReceiptCommand: AsyncParsableCommand {
                 throw AppleCommandFailure("the receipt's attested certificate holds no P-256 key")
             }
             return KeyID(publicKey: key)
-        }
-
-        private static func iso(_ date: Date) -> String {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return formatter.string(from: date)
         }
     }
 }
