@@ -2,7 +2,7 @@ public import AttestKitClient
 public import Foundation
 import Synchronization
 
-/// ``AttestKitClient/DeviceCheckTokenProvider`` in software: random opaque tokens, well-formed for the mock of
+/// `DeviceCheckTokenProvider` in software: random opaque tokens, well-formed for the mock of
 /// Apple's DeviceCheck service in AttestKitAppleMock (which accepts any non-empty token; Apple would not).
 ///
 /// **For Linux, tests and debug builds only**, like ``SimulatedAppAttestProvider``: it is in the separate
@@ -25,7 +25,7 @@ public final class SimulatedDeviceCheckProvider: DeviceCheckTokenProvider {
     public var tokenCount: Int { generated.withLock { $0 } }
 
     /// A fresh random 64-byte token.
-    /// - Throws: ``AttestKitClient/DeviceServiceError/featureUnsupported`` when not supported.
+    /// - Throws: `DeviceServiceError.featureUnsupported` when not supported.
     public func generateToken() async throws -> Data {
         guard isSupported else { throw DeviceServiceError.featureUnsupported }
         generated.withLock { $0 += 1 }

@@ -9,7 +9,7 @@ public import Foundation
 /// by checking a signature against the service's JWKS instead of calling the service.
 ///
 /// A token is issued only after the ``AssertionGate`` accepted an assertion over the very request that asks for
-/// it, so the assertion is the proof and cannot be replayed. Its claims are ``AttestKitWire/TokenClaims``. A
+/// it, so the assertion is the proof and cannot be replayed. Its claims are `TokenClaims`. A
 /// limited-use token is consumed once (``consume(_:)``): the store records its `jti` with one atomic statement, so
 /// of concurrent consumers, across replicas sharing PostgreSQL, exactly one gets the claims.
 ///

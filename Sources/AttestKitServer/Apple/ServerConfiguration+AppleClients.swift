@@ -6,7 +6,7 @@ public import Foundation
 extension ServerConfiguration.Apple {
     /// The token provider of the configured `.p8` key, shared by both services.
     /// - Parameter now: The clock of the tokens' `iat`.
-    /// - Throws: ``AttestKitApple/AppleServiceError`` when the key is not a P-256 private key.
+    /// - Throws: `AppleServiceError` when the key is not a P-256 private key.
     public func tokenProvider(
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(AppleServiceError) -> AppleTokenProvider {

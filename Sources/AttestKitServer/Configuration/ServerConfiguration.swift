@@ -48,7 +48,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// What an attested key must satisfy beyond Apple's checks, and when its risk asks for step-up: the flows'
-    /// ``AttestKitFlows/DeploymentPolicy``.
+    /// `DeploymentPolicy`.
     public typealias Policy = DeploymentPolicy
 
     /// Request budgets per minute. Zero disables a limit.
