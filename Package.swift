@@ -186,6 +186,8 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log", condition: whenFlows),
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: whenFlows),
                 .product(name: "Metrics", package: "swift-metrics", condition: whenFlows),
@@ -385,6 +387,7 @@ let package = Package(
         .testTarget(
             name: "AttestKitTestingTests",
             dependencies: [
+                "AttestKitTestSupport",
                 "AttestKitTesting",
                 "AttestKit",
                 "AttestKitConformance",

@@ -19,20 +19,26 @@ public struct AttestationRegistrar: Sendable {
     public let store: any AttestationStore
     /// The deployment's rules beyond Apple's checks.
     public let policy: any AttestationPolicy
+    /// Writes a bundle for every failed verification (opt-in), or `nil`.
+    public let recorder: VerificationRecorder?
 
     /// Creates a registrar.
-    public init(verifier: AttestationVerifier?, store: any AttestationStore, policy: some AttestationPolicy) {
+    public init(
+        verifier: AttestationVerifier?, store: any AttestationStore, policy: some AttestationPolicy,
+        recorder: VerificationRecorder? = nil
+    ) {
         self.verifier = verifier
         self.store = store
         self.policy = policy
+        self.recorder = recorder
     }
 
     /// Creates a registrar whose policy is built with ``AttestationPolicyBuilder``.
     public init(
-        verifier: AttestationVerifier?, store: any AttestationStore,
+        verifier: AttestationVerifier?, store: any AttestationStore, recorder: VerificationRecorder? = nil,
         @AttestationPolicyBuilder policy: () -> some AttestationPolicy
     ) {
-        self.init(verifier: verifier, store: store, policy: policy())
+        self.init(verifier: verifier, store: store, policy: policy(), recorder: recorder)
     }
 
     /// Verifies `attestation` for `keyID` against the challenge `challengeID` and registers the key.
@@ -54,11 +60,49 @@ public struct AttestationRegistrar: Sendable {
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
     ) async throws(FlowError) -> KeyRecord {
         guard let verifier else { throw FlowError.appsNotConfigured }
+        var challenge: [UInt8]?
+        var answer: RecordedStoreAnswer?
+        var admitting = false
+        do {
+            return try await register(
+                keyID: keyID, attestation: attestation, challengeID: challengeID, now: now, verifier: verifier,
+                challenge: &challenge, answer: &answer
+            ) { (appID: AppID) async throws(FlowError) in
+                admitting = true
+                try await admit(appID)
+                admitting = false
+            }
+        } catch {
+            // A refusal of `admit` (a spent budget) is the caller's, not a verification's.
+            if let recorder, VerificationRecorder.records(error), !admitting {
+                await recorder.record(
+                    VerificationBundle(
+                        kind: .attestation, recordedAt: Date(), verificationTime: now,
+                        configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
+                        attestation: RecordedAttestation(
+                            keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: challenge,
+                            storeAnswer: answer),
+                        outcome: VerificationBundle.Outcome(error)))
+            }
+            throw error
+        }
+    }
+
+    /// The registrar's steps, noting the challenge the store handed out and its refusal, if any.
+    private func register(
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date, verifier: AttestationVerifier,
+        challenge seenChallenge: inout [UInt8]?, answer: inout RecordedStoreAnswer?,
+        admit: (AppID) async throws(FlowError) -> Void
+    ) async throws(FlowError) -> KeyRecord {
         let challenge: StoredChallenge
+        var step = RecordedStoreAnswer.Step.challenge
         do throws(StoreError) {
             challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
+            seenChallenge = challenge.bytes
+            step = .key
             if try await store.key(keyID) != nil { throw StoreError.keyExists }
         } catch {
+            answer = RecordedStoreAnswer(step: step, code: error.code.rawValue)
             throw FlowError(error)
         }
         let verified: VerifiedAttestation
@@ -73,6 +117,7 @@ public struct AttestationRegistrar: Sendable {
         do throws(StoreError) {
             return try await store.registerKey(KeyRegistration(verified), now: now)
         } catch {
+            answer = RecordedStoreAnswer(step: .registration, code: error.code.rawValue)
             throw FlowError(error)
         }
     }

@@ -62,6 +62,9 @@ extension ServerConfiguration {
     /// | `tokens.issuer` | `ATTESTKIT_TOKENS_ISSUER` | `attestkit` (`iss`) |
     /// | `tokens.audience` | `ATTESTKIT_TOKENS_AUDIENCE` | `attestkit` (`aud`) |
     /// | `tokens.ttl` | `ATTESTKIT_TOKENS_TTL` | `3600` seconds (300 to 604800) |
+    /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
+    /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles, oldest removed first |
+    /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB), oldest removed first |
     ///
     /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
     /// and receipt refresh are off. `trust.attestation-root` and `trust.receipt-root` also come together, and are
@@ -105,6 +108,7 @@ extension ServerConfiguration {
             self.challengeCleanupInterval = interval
         }
         self.tokens = try Self.tokens(settings)
+        self.record = try Self.record(settings)
         try validate()
     }
 
@@ -122,6 +126,7 @@ extension ServerConfiguration {
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
+        "record.directory", "record.max-bundles", "record.max-bytes",
     ]
 
     /// The keys whose values are secrets in every layer.

@@ -25,15 +25,18 @@ public struct AttestKitServices: Sendable {
     public let bodyLimit: Int
 
     /// Creates the flows over `store`: `verifier` is the deployment's apps (`nil`: every attestation is refused
-    /// with `apps_not_configured`), `policy` its rules.
+    /// with `apps_not_configured`), `policy` its rules, `recorder` (opt-in) writes a bundle for every failed
+    /// verification, for `attestkit replay`.
     public init(
         store: any AttestationStore, verifier: AttestationVerifier?, policy: DeploymentPolicy = DeploymentPolicy(),
-        challengeTTL: Duration = .seconds(300), timestampWindow: Double = 300, bodyLimit: Int = 65_536
+        challengeTTL: Duration = .seconds(300), timestampWindow: Double = 300, bodyLimit: Int = 65_536,
+        recorder: VerificationRecorder? = nil
     ) {
         self.store = store
-        self.gate = AssertionGate(store: store, timestampWindow: timestampWindow)
+        self.gate = AssertionGate(store: store, timestampWindow: timestampWindow, recorder: recorder)
         self.issuer = ChallengeIssuer(store: store, ttl: challengeTTL)
-        self.registrar = AttestationRegistrar(verifier: verifier, store: store, policy: policy.attestationPolicy)
+        self.registrar = AttestationRegistrar(
+            verifier: verifier, store: store, policy: policy.attestationPolicy, recorder: recorder)
         self.policy = policy
         self.bodyLimit = bodyLimit
     }
