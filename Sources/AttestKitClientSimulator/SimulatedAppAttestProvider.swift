@@ -3,7 +3,7 @@ public import AttestKitClient
 public import AttestKitTesting
 public import Foundation
 
-/// ``AttestKitClient/AppAttestProvider`` over a `SimulatedDevice` of AttestKitTesting: App Attest in software,
+/// `AppAttestProvider` over a `SimulatedDevice` of AttestKitTesting: App Attest in software,
 /// certified by a software Apple.
 ///
 /// **For Linux, tests and debug builds only.** It lives in the separate `AttestKitClientSimulator` product so
@@ -70,7 +70,7 @@ public final class SimulatedAppAttestProvider: AppAttestProvider, Sendable {
     /// How many times each call was made.
     public var calls: Calls { state.withLock { $0.calls } }
 
-    /// Makes the device forget `keyID`: every later call with it throws ``DeviceServiceError/invalidKey``, as
+    /// Makes the device forget `keyID`: every later call with it throws `DeviceServiceError.invalidKey`, as
     /// after the app is reinstalled or the key store is reset.
     public func invalidate(_ keyID: String) {
         state.withLock { _ = $0.invalidated.insert(keyID) }
@@ -87,7 +87,7 @@ public final class SimulatedAppAttestProvider: AppAttestProvider, Sendable {
         (try? KeyID(string: keyID)).flatMap { device.counter(for: $0) }
     }
 
-    /// Makes the next `count` device calls throw ``DeviceServiceError/serverUnavailable``.
+    /// Makes the next `count` device calls throw `DeviceServiceError.serverUnavailable`.
     public func failNextCalls(_ count: Int) {
         state.withLock { $0.unavailableCalls = count }
     }

@@ -1,7 +1,7 @@
 public import AttestKitClient
 public import Foundation
 
-/// ``AttestKitClient/DeviceCheckTokenProvider`` in software: random opaque tokens, well-formed for the mock of
+/// `DeviceCheckTokenProvider` in software: random opaque tokens, well-formed for the mock of
 /// Apple's DeviceCheck service in AttestKitAppleMock (which accepts any non-empty token; Apple would not).
 ///
 /// **For Linux, tests and debug builds only**, like ``SimulatedAppAttestProvider``: it is in the separate
@@ -28,8 +28,8 @@ public final class SimulatedDeviceCheckProvider: DeviceCheckTokenProvider, Senda
     public func failNextCalls(_ count: Int) { failures.withLock { $0 = count } }
 
     /// A fresh random 64-byte token.
-    /// - Throws: ``AttestKitClient/DeviceServiceError/featureUnsupported`` when not supported,
-    ///   ``AttestKitClient/DeviceServiceError/serverUnavailable`` while failing.
+    /// - Throws: `DeviceServiceError.featureUnsupported` when not supported,
+    ///   `DeviceServiceError.serverUnavailable` while failing.
     public func generateToken() async throws -> Data {
         guard isSupported else { throw DeviceServiceError.featureUnsupported }
         let failing = failures.withLock { count in

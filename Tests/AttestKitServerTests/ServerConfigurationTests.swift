@@ -49,7 +49,7 @@ struct ServerConfigurationTests {
         #expect(loaded.rateLimits.challengesPerIP == 120)
         #expect(loaded.adminToken == nil && loaded.backendTokens.isEmpty)
         #expect(loaded.backendListener == nil && loaded.trustedProxies.isEmpty)
-        #expect(loaded.logLevel == .info && loaded.logFormat == .json)
+        #expect(loaded.logLevel == .info && loaded.logFormat == .auto)
         #expect(loaded.receiptRefreshInterval == .seconds(60) && loaded.receiptRefreshBatch == 100)
         #expect(loaded.challengeCleanupInterval == .seconds(60))
     }
@@ -71,10 +71,23 @@ struct ServerConfigurationTests {
 
         let all = try await ServerConfigurationSource.load(flags: flags, environment: environment, file: file.path)
         #expect(all.port == 8083 && all.host == "10.0.0.1" && all.bodyLimit == 4_096)
-        #expect(all.logFormat == .json)
+        #expect(all.logFormat == .auto)
 
         let flagsOnly = try await ServerConfigurationSource.load(flags: flags, environment: [:])
         #expect(flagsOnly.port == 8083 && flagsOnly.host == "127.0.0.1")
+    }
+
+    @Test("log.format auto writes text to a terminal and JSON elsewhere; json and text are kept as set")
+    func logFormatFollowsTheTerminal() async throws {
+        typealias Format = ServerConfiguration.LogFormat
+        #expect(Format.auto.resolved(terminal: true) == .text)
+        #expect(Format.auto.resolved(terminal: false) == .json)
+        for terminal in [true, false] {
+            #expect(Format.json.resolved(terminal: terminal) == .json)
+            #expect(Format.text.resolved(terminal: terminal) == .text)
+        }
+        let set = try await ServerConfigurationSource.load(environment: ["ATTESTKIT_LOG_FORMAT": "auto"])
+        #expect(set.logFormat == .auto)
     }
 
     @Test("A JSON file may use dotted keys instead of nested objects")

@@ -2,7 +2,7 @@
 ///
 /// The private key never leaves the Secure Enclave: the state holds the key identifier and where the key is in its
 /// life (generated, attested, registered), so that a relaunch resumes instead of attesting again. Use
-/// ``KeychainKeyIDStore`` on Apple platforms, ``FileKeyIDStore`` or ``MemoryKeyIDStore`` elsewhere.
+/// `KeychainKeyIDStore` on Apple platforms, ``FileKeyIDStore`` or ``MemoryKeyIDStore`` elsewhere.
 ///
 /// One manager per store: a second ``AppAttestManager`` over a store with the same ``identity`` in the same
 /// process is refused (``AttestKitClientError/Code/keyStore``), since two managers would attest and count

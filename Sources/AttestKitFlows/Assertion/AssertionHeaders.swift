@@ -8,7 +8,7 @@ public import AttestKitWire
 /// - `X-AttestKit-Challenge`: the challenge id the client data names, or
 /// - `X-AttestKit-Timestamp`: the Unix milliseconds the client data names.
 ///
-/// The names are ``AttestKitWire/AttestKitHeaderNames``. A framework edge looks each header up (``Lookup``) and hands the lookups here; the flows decide.
+/// The names are `AttestKitHeaderNames`. A framework edge looks each header up (``Lookup``) and hands the lookups here; the flows decide.
 public struct AssertionHeaders: Sendable, Hashable {
     private static let keyIDName = AttestKitHeaderNames.keyID
     private static let assertionName = AttestKitHeaderNames.assertion

@@ -36,8 +36,12 @@ public actor VerificationRecorder {
 
     /// Creates a recorder, creating `directory` (mode 0700) if it does not exist.
     /// - Parameters:
+    ///   - directory: Where the bundles are written.
     ///   - maximumCount: Bundles kept, 1 to 1,000,000 (default 1,000).
     ///   - maximumBytes: Bytes kept, at least one bundle's ``VerificationBundle/maximumBytes`` (default 100 MiB).
+    ///   - policy: The deployment policy attestation bundles record, so that their replay applies it again.
+    ///   - logger: Where failures to record are logged.
+    ///   - now: The clock (injected for tests).
     /// - Throws: `record_unavailable` (not configured) when the directory cannot be created or is not one, or
     ///   `invalid_field` for limits out of range.
     public init(

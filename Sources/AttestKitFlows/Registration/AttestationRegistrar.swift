@@ -3,7 +3,7 @@ public import AttestKitStore
 public import Foundation
 
 /// Registers an app's key: consumes the one-time challenge, refuses a known key, verifies the attestation
-/// (AttestKit's ``AttestationVerifier``), checks the deployment's ``AttestationPolicy``, lets the caller's `admit`
+/// (AttestKit's `AttestationVerifier`), checks the deployment's ``AttestationPolicy``, lets the caller's `admit`
 /// hook refuse the verified app (a per-app budget), and stores the key.
 ///
 /// ```swift
@@ -43,9 +43,14 @@ public struct AttestationRegistrar: Sendable {
 
     /// Verifies `attestation` for `keyID` against the challenge `challengeID` and registers the key.
     ///
-    /// - Parameter admit: Called with the verified app before the key is stored; throw to refuse (for example a
-    ///   spent per-app budget). Counted on verified attestations only, so forged objects naming an app cannot spend
-    ///   its budget.
+    /// - Parameters:
+    ///   - keyID: The key identifier the app sent.
+    ///   - attestation: The attestation object, as `attestKey` returned it.
+    ///   - challengeID: The challenge the attestation's client data hashes.
+    ///   - now: The time of the request.
+    ///   - admit: Called with the verified app before the key is stored; throw to refuse (for example a spent
+    ///     per-app budget). Counted on verified attestations only, so forged objects naming an app cannot spend
+    ///     its budget.
     /// - Returns: The stored key.
     /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's and the store's codes (`challenge_*`,
     ///   `key_exists`, `storage_unavailable`); AttestKit's verification codes; `policy_*` from the policy; whatever

@@ -11,7 +11,7 @@ public import Foundation
 /// A token is issued only after the ``AssertionGate`` accepted an assertion over the very request that asks for
 /// it, so the assertion is the proof and cannot be replayed; or, in a deployment without production keys, for a
 /// debug token of its allow-list (``issue(debugToken:appIDs:)``), at trust `debug`. Its claims are
-/// ``AttestKitWire/TokenClaims``, whose `trust` says which. A
+/// `TokenClaims`, whose `trust` says which. A
 /// limited-use token is consumed once (``consume(_:)``): the store records its `jti` with one atomic statement, so
 /// of concurrent consumers, across replicas sharing PostgreSQL, exactly one gets the claims.
 ///

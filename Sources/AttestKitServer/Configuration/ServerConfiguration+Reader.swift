@@ -62,7 +62,7 @@ extension ServerConfiguration {
     /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
     /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
-    /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `json` (or `text`) |
+    /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `auto`: text on a terminal, JSON otherwise (or `json`, `text`) |
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
@@ -164,14 +164,14 @@ extension ServerConfiguration {
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024
 
-    /// `apps`, each parsed with `AppID(_:)`.
+    /// `apps`, each parsed with `AppID(validating:)`: a Team ID of 10 characters A-Z and 0-9, a dot, a bundle id.
     private static func appIDs(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [AppID] {
         var appIDs: [AppID] = []
         for text in try settings.strings("apps") ?? [] {
             do {
-                appIDs.append(try AppID(text))
+                appIDs.append(try AppID(validating: text))
             } catch {
-                throw ServerConfigurationError("apps", "holds an entry that is not TEAMID.bundle.identifier")
+                throw ServerConfigurationError("apps", "holds '\(text)', which is not an App ID: \(error.reason)")
             }
         }
         return appIDs

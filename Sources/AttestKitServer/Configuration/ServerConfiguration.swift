@@ -48,7 +48,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// What an attested key must satisfy beyond Apple's checks, and when its risk asks for step-up: the flows'
-    /// ``AttestKitFlows/DeploymentPolicy``.
+    /// `DeploymentPolicy`.
     public typealias Policy = DeploymentPolicy
 
     /// Request budgets per minute. Zero disables a limit.
@@ -90,10 +90,20 @@ public struct ServerConfiguration: Sendable {
 
     /// How logs are written.
     public enum LogFormat: String, Sendable, Hashable, CaseIterable {
+        /// Text when standard error is a terminal (a person reads it), JSON otherwise (a collector reads it).
+        case auto
         /// One JSON object per line.
         case json
         /// swift-log's plain text.
         case text
+
+        /// The format to write in: ``json`` or ``text``, ``auto`` decided by where the logs go.
+        ///
+        /// - Parameter terminal: Whether standard error is a terminal.
+        public func resolved(terminal: Bool) -> LogFormat {
+            guard self == .auto else { return self }
+            return terminal ? .text : .json
+        }
     }
 
     /// The address to bind.
@@ -174,7 +184,7 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: [IPNetwork]
     /// The log level.
     public var logLevel: Logger.Level
-    /// The log format.
+    /// The log format; ``LogFormat/auto`` by default.
     public var logFormat: LogFormat
     /// How often the receipt refresher looks for due keys.
     public var receiptRefreshInterval: Duration
@@ -209,7 +219,7 @@ public struct ServerConfiguration: Sendable {
         backendListener: Listener? = nil,
         trustedProxies: [IPNetwork] = [],
         logLevel: Logger.Level = .info,
-        logFormat: LogFormat = .json,
+        logFormat: LogFormat = .auto,
         receiptRefreshInterval: Duration = .seconds(60),
         receiptRefreshBatch: Int = 100,
         challengeCleanupInterval: Duration = .seconds(60)

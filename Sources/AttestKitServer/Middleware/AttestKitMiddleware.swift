@@ -3,19 +3,19 @@ public import Hummingbird
 
 /// Guards Hummingbird routes with App Attest assertions.
 ///
-/// Each route group has its ``AttestKitFlows/EnforcementPolicy``: `enforce`, `report` (verify, count apart, let
+/// Each route group has its `EnforcementPolicy`: `enforce`, `report` (verify, count apart, let
 /// through unverified) or `off`, a rollout share, and the least trust level; a request may present a DeviceCheck
-/// token or a debug token instead of an assertion, at a lower trust level (``AttestKitFlows/RouteGuard``).
+/// token or a debug token instead of an assertion, at a lower trust level (`RouteGuard`).
 ///
-/// For every request it reads the AttestKit headers (``AttestKitWire/AttestKitHeaderNames``: key id, assertion,
+/// For every request it reads the AttestKit headers (`AttestKitHeaderNames`: key id, assertion,
 /// and a challenge id or a timestamp),
-/// rebuilds the canonical client data (``AttestKitWire/RequestBinding``) from the request actually received
+/// rebuilds the canonical client data (`RequestBinding`) from the request actually received
 /// (method, path and query as sent, SHA-256 of the body), verifies the assertion with the stored key, advances
 /// the counter atomically, and puts the key on the context (``AttestedRequestContext/attestedKey``) before
 /// calling the route. The body is collected (up to ``bodyLimit``) and handed on intact.
 ///
-/// The headers, the binding and the verification are the flows' (``AttestKitFlows/AssertionHeaders``,
-/// ``AttestKitFlows/AssertionBinding``, ``AttestKitFlows/AssertionGate``); refusals become ``APIError``s once:
+/// The headers, the binding and the verification are the flows' (`AssertionHeaders`,
+/// `AssertionBinding`, `AssertionGate`); refusals become ``APIError``s once:
 /// 401 `assertion_required` without the headers, 400 for malformed headers, 403 for a failed verification (`signature_invalid`, `key_not_found`, `key_revoked`, `challenge_*`,
 /// `timestamp_outside_window`), 409 for a replay (`counter_not_increasing`, `challenge_consumed`), 413 for a body
 /// over the limit.

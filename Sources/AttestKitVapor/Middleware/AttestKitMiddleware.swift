@@ -4,15 +4,15 @@ public import Vapor
 
 /// Guards Vapor routes with App Attest assertions.
 ///
-/// Each route group has its ``AttestKitFlows/EnforcementPolicy``: `enforce`, `report` (verify, count apart, let
+/// Each route group has its `EnforcementPolicy`: `enforce`, `report` (verify, count apart, let
 /// through unverified) or `off`, a rollout share, and the least trust level; a request may present a DeviceCheck
-/// token or a debug token instead of an assertion, at a lower trust level (``AttestKitFlows/RouteGuard``).
+/// token or a debug token instead of an assertion, at a lower trust level (`RouteGuard`).
 ///
-/// For every request it reads the AttestKit headers (``AttestKitFlows/AssertionHeaders``), rebuilds the canonical
+/// For every request it reads the AttestKit headers (`AssertionHeaders`), rebuilds the canonical
 /// client data from the request actually received (method, path and query as sent, as far as Vapor keeps them:
 /// `req.url.string`, with a path's `;` also tried as `%3B`, which Vapor does not tell apart; SHA-256 of the body
 /// collected up to the flows' `bodyLimit`), verifies the assertion with the application's
-/// ``AttestKitFlows/AssertionGate`` (advancing the counter atomically), and puts the key on `req.attestKit.key`
+/// `AssertionGate` (advancing the counter atomically), and puts the key on `req.attestKit.key`
 /// before calling the route. Refusals answer the service's codes and statuses (``AttestKitAbort``): 401
 /// `assertion_required`, 400 malformed headers, 403 a failed verification or a revoked key, 409 a replay, 413 a
 /// body over the limit, 503 before `app.attestKit` is configured.
