@@ -73,7 +73,7 @@ public struct RequestBinding: Sendable, Hashable {
         guard bodySHA256.count == 32 else { throw RequestBindingError(.invalidBodyHash) }
         switch freshness {
         case .challenge(let id):
-            guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy(Self.isChallengeCharacter) else {
+            guard Self.isChallengeID(id) else {
                 throw RequestBindingError(.invalidFreshness)
             }
         case .timestamp(let milliseconds):
@@ -139,6 +139,12 @@ public struct RequestBinding: Sendable, Hashable {
         guard self.clientData.elementsEqual(clientData) else { throw RequestBindingError(.malformed) }
     }
 
+    /// Whether `id` is a challenge id in its allowed form: 1 to 128 characters of base64url's alphabet.
+    static func isChallengeID(_ id: String) -> Bool {
+        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy(isChallengeCharacter)
+    }
+
+    /// Whether `byte` may appear in a challenge id (base64url's alphabet).
     private static func isChallengeCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

@@ -45,7 +45,12 @@ struct WireSampleTests {
         adminRecord.riskMetric = 3
         adminRecord.riskStatus = "assessed"
         adminRecord.stepUp = true
+        adminRecord.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")
         let fullRecord = adminRecord
+        var keyAttestation = keyRecord
+        keyAttestation.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")
+        var certified = keyAttestation
+        certified.appKey?.certificate = "MIIBkTCCATegAwIBAgIBATAKBggqhkjOPQQDAjAA"
         adminRecord.riskHistory = [.init(riskMetric: 3, receiptCreatedAt: time, recordedAt: later)]
         return try [
             Sample("ChallengeRequest", ChallengeRequest()),
@@ -57,6 +62,15 @@ struct WireSampleTests {
                     purpose: "attest", expiresAt: time)),
             Sample(
                 "AttestationRequest", AttestationRequest(keyId: keyID, attestation: "AAEC", challengeId: challengeID)),
+            Sample(
+                "KeyAttestationRequest",
+                KeyAttestationRequest(
+                    keyId: keyID, attestation: "AAEC", challengeId: challengeID,
+                    appKey:
+                        "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEUVw9brnjlrkE0/7Kf1T9zQzB6Ze/N13KUVrQpsO0A19FNr46UPMY+/mlR1"
+                        + "kCoiFQK+8NV+CMU7LMClbxfZ+TVA==")),
+            Sample("KeyAttestationResponse", keyAttestation),
+            Sample("KeyAttestationResponse", certified),
             Sample("KeyRecord", keyRecord),
             Sample("KeyRecord", fullRecord),
             Sample("AdminKeyRecord", adminRecord),
