@@ -38,7 +38,7 @@ struct TokenRouteTests {
 
     /// Asks for a token with an assertion over `POST /v1/tokens` and `body`.
     static func requestToken(
-        _ harness: ServerHarness, _ device: TestDevice, body: [UInt8] = [], freshness: RequestBinding.Freshness? = nil,
+        _ harness: ServerHarness, _ device: TestDevice, body: [UInt8] = [], freshness: Freshness? = nil,
         allow5xx: Bool = false
     ) async throws -> (HTTPResult, [(String, String)]) {
         let headers = try device.guardedHeaders(

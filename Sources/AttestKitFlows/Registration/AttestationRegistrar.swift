@@ -1,5 +1,6 @@
 public import AttestKit
 public import AttestKitStore
+import AttestKitWire
 public import Foundation
 
 /// Registers an app's key: consumes the one-time challenge, refuses a known key, verifies the attestation
@@ -48,25 +49,51 @@ public struct AttestationRegistrar: Sendable {
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
     ) async throws(FlowError) -> KeyRecord {
+        try await register(
+            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: nil, now: now, admit: admit)
+    }
+
+    /// Registers the key, and with `appKey` the app key a key attestation binds to it: then the attestation's
+    /// client data is the ``KeyAttestationClientData`` of the challenge id and `appKey` instead of the challenge,
+    /// and a key already registered with another app key is `app_key_mismatch` rather than `key_exists`.
+    func register(
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
+        admit: (AppID) async throws(FlowError) -> Void
+    ) async throws(FlowError) -> KeyRecord {
         guard let verifier else { throw FlowError.appsNotConfigured }
         let challenge: StoredChallenge
+        let existing: KeyRecord?
         do throws(StoreError) {
             challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
-            if try await store.key(keyID) != nil { throw StoreError.keyExists }
+            existing = try await store.key(keyID)
         } catch {
             throw FlowError(error)
         }
+        if let existing {
+            if let appKey, let bound = existing.appKey, bound != appKey { throw FlowError.appKeyMismatch }
+            throw FlowError(StoreError.keyExists)
+        }
+        let clientData: ClientDataInput
+        if let appKey {
+            do throws(RequestBindingError) {
+                let binding = try KeyAttestationClientData(challengeId: challengeID.string, appKey: appKey.der)
+                clientData = .clientData(binding.clientData)
+            } catch {
+                throw FlowError(error)
+            }
+        } else {
+            clientData = .challenge(challenge.bytes)
+        }
         let verified: VerifiedAttestation
         do throws(AttestKitError) {
-            verified = try await verifier.verify(
-                attestation, keyID: keyID, clientData: .challenge(challenge.bytes), at: now)
+            verified = try await verifier.verify(attestation, keyID: keyID, clientData: clientData, at: now)
         } catch {
             throw FlowError(error)
         }
         if case .failsToMeetPolicy(let reason) = policy.check(verified) { throw reason.error() }
         try await admit(verified.appID)
         do throws(StoreError) {
-            return try await store.registerKey(KeyRegistration(verified), now: now)
+            return try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
         } catch {
             throw FlowError(error)
         }

@@ -62,6 +62,9 @@ extension ServerConfiguration {
     /// | `tokens.issuer` | `ATTESTKIT_TOKENS_ISSUER` | `attestkit` (`iss`) |
     /// | `tokens.audience` | `ATTESTKIT_TOKENS_AUDIENCE` | `attestkit` (`aud`) |
     /// | `tokens.ttl` | `ATTESTKIT_TOKENS_TTL` | `3600` seconds (300 to 604800) |
+    /// | `key-attestation.ca-certificate-file` | `ATTESTKIT_KEY_ATTESTATION_CA_CERTIFICATE_FILE` | none: no app key certificates; a PEM CA certificate |
+    /// | `key-attestation.ca-key-file` | `ATTESTKIT_KEY_ATTESTATION_CA_KEY_FILE` | none; the CA certificate's PEM private key |
+    /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `86400` seconds (300 to 2592000) |
     ///
     /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
     /// and receipt refresh are off. `trust.attestation-root` and `trust.receipt-root` also come together, and are
@@ -105,6 +108,7 @@ extension ServerConfiguration {
             self.challengeCleanupInterval = interval
         }
         self.tokens = try Self.tokens(settings)
+        self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings)
         try validate()
     }
 
@@ -122,6 +126,7 @@ extension ServerConfiguration {
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
+        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 
     /// The keys whose values are secrets in every layer.

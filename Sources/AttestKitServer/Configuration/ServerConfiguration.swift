@@ -145,6 +145,9 @@ public struct ServerConfiguration: Sendable {
     public var challengeCleanupInterval: Duration
     /// Session tokens (`tokens.*`), or `nil`: the token routes answer 503 `tokens_not_configured`.
     public var tokens: TokenService.Configuration? = nil
+    /// The CA that certifies attested app keys (`key-attestation.*`), or `nil`: key attestations are answered
+    /// without a certificate.
+    public var keyAttestationAuthority: AppKeyAuthority? = nil
 
     /// The defaults of `attestkit serve` with no arguments, for the given apps.
     public init(

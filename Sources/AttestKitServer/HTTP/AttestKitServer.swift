@@ -92,11 +92,13 @@ public final class AttestKitServer: Service, Sendable {
                 appIDs: configuration.appIDs, environments: configuration.environments,
                 leeway: configuration.leeway, trustAnchors: configuration.trustAnchors))
         self.gate = AssertionGate(store: store, timestampWindow: configuration.timestampWindow, now: now)
+        let registrar = AttestationRegistrar(
+            verifier: verifier, store: store, policy: configuration.policy.attestationPolicy)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
             challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),
-            registrar: AttestationRegistrar(
-                verifier: verifier, store: store, policy: configuration.policy.attestationPolicy),
+            registrar: registrar,
+            keyAttestation: KeyAttestation(registrar: registrar, authority: configuration.keyAttestationAuthority),
             keys: KeyAdministration(store: store, now: now),
             gate: gate,
             tokens: configuration.tokens.map {
