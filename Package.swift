@@ -148,6 +148,8 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -352,6 +354,7 @@ let package = Package(
         .testTarget(
             name: "AttestKitTestingTests",
             dependencies: [
+                "AttestKitTestSupport",
                 "AttestKitTesting",
                 "AttestKit",
                 "AttestKitConformance",

@@ -1,3 +1,4 @@
+import AttestKitTestSupport
 import AttestKit
 import AttestKitTesting
 import Foundation

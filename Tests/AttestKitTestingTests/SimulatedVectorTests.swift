@@ -1,3 +1,4 @@
+import AttestKitTestSupport
 import AttestKit
 import AttestKitConformance
 import AttestKitTesting

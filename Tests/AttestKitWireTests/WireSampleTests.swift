@@ -113,6 +113,26 @@ struct WireSampleTests {
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: false, reason: "bad_device_token")),
                 Sample("Error", ErrorResponse(code: "counter_not_increasing", message: "replayed")),
+                Sample("TokenResponse", TokenResponse(token: "eyJh.eyJz.c2ln", expiresAt: Self.later)),
+                Sample("TokenConsumeRequest", TokenConsumeRequest(token: "eyJh.eyJz.c2ln")),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "attestkit", aud: "orders", sub: "a2V5", iat: 1_790_000_000, exp: 1_790_003_600,
+                        jti: "dG9rZW4", appId: "ABCDE12345.com.example.app", environment: "production",
+                        riskMetric: 7, riskStatus: "assessed", stepUp: false)),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "attestkit", aud: "orders", sub: "a2V5", iat: 1_790_000_000, exp: 1_790_003_600,
+                        jti: "dG9rZW4", appId: "ABCDE12345.com.example.app", environment: "development",
+                        riskMetric: nil, riskStatus: "unknown", stepUp: true)),
+                Sample(
+                    "JSONWebKeySet",
+                    JSONWebKeySet(keys: [
+                        JSONWebKey(
+                            kty: "EC", crv: "P-256", x: "eA", y: "eQ", kid: "a2lk", use: "sig", alg: "ES256")
+                    ])),
             ]
     }
 

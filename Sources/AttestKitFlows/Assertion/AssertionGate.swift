@@ -21,16 +21,19 @@ public struct AssertionGate: Sendable {
     public let store: any AttestationStore
     /// How far a timestamp may be from `now()`, either way, in seconds.
     public let timestampWindow: TimeInterval
+    /// Writes a bundle for every failed verification (opt-in), or `nil`.
+    public let recorder: VerificationRecorder?
     private let now: @Sendable () -> Date
     private let verifier = AssertionVerifier()
 
     /// Creates a gate.
     public init(
-        store: any AttestationStore, timestampWindow: TimeInterval = 300,
+        store: any AttestationStore, timestampWindow: TimeInterval = 300, recorder: VerificationRecorder? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.timestampWindow = timestampWindow
+        self.recorder = recorder
         self.now = now
     }
 
@@ -67,6 +70,36 @@ public struct AssertionGate: Sendable {
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
     ) async throws(FlowError) -> AcceptedAssertion {
         let time = now()
+        var key: KeyRecord?
+        var answer: RecordedStoreAnswer?
+        do {
+            return try await verify(
+                keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time,
+                key: &key, answer: &answer)
+        } catch {
+            if let recorder, VerificationRecorder.records(error) {
+                // Refused before the key was read (the timestamp): the bundle still carries the key, so a replay
+                // can tell whether the rest would have passed.
+                if key == nil, error.code == .timestampOutsideWindow { key = try? await store.key(keyID) }
+                var configuration = RecordedConfiguration()
+                configuration.timestampWindow = timestampWindow
+                await recorder.record(
+                    VerificationBundle(
+                        kind: .assertion, recordedAt: now(), verificationTime: time, configuration: configuration,
+                        assertion: RecordedAssertion(
+                            keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, key: key,
+                            storeAnswer: answer),
+                        outcome: VerificationBundle.Outcome(error)))
+            }
+            throw error
+        }
+    }
+
+    /// The gate's steps at `time`, noting the key the store held and the store's refusal after verification.
+    private func verify(
+        keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness, at time: Date,
+        key seenKey: inout KeyRecord?, answer: inout RecordedStoreAnswer?
+    ) async throws(FlowError) -> AcceptedAssertion {
         let challengeID = try Self.challengeID(of: freshness)
         if case .timestamp(let milliseconds) = freshness {
             let offset = Double(milliseconds) / 1_000 - time.timeIntervalSince1970
@@ -80,6 +113,7 @@ public struct AssertionGate: Sendable {
         let record: KeyRecord
         do throws(StoreError) {
             guard let found = try await store.key(keyID) else { throw StoreError.keyNotFound }
+            seenKey = found
             guard found.state == .active else { throw StoreError.keyRevoked }
             record = found
         } catch {
@@ -93,12 +127,15 @@ public struct AssertionGate: Sendable {
         } catch {
             throw FlowError(error)
         }
+        var step = RecordedStoreAnswer.Step.challenge
         do throws(StoreError) {
             if let challengeID {
                 _ = try await store.consumeChallenge(challengeID, purpose: .assert, keyID: keyID, now: time)
             }
+            step = .counter
             try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
         } catch {
+            answer = RecordedStoreAnswer(step: step, code: error.code.rawValue)
             throw FlowError(error)
         }
         return AcceptedAssertion(key: record.advanced(to: verified.counter, at: time), counter: verified.counter)

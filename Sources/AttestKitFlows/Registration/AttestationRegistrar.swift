@@ -20,20 +20,26 @@ public struct AttestationRegistrar: Sendable {
     public let store: any AttestationStore
     /// The deployment's rules beyond Apple's checks.
     public let policy: any AttestationPolicy
+    /// Writes a bundle for every failed verification (opt-in), or `nil`.
+    public let recorder: VerificationRecorder?
 
     /// Creates a registrar.
-    public init(verifier: AttestationVerifier?, store: any AttestationStore, policy: some AttestationPolicy) {
+    public init(
+        verifier: AttestationVerifier?, store: any AttestationStore, policy: some AttestationPolicy,
+        recorder: VerificationRecorder? = nil
+    ) {
         self.verifier = verifier
         self.store = store
         self.policy = policy
+        self.recorder = recorder
     }
 
     /// Creates a registrar whose policy is built with ``AttestationPolicyBuilder``.
     public init(
-        verifier: AttestationVerifier?, store: any AttestationStore,
+        verifier: AttestationVerifier?, store: any AttestationStore, recorder: VerificationRecorder? = nil,
         @AttestationPolicyBuilder policy: () -> some AttestationPolicy
     ) {
-        self.init(verifier: verifier, store: store, policy: policy())
+        self.init(verifier: verifier, store: store, policy: policy(), recorder: recorder)
     }
 
     /// Verifies `attestation` for `keyID` against the challenge `challengeID` and registers the key.
@@ -61,16 +67,56 @@ public struct AttestationRegistrar: Sendable {
         admit: (AppID) async throws(FlowError) -> Void
     ) async throws(FlowError) -> KeyRecord {
         guard let verifier else { throw FlowError.appsNotConfigured }
+        var challenge: [UInt8]?
+        var answer: RecordedStoreAnswer?
+        var admitting = false
+        do {
+            return try await register(
+                keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now,
+                verifier: verifier, challenge: &challenge, answer: &answer
+            ) { (appID: AppID) async throws(FlowError) in
+                admitting = true
+                try await admit(appID)
+                admitting = false
+            }
+        } catch {
+            // A refusal of `admit` (a spent budget) is the caller's, not a verification's; so is another app key
+            // than the one bound, a decision on the stored key before any verification.
+            if let recorder, VerificationRecorder.records(error), !admitting, error != .appKeyMismatch {
+                await recorder.record(
+                    VerificationBundle(
+                        kind: .attestation, recordedAt: Date(), verificationTime: now,
+                        configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
+                        attestation: RecordedAttestation(
+                            keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: challenge,
+                            storeAnswer: answer, appKey: appKey?.der),
+                        outcome: VerificationBundle.Outcome(error)))
+            }
+            throw error
+        }
+    }
+
+    /// The registrar's steps, noting the challenge the store handed out and its refusal, if any.
+    private func register(
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
+        verifier: AttestationVerifier, challenge seenChallenge: inout [UInt8]?, answer: inout RecordedStoreAnswer?,
+        admit: (AppID) async throws(FlowError) -> Void
+    ) async throws(FlowError) -> KeyRecord {
         let challenge: StoredChallenge
         let existing: KeyRecord?
+        var step = RecordedStoreAnswer.Step.challenge
         do throws(StoreError) {
             challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
+            seenChallenge = challenge.bytes
+            step = .key
             existing = try await store.key(keyID)
         } catch {
+            answer = RecordedStoreAnswer(step: step, code: error.code.rawValue)
             throw FlowError(error)
         }
         if let existing {
             if let appKey, let bound = existing.appKey, bound != appKey { throw FlowError.appKeyMismatch }
+            answer = RecordedStoreAnswer(step: .key, code: StoreError.keyExists.code.rawValue)
             throw FlowError(StoreError.keyExists)
         }
         let clientData: ClientDataInput
@@ -95,6 +141,7 @@ public struct AttestationRegistrar: Sendable {
         do throws(StoreError) {
             return try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
         } catch {
+            answer = RecordedStoreAnswer(step: .registration, code: error.code.rawValue)
             throw FlowError(error)
         }
     }

@@ -62,6 +62,9 @@ extension ServerConfiguration {
     /// | `tokens.issuer` | `ATTESTKIT_TOKENS_ISSUER` | `attestkit` (`iss`) |
     /// | `tokens.audience` | `ATTESTKIT_TOKENS_AUDIENCE` | `attestkit` (`aud`) |
     /// | `tokens.ttl` | `ATTESTKIT_TOKENS_TTL` | `3600` seconds (300 to 604800) |
+    /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
+    /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles, oldest removed first |
+    /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB), oldest removed first |
     /// | `key-attestation.ca-certificate-file` | `ATTESTKIT_KEY_ATTESTATION_CA_CERTIFICATE_FILE` | none: no app key certificates; a PEM CA certificate |
     /// | `key-attestation.ca-key-file` | `ATTESTKIT_KEY_ATTESTATION_CA_KEY_FILE` | none; the CA certificate's PEM private key |
     /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `86400` seconds (300 to 2592000) |
@@ -108,6 +111,7 @@ extension ServerConfiguration {
             self.challengeCleanupInterval = interval
         }
         self.tokens = try Self.tokens(settings)
+        self.record = try Self.record(settings)
         self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings)
         try validate()
     }
@@ -126,6 +130,7 @@ extension ServerConfiguration {
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
+        "record.directory", "record.max-bundles", "record.max-bytes",
         "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 

@@ -145,6 +145,8 @@ public struct ServerConfiguration: Sendable {
     public var challengeCleanupInterval: Duration
     /// Session tokens (`tokens.*`), or `nil`: the token routes answer 503 `tokens_not_configured`.
     public var tokens: TokenService.Configuration? = nil
+    /// Where failed verifications are recorded (`record.*`), or `nil`: not recorded.
+    public var record: RecordSettings? = nil
     /// The CA that certifies attested app keys (`key-attestation.*`), or `nil`: key attestations are answered
     /// without a certificate.
     public var keyAttestationAuthority: AppKeyAuthority? = nil

@@ -91,9 +91,21 @@ public final class AttestKitServer: Service, Sendable {
             configuration: .init(
                 appIDs: configuration.appIDs, environments: configuration.environments,
                 leeway: configuration.leeway, trustAnchors: configuration.trustAnchors))
-        self.gate = AssertionGate(store: store, timestampWindow: configuration.timestampWindow, now: now)
+        var recorder: VerificationRecorder?
+        if let record = configuration.record {
+            do throws(FlowError) {
+                recorder = try VerificationRecorder(
+                    directory: record.directory, maximumCount: record.maximumBundles,
+                    maximumBytes: record.maximumBytes, policy: configuration.policy, logger: logger, now: now)
+            } catch {
+                try? httpClient.syncShutdown()
+                throw ServerConfigurationError("record.directory", error.reason)
+            }
+        }
+        self.gate = AssertionGate(
+            store: store, timestampWindow: configuration.timestampWindow, recorder: recorder, now: now)
         let registrar = AttestationRegistrar(
-            verifier: verifier, store: store, policy: configuration.policy.attestationPolicy)
+            verifier: verifier, store: store, policy: configuration.policy.attestationPolicy, recorder: recorder)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
             challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),

@@ -42,8 +42,8 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
     /// Whether the key is active or revoked.
     public var state: KeyState { revokedAt == nil ? .active : .revoked }
 
-    /// Creates a record from stored values; used by the backends.
-    init(
+    /// Creates a record from stored values; used by the backends and the replay of recorded verifications.
+    package init(
         keyID: KeyID, publicKeyX963: [UInt8], appID: AppID, environment: AppAttestEnvironment, counter: UInt32,
         receipt: [UInt8]?, receiptCreatedAt: Date?, receiptRefreshAt: Date?, riskMetric: Int?,
         osVersion: String?, bundleVersion: String?, validationCategory: UInt32?, appKey: AppKey?, createdAt: Date,
@@ -68,7 +68,7 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The record a fresh registration creates at `now`: counter 0, active.
-    init(registration: KeyRegistration, now: Date) {
+    package init(registration: KeyRegistration, now: Date) {
         self.init(
             keyID: registration.keyID, publicKeyX963: registration.publicKeyX963, appID: registration.appID,
             environment: registration.environment, counter: 0, receipt: registration.receipt,

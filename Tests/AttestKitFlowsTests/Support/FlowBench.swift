@@ -25,28 +25,32 @@ struct FlowBench: Sendable {
     let issuer: ChallengeIssuer
     let gate: AssertionGate
     let verifier: AttestationVerifier
+    let recorder: VerificationRecorder?
 
-    init(timestampWindow: TimeInterval = 300) throws {
+    init(timestampWindow: TimeInterval = 300, recorder: VerificationRecorder? = nil) throws {
+        self.recorder = recorder
         issuer = ChallengeIssuer(store: store)
-        gate = AssertionGate(store: store, timestampWindow: timestampWindow)
+        gate = AssertionGate(store: store, timestampWindow: timestampWindow, recorder: recorder)
         verifier = AttestationVerifier(
             configuration: try .init(
                 appIDs: [Self.appID], environments: .development, trustAnchors: Self.apple.trustAnchors))
     }
 
     /// A simulated device of the app, with one new key.
-    func device(osVersion: String? = nil, validationCategory: UInt32 = 1, iOS27: Bool = false) -> Device {
+    func device(
+        osVersion: String? = nil, validationCategory: UInt32 = 1, iOS27: Bool = false, appID: AppID = Self.appID
+    ) -> Device {
         let device = SimulatedDevice(
             apple: Self.apple,
             configuration: .init(
-                appID: Self.appID, environment: .development, iOS27: iOS27, osVersion: osVersion,
+                appID: appID, environment: .development, iOS27: iOS27, osVersion: osVersion,
                 validationCategory: validationCategory))
         return Device(device: device, keyID: device.generateKey())
     }
 
     /// A registrar of this bench's verifier and store under `policy`.
     func registrar(policy: some AttestationPolicy = AcceptAnyAttestation()) -> AttestationRegistrar {
-        AttestationRegistrar(verifier: verifier, store: store, policy: policy)
+        AttestationRegistrar(verifier: verifier, store: store, policy: policy, recorder: recorder)
     }
 
     /// Challenge, attestation, registration of `device`'s key.

@@ -60,6 +60,7 @@ final class ServerHarness: Sendable {
         var sqliteDirectory: URL?
         /// Session tokens (`tokens.*`); off by default.
         var tokens: TokenService.Configuration?
+        var record: ServerConfiguration.RecordSettings?
         /// The key attestation CA (`key-attestation.*`); off by default.
         var keyAttestationAuthority: AppKeyAuthority?
     }
@@ -166,6 +167,7 @@ final class ServerHarness: Sendable {
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 configuration.tokens = options.tokens
+                configuration.record = options.record
                 configuration.keyAttestationAuthority = options.keyAttestationAuthority
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)

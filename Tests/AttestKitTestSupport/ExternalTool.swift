@@ -1,14 +1,17 @@
-import Foundation
+public import Foundation
 
 /// Runs an external program (openssl, the attestkit binary) and captures its output.
-enum ExternalTool {
-    struct Outcome {
-        var status: Int32
-        var output: String
+public enum ExternalTool {
+    /// The exit status and the output.
+    public struct Outcome: Sendable {
+        /// The exit status.
+        public var status: Int32
+        /// Standard output and standard error, together.
+        public var output: String
     }
 
     /// Runs `executable` with `arguments`; standard output and standard error are captured together.
-    static func run(_ executable: URL, _ arguments: [String]) throws -> Outcome {
+    public static func run(_ executable: URL, _ arguments: [String]) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -23,7 +26,7 @@ enum ExternalTool {
     }
 
     /// A new empty directory under the temporary directory.
-    static func temporaryDirectory() throws -> URL {
+    public static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("attestkit-testing-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -1,0 +1,32 @@
+public import AttestKit
+public import AttestKitStore
+
+/// The inputs of a recorded attestation: what the app sent and what the store answered.
+public struct RecordedAttestation: Sendable, Hashable, Codable {
+    /// The key identifier the app claimed (Base64).
+    public var keyId: String
+    /// The attestation object (Base64).
+    public var attestation: String
+    /// The challenge id the app sent back.
+    public var challengeId: String
+    /// The challenge's bytes (Base64) when the store handed them out; `nil` when it refused the challenge.
+    public var challenge: String?
+    /// The store's refusal, if it refused.
+    public var storeAnswer: RecordedStoreAnswer?
+    /// For a key attestation, the app key's SubjectPublicKeyInfo DER (Base64) the client data bound; absent for a
+    /// plain attestation.
+    public var appKey: String?
+
+    /// Creates the record of an attestation.
+    public init(
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, challenge: [UInt8]?,
+        storeAnswer: RecordedStoreAnswer?, appKey: [UInt8]? = nil
+    ) {
+        self.keyId = keyID.base64
+        self.attestation = Base64.encode(attestation)
+        self.challengeId = challengeID.string
+        self.challenge = challenge.map { Base64.encode($0) }
+        self.storeAnswer = storeAnswer
+        self.appKey = appKey.map { Base64.encode($0) }
+    }
+}

@@ -1,0 +1,293 @@
+import AttestKit
+import AttestKitFlows
+import AttestKitStore
+import AttestKitTesting
+import AttestKitWire
+import Crypto
+import Foundation
+import Testing
+
+/// Record and replay: every failed verification writes a bundle, and replaying it offline fails with the same code.
+struct RecordingTests {
+    /// A fresh directory under the temporary directory (not created: the recorder creates it).
+    static func directory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-record-\(UUID().uuidString)").path
+    }
+
+    static func recorder(
+        _ directory: String = directory(), count: Int = 1_000, policy: DeploymentPolicy? = nil
+    ) throws -> VerificationRecorder {
+        try VerificationRecorder(directory: directory, maximumCount: count, policy: policy)
+    }
+
+    /// The bundles `recorder` kept, oldest first, read back from disk.
+    static func bundles(_ recorder: VerificationRecorder) async throws -> [VerificationBundle] {
+        var bundles: [VerificationBundle] = []
+        for name in await recorder.bundleNames() {
+            let data = try Data(contentsOf: URL(fileURLWithPath: recorder.directory + "/" + name))
+            bundles.append(try VerificationBundle(json: Array(data)))
+        }
+        return bundles
+    }
+
+    /// Replays the one bundle `recorder` holds and checks it fails with `code` as recorded.
+    static func expectReplay(_ recorder: VerificationRecorder, code: String) async throws -> VerificationReplay.Result {
+        let bundles = try await bundles(recorder)
+        #expect(bundles.count == 1)
+        let bundle = try #require(bundles.first)
+        #expect(bundle.outcome.code == code)
+        let result = try await VerificationReplay.replay(bundle)
+        #expect(result.outcome?.code == code)
+        #expect(result.reproduces)
+        return result
+    }
+
+    @Test("a clock outside the window is recorded, and its replay names the skew; moved into the window it verifies")
+    func clockSkew() async throws {
+        let recorder = try Self.recorder()
+        let bench = try FlowBench(timestampWindow: 60, recorder: recorder)
+        let device = try await bench.registeredDevice()
+        let (assertion, binding) = try device.assertion(
+            freshness: .timestamp(milliseconds: FlowBench.milliseconds(64)))
+        await #expect(throws: FlowError.timestampOutsideWindow) {
+            try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+        }
+        let result = try await Self.expectReplay(recorder, code: "timestamp_outside_window")
+        #expect(result.outcome?.check == "freshness")
+        #expect(result.outcome?.reason.contains("64 s from the server's clock") == true)
+        // The same inputs four seconds later in time (inside the window) verify: the replay really re-runs.
+        var moved = result.bundle
+        moved.verificationTime += 4
+        #expect(try await VerificationReplay.replay(moved).outcome == nil)
+    }
+
+    @Test("a tampered body, a replayed assertion, an unknown and a revoked key are recorded and replay to their codes")
+    func assertionFailures() async throws {
+        let now = FlowBench.milliseconds()
+        // A body changed after signing: the signature is over another body.
+        do {
+            let recorder = try Self.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let device = try await bench.registeredDevice()
+            let (assertion, _) = try device.assertion(freshness: .timestamp(milliseconds: now))
+            let tampered = try AssertionBinding(
+                method: "POST", target: "/orders", body: Array("{\"x\":1}".utf8), freshness: .timestamp(milliseconds: now))
+            await #expect(throws: FlowError.self) {
+                try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: tampered)
+            }
+            let result = try await Self.expectReplay(recorder, code: "signature_invalid")
+            #expect(result.outcome?.check == "signature")
+        }
+        // The same assertion twice: the second is refused by the counter, and so is its replay.
+        do {
+            let recorder = try Self.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let device = try await bench.registeredDevice()
+            let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: now))
+            _ = try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+            #expect(await recorder.bundleNames().isEmpty, "an accepted assertion writes nothing")
+            await #expect(throws: FlowError.self) {
+                try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+            }
+            let result = try await Self.expectReplay(recorder, code: "counter_not_increasing")
+            #expect(result.bundle.assertion?.key?.counter == 1)
+        }
+        // An unknown key, then a revoked one.
+        do {
+            let recorder = try Self.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let device = try await FlowBench().registeredDevice()
+            let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: now))
+            await #expect(throws: FlowError.self) {
+                try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+            }
+            let result = try await Self.expectReplay(recorder, code: "key_not_found")
+            #expect(result.bundle.assertion?.key == nil)
+        }
+        do {
+            let recorder = try Self.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let device = try await bench.registeredDevice()
+            _ = try await bench.store.revokeKey(device.keyID, now: Date())
+            let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: now))
+            await #expect(throws: FlowError.self) {
+                try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+            }
+            let result = try await Self.expectReplay(recorder, code: "key_revoked")
+            #expect(result.bundle.assertion?.key?.state == "revoked")
+        }
+    }
+
+    @Test("a consumed challenge is the store's answer: recorded at its step and answered again by the replay")
+    func storeAnswer() async throws {
+        let recorder = try Self.recorder()
+        let bench = try FlowBench(recorder: recorder)
+        let device = try await bench.registeredDevice()
+        let challenge = try await bench.issuer.issue(purpose: .assert, keyID: device.keyID)
+        let first = try device.assertion(freshness: .challenge(challenge.id.string))
+        _ = try await bench.gate.verify(keyID: device.keyID, assertion: first.assertion, binding: first.binding)
+        let second = try device.assertion(freshness: .challenge(challenge.id.string))
+        await #expect(throws: FlowError.self) {
+            try await bench.gate.verify(keyID: device.keyID, assertion: second.assertion, binding: second.binding)
+        }
+        let result = try await Self.expectReplay(recorder, code: "challenge_consumed")
+        #expect(result.bundle.assertion?.storeAnswer == RecordedStoreAnswer(step: .challenge, code: "challenge_consumed"))
+        // Without the store's refusal, the second assertion itself verifies (counter 2 over 1).
+        var unrefused = result.bundle
+        unrefused.assertion?.storeAnswer = nil
+        #expect(try await VerificationReplay.replay(unrefused).outcome == nil)
+    }
+
+    @Test("a wrong team, a policy refusal and a known key are recorded and replay to their codes")
+    func attestationFailures() async throws {
+        // An app of another team: the rpIdHash is not one of the deployment's apps.
+        do {
+            let recorder = try Self.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let stranger = bench.device(appID: try AppID("ZZZZZ99999.com.example.app"))
+            await #expect(throws: FlowError.self) { try await bench.register(stranger) }
+            let result = try await Self.expectReplay(recorder, code: "app_id_mismatch")
+            #expect(result.bundle.configuration.appIds == ["ABCDE12345.com.example.app"])
+            #expect(result.bundle.configuration.attestationRoot?.hasPrefix("-----BEGIN CERTIFICATE-----") == true)
+            // Replayed for the stranger's app, the same object verifies.
+            var forStranger = result.bundle
+            forStranger.configuration.appIds = ["ZZZZZ99999.com.example.app"]
+            #expect(try await VerificationReplay.replay(forStranger).outcome == nil)
+        }
+        // The deployment's policy refuses validation category 1; the recorded policy refuses it again.
+        do {
+            let policy = DeploymentPolicy(allowedValidationCategories: [2])
+            let recorder = try Self.recorder(policy: policy)
+            let bench = try FlowBench(recorder: recorder)
+            await #expect(throws: FlowError.self) {
+                try await bench.register(bench.device(validationCategory: 1), policy: policy.attestationPolicy)
+            }
+            let result = try await Self.expectReplay(recorder, code: "policy_validation_category")
+            #expect(result.outcome?.check == "policy")
+        }
+        // A key registered before: the store's answer at the key step.
+        do {
+            let recorder = try Self.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let device = bench.device()
+            let first = try await bench.issuer.issue(purpose: .attest)
+            let attestation = try device.device.attestKey(
+                device.keyID, clientDataHash: Array(SHA256.hash(data: first.bytes)))
+            _ = try await bench.registrar().register(
+                keyID: device.keyID, attestation: attestation, challengeID: first.id, now: Date())
+            let second = try await bench.issuer.issue(purpose: .attest)
+            await #expect(throws: FlowError.self) {
+                try await bench.registrar().register(
+                    keyID: device.keyID, attestation: attestation, challengeID: second.id, now: Date())
+            }
+            let result = try await Self.expectReplay(recorder, code: "key_exists")
+            #expect(result.bundle.attestation?.storeAnswer?.step == .key)
+        }
+        // An unknown challenge: no challenge bytes were handed out.
+        do {
+            let recorder = try Self.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let device = bench.device()
+            let unknown = try ChallengeID(bytes: [UInt8](repeating: 7, count: 16))
+            let attestation = try device.device.attestKey(device.keyID, clientDataHash: [UInt8](repeating: 1, count: 32))
+            await #expect(throws: FlowError.self) {
+                try await bench.registrar().register(
+                    keyID: device.keyID, attestation: attestation, challengeID: unknown, now: Date())
+            }
+            let result = try await Self.expectReplay(recorder, code: "challenge_not_found")
+            #expect(result.bundle.attestation?.challenge == nil)
+        }
+    }
+
+    @Test("refusals that are not verifications are not recorded: a spent budget, an unavailable store")
+    func notRecorded() async throws {
+        let recorder = try Self.recorder()
+        let bench = try FlowBench(recorder: recorder)
+        let device = bench.device()
+        let challenge = try await bench.issuer.issue(purpose: .attest)
+        let attestation = try device.device.attestKey(
+            device.keyID, clientDataHash: Array(SHA256.hash(data: challenge.bytes)))
+        await #expect(throws: FlowError.self) {
+            try await bench.registrar().register(
+                keyID: device.keyID, attestation: attestation, challengeID: challenge.id, now: Date()
+            ) { _ throws(FlowError) in throw FlowError.rateLimited("attestations per app", retryAfter: 5) }
+        }
+        #expect(VerificationRecorder.records(FlowError(StoreError.storageUnavailable)) == false)
+        #expect(await recorder.bundleNames().isEmpty)
+    }
+
+    @Test("bundles are files of mode 0600 in a directory of mode 0700, bounded in count, oldest removed first")
+    func filesAndBounds() async throws {
+        let directory = Self.directory()
+        let recorder = try Self.recorder(directory, count: 3)
+        let bench = try FlowBench(timestampWindow: 1, recorder: recorder)
+        let device = try await bench.registeredDevice()
+        for offset in 1...5 {
+            let (assertion, binding) = try device.assertion(
+                freshness: .timestamp(milliseconds: FlowBench.milliseconds(Double(10 * offset))))
+            await #expect(throws: FlowError.self) {
+                try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+            }
+        }
+        let names = await recorder.bundleNames()
+        #expect(names.count == 3)
+        let reasons = try await Self.bundles(recorder).map(\.outcome.reason)
+        #expect(reasons.map { $0.contains("30 s") || $0.contains("40 s") || $0.contains("50 s") } == [true, true, true])
+        let listed = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        #expect(listed == names)
+        for name in names {
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/" + name)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        }
+        let directoryMode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
+        #expect(directoryMode == 0o700)
+        // A new recorder on the same directory sees the bundles and keeps the bound; other files are left alone.
+        #expect(FileManager.default.createFile(atPath: directory + "/notes.txt", contents: Data("keep".utf8)))
+        let reopened = try Self.recorder(directory, count: 2)
+        #expect(await reopened.bundleNames() == names)
+        let bundle = try #require(try await Self.bundles(recorder).last)
+        #expect(await reopened.record(bundle) != nil)
+        #expect(await reopened.bundleNames().count == 2)
+        #expect(FileManager.default.fileExists(atPath: directory + "/notes.txt"))
+        #expect(throws: FlowError.self) { try VerificationRecorder(directory: directory + "/notes.txt") }
+        #expect(throws: FlowError.self) { try VerificationRecorder(directory: directory, maximumCount: 0) }
+    }
+
+    @Test("a bundle is read strictly: every truncation, another format, mixed kinds and bad fields are bundle_invalid")
+    func strictBundles() async throws {
+        let recorder = try Self.recorder()
+        let bench = try FlowBench(recorder: recorder)
+        let device = try await FlowBench().registeredDevice()
+        let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        await #expect(throws: FlowError.self) {
+            try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+        }
+        let bundle = try #require(try await Self.bundles(recorder).first)
+        let json = try bundle.encoded()
+        for length in 0..<json.count {
+            #expect(throws: FlowError.self) { try VerificationBundle(json: json[..<length]) }
+        }
+        #expect(try VerificationBundle(json: json) == bundle)
+        var other = bundle
+        other.format = 2
+        #expect(throws: FlowError.self) { try VerificationBundle(json: try other.encoded()) }
+        other = bundle
+        other.kind = .attestation
+        #expect(throws: FlowError.self) { try VerificationBundle(json: try other.encoded()) }
+        for change in [
+            { (b: inout VerificationBundle) in b.assertion?.assertion = "not base64!" },
+            { (b: inout VerificationBundle) in b.assertion?.keyId = "AAAA" },
+            { (b: inout VerificationBundle) in b.assertion?.freshness = "sometime" },
+            { (b: inout VerificationBundle) in b.assertion?.clientDataHash = "AAAA" },
+            { (b: inout VerificationBundle) in b.assertion?.storeAnswer = RecordedStoreAnswer(step: .counter, code: "nope") },
+            { (b: inout VerificationBundle) in b.configuration.timestampWindow = -1 },
+        ] {
+            var changed = bundle
+            change(&changed)
+            await #expect(throws: FlowError.self) { try await VerificationReplay.replay(changed) }
+        }
+        #expect(throws: FlowError.self) {
+            try VerificationBundle(json: [UInt8](repeating: 0x20, count: VerificationBundle.maximumBytes + 1))
+        }
+    }
+}

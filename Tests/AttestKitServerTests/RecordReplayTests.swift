@@ -1,0 +1,69 @@
+import AttestKit
+import AttestKitFlows
+import AttestKitServer
+import AttestKitTestSupport
+import AttestKitTesting
+import AttestKitWire
+import Crypto
+import Foundation
+import Testing
+
+/// Record and replay through the service: failed verifications over real HTTP write bundles (files 0600, never a
+/// credential, token or key in them), and `attestkit replay` re-runs each offline to the same code.
+@Suite("Record and replay")
+struct RecordReplayTests {
+    @Test("failures over HTTP are recorded without secrets and replayed by the command line to the same code",
+        arguments: await StoreKind.all())
+    func recordAndReplay(kind: StoreKind) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-bundles-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let signingKey = P256.Signing.PrivateKey()
+        var options = ServerHarness.Options()
+        options.tokens = try TokenService.Configuration(signingKey: TokenSigningKey(privateKey: signingKey))
+        options.record = ServerConfiguration.RecordSettings(directory: directory.path)
+        try await ServerHarness.with(kind, options) { harness in
+            // A device whose clock is 304 s ahead asks for a session token: refused, recorded.
+            let device = try await TestDevice.registered(harness)
+            let (skewed, _) = try await TokenRouteTests.requestToken(
+                harness, device, freshness: .timestamp(milliseconds: harness.clock.milliseconds + 304_000))
+            #expect(skewed.string("error.code") == "timestamp_outside_window")
+            // An attestation from another app of the team: refused, recorded.
+            let stranger = TestDevice(harness, configuration: .init(appID: Fixture.otherAppID, environment: .development))
+            let refused = try await stranger.register()
+            #expect(refused.string("error.code") == "app_id_mismatch")
+            // Accepted requests write nothing.
+            let (token, _) = try await TokenRouteTests.requestToken(harness, device)
+            #expect(token.status == 201)
+            let issued = try #require(token.string("token"))
+
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            try #require(names.count == 2, "\(names)")
+            let secrets = [
+                Fixture.adminToken, Fixture.backendToken, signingKey.pemRepresentation, issued, "eyJ", "Bearer",
+                signingKey.rawRepresentation.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                    .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""),
+            ]
+            let binary = try #require(ServeProcess.binary, "build the attestkit executable first")
+            for (name, code) in zip(names, ["timestamp_outside_window", "app_id_mismatch"]) {
+                let path = directory.appendingPathComponent(name).path
+                let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+                #expect(mode == 0o600)
+                let text = try String(contentsOfFile: path, encoding: .utf8)
+                for secret in secrets { #expect(!text.contains(secret), "\(name) holds a secret") }
+                let replay = try ExternalTool.run(binary, ["replay", path])
+                #expect(replay.status == 1, "\(replay.output)")
+                #expect(replay.output.contains("fails: \(code)"), "\(replay.output)")
+                #expect(replay.output.contains("the recorded outcome reproduces"), "\(replay.output)")
+                let json = try ExternalTool.run(binary, ["replay", "--json", path])
+                let report = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+                #expect(report?["reproduces"] as? Bool == true)
+            }
+            #expect(try String(contentsOfFile: directory.appendingPathComponent(names[0]).path, encoding: .utf8)
+                .contains("304 s from the server's clock"))
+            let garbage = directory.appendingPathComponent("garbage.json")
+            try Data("{\"format\": 1}".utf8).write(to: garbage)
+            let unreadable = try ExternalTool.run(binary, ["replay", garbage.path])
+            #expect(unreadable.status == 2 && unreadable.output.contains("bundle_invalid"), "\(unreadable.output)")
+        }
+    }
+}
