@@ -35,6 +35,22 @@ struct KeyAttestationTests {
 
     static func appKey() -> [UInt8] { Array(P256.Signing.PrivateKey().publicKey.derRepresentation) }
 
+    /// A bench, its key attestation flow, and a device whose key it registered with a fresh app key, by an
+    /// attestation over the challenge `challengeID`.
+    static func registered() async throws -> (
+        bench: FlowBench, flow: KeyAttestation, device: FlowBench.Device, appKey: [UInt8], attestation: [UInt8],
+        challengeID: ChallengeID
+    ) {
+        let bench = try FlowBench()
+        let flow = KeyAttestation(registrar: bench.registrar())
+        let device = bench.device()
+        let appKey = Self.appKey()
+        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
+        _ = try await flow.register(
+            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
+        return (bench, flow, device, appKey, attestation, challengeID)
+    }
+
     @Test func anAttestationOverTheClientDataRegistersTheKeyWithItsAppKey() async throws {
         let bench = try FlowBench()
         let device = bench.device()
@@ -86,13 +102,7 @@ struct KeyAttestationTests {
     }
 
     @Test func theChallengeIsConsumedOnce() async throws {
-        let bench = try FlowBench()
-        let flow = KeyAttestation(registrar: bench.registrar())
-        let device = bench.device()
-        let appKey = Self.appKey()
-        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
-        _ = try await flow.register(
-            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
+        let (_, flow, device, appKey, attestation, challengeID) = try await Self.registered()
         let replay = await #expect(throws: FlowError.self) {
             _ = try await flow.register(
                 keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
@@ -101,13 +111,7 @@ struct KeyAttestationTests {
     }
 
     @Test func anotherAppKeyThanTheBoundOneIsRefused() async throws {
-        let bench = try FlowBench()
-        let flow = KeyAttestation(registrar: bench.registrar())
-        let device = bench.device()
-        let appKey = Self.appKey()
-        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
-        _ = try await flow.register(
-            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
+        let (bench, flow, device, appKey, attestation, _) = try await Self.registered()
 
         // Registering the key again: with another app key 403, with the same one 409.
         let swapped = Self.appKey()
@@ -167,6 +171,31 @@ struct KeyAttestationTests {
         let registered = try await flow.register(
             keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
         #expect(registered.appKey.der == appKey)
+    }
+
+    @Test func aFailedKeyAttestationIsRecordedWithItsAppKeyAndReplaysToItsCode() async throws {
+        let recorder = try RecordingTests.recorder()
+        let bench = try FlowBench(recorder: recorder)
+        let flow = KeyAttestation(registrar: bench.registrar())
+        let device = bench.device()
+        let appKey = Self.appKey()
+        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
+        // Sent with another app key: refused, recorded with the key that was sent.
+        let sent = Self.appKey()
+        await #expect(throws: FlowError.self) {
+            _ = try await flow.register(
+                keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: sent, now: Date())
+        }
+        let result = try await RecordingTests.expectReplay(recorder, code: "nonce_mismatch")
+        #expect(result.bundle.attestation?.appKey == Data(sent).base64EncodedString())
+        // With the app key the attestation was made for, the same inputs verify offline.
+        var bound = result.bundle
+        bound.attestation?.appKey = Data(appKey).base64EncodedString()
+        #expect(try await VerificationReplay.replay(bound).outcome == nil)
+        // Without an app key, it replays as a plain attestation, which it is not.
+        var plain = result.bundle
+        plain.attestation?.appKey = nil
+        #expect(try await VerificationReplay.replay(plain).outcome?.code == "nonce_mismatch")
     }
 
     // MARK: The CA

@@ -107,7 +107,7 @@ struct WireSampleTests {
                 Sample(
                     "DeviceCheckQueryResult",
                     DeviceCheckQueryResponse(
-                        found: true, bit0: true, bit1: false, lastUpdateTime: "2026-11", state: "trial_used")
+                        found: true, bit0: true, bit1: false, lastUpdateTime: "2026-11", state: "trial_active")
                 ),
                 Sample("DeviceCheckUpdateResult", DeviceCheckUpdateResponse(updated: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
@@ -120,13 +120,14 @@ struct WireSampleTests {
                     TokenClaims(
                         iss: "attestkit", aud: "orders", sub: "a2V5", iat: 1_790_000_000, exp: 1_790_003_600,
                         jti: "dG9rZW4", appId: "ABCDE12345.com.example.app", environment: "production",
-                        riskMetric: 7, riskStatus: "assessed", stepUp: false)),
+                        riskMetric: 7, riskStatus: "assessed", stepUp: false, trust: "app_attest")),
                 Sample(
                     "TokenClaims",
                     TokenClaims(
-                        iss: "attestkit", aud: "orders", sub: "a2V5", iat: 1_790_000_000, exp: 1_790_003_600,
-                        jti: "dG9rZW4", appId: "ABCDE12345.com.example.app", environment: "development",
-                        riskMetric: nil, riskStatus: "unknown", stepUp: true)),
+                        iss: "attestkit", aud: "orders", sub: "debug:q83vASNFZ4mrze8BI0VniQ", iat: 1_790_000_000,
+                        exp: 1_790_003_600, jti: "dG9rZW4", appId: "ABCDE12345.com.example.app",
+                        environment: "development", riskMetric: nil, riskStatus: "unknown", stepUp: true,
+                        trust: "debug")),
                 Sample(
                     "JSONWebKeySet",
                     JSONWebKeySet(keys: [
@@ -149,7 +150,7 @@ struct WireSampleTests {
         }
         let headers = [
             AttestKitHeaderNames.keyID, AttestKitHeaderNames.assertion, AttestKitHeaderNames.challenge,
-            AttestKitHeaderNames.timestamp,
+            AttestKitHeaderNames.timestamp, AttestKitHeaderNames.debugToken,
         ]
         let extras = try WireJSON.encode(
             Extras(

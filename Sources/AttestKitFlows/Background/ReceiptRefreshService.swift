@@ -95,6 +95,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                     _ = try await store.storeReceipt(ReceiptUpdate(fresh), for: record.keyID, now: now())
                     metrics.receiptRefresh("refreshed")
                     outcome.refreshed += 1
+                    if let metric = fresh.riskMetric { metrics.riskMetric(metric) }
                     if let threshold = riskThreshold, let metric = fresh.riskMetric, metric > threshold {
                         metrics.riskAboveThreshold(environment: record.environment)
                         logger.notice(

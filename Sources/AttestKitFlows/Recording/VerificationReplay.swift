@@ -65,7 +65,8 @@ public enum VerificationReplay {
         // A key attestation replays with its app key (the client data binds it).
         let appKey = try recorded.appKey.map { text throws(FlowError) in try AppKey(request: bytes(text, "appKey")) }
         _ = try await registrar.register(
-            keyID: keyID, attestation: object, challengeID: challengeID, appKey: appKey, now: time) { _ in }
+            keyID: keyID, attestation: object, challengeID: challengeID, appKey: appKey, now: time
+        ) { _ in }
     }
 
     private static func replay(

@@ -49,7 +49,16 @@ extension ServerConfiguration {
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
     /// | `rate-limit.attestations-per-app` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_APP` | `6000` a minute (0: off) |
     /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
-    /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: four names for the bit states (00, 10, 01, 11 as bit0 bit1) |
+    /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: `trial-and-ban`, or four names for bit0 bit1 = 00, 10, 01, 11 |
+    /// | `rate-limit.dashboard-logins-per-ip` | `ATTESTKIT_RATE_LIMIT_DASHBOARD_LOGINS_PER_IP` | `10` a minute (0: off) |
+    /// | `dashboard.session-lifetime` | `ATTESTKIT_DASHBOARD_SESSION_LIFETIME` | `3600` seconds (60 to 86400) |
+    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each at least 32 characters; refused while production keys are allowed |
+    /// | `enforcement.mode` | `ATTESTKIT_ENFORCEMENT_MODE` | `enforce` (or `report`, `off`) for guarded route groups |
+    /// | `enforcement.rollout` | `ATTESTKIT_ENFORCEMENT_ROLLOUT` | `1`: the share of devices enforced, 0 to 1 |
+    /// | `enforcement.rollout-salt` | `ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT` | empty: mixed into the rollout hash |
+    /// | `enforcement.minimum-trust` | `ATTESTKIT_ENFORCEMENT_MINIMUM_TRUST` | `app_attest` (or `devicecheck`, `debug`) |
+    /// | `devicecheck.cache-size` | `ATTESTKIT_DEVICECHECK_CACHE_SIZE` | `10000` DeviceCheck answers of the fallback |
+    /// | `devicecheck.cache-ttl` | `ATTESTKIT_DEVICECHECK_CACHE_TTL` | `600` seconds |
     /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
     /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
@@ -97,8 +106,25 @@ extension ServerConfiguration {
         if let limit = try settings.int("rate-limit.attestations-per-app") { rateLimits.attestationsPerApp = limit }
         if let limit = try settings.int("rate-limit.challenges-per-ip") { rateLimits.challengesPerIP = limit }
         if let names = try settings.strings("devicecheck.states") {
-            self.deviceCheckStates = try DeviceCheckStates(names)
+            if names.count == 1, let preset = DeviceCheckStates.presets[names[0]] {
+                self.deviceCheckStates = preset
+            } else {
+                self.deviceCheckStates = try DeviceCheckStates(names)
+            }
         }
+        if let limit = try settings.int("rate-limit.dashboard-logins-per-ip") {
+            rateLimits.dashboardLoginsPerIP = limit
+        }
+        if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
+        self.debugTokens = try settings.strings("debug.tokens", isSecret: true) ?? []
+        if let mode = try settings.choice("enforcement.mode", as: EnforcementMode.self) { enforcement.mode = mode }
+        if let rollout = try settings.double("enforcement.rollout") { enforcement.rollout = rollout }
+        if let salt = try settings.string("enforcement.rollout-salt") { enforcement.rolloutSalt = salt }
+        if let trust = try settings.choice("enforcement.minimum-trust", as: TrustLevel.self) {
+            enforcement.minimumTrust = trust
+        }
+        if let size = try settings.int("devicecheck.cache-size") { deviceTokenCache.capacity = size }
+        if let ttl = try settings.double("devicecheck.cache-ttl") { deviceTokenCache.ttl = ttl }
         self.adminToken = try settings.string("admin.token", isSecret: true)
         self.backendTokens = try settings.strings("backend.tokens", isSecret: true) ?? []
         if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
@@ -125,7 +151,10 @@ extension ServerConfiguration {
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
-        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token",
+        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
+        "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens",
+        "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust",
+        "devicecheck.cache-size", "devicecheck.cache-ttl", "admin.token",
         "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
@@ -135,7 +164,7 @@ extension ServerConfiguration {
     ]
 
     /// The keys whose values are secrets in every layer.
-    static let secretKeys: Set<String> = ["admin.token", "backend.tokens", "storage.url"]
+    static let secretKeys: Set<String> = ["admin.token", "backend.tokens", "debug.tokens", "storage.url"]
 
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024

@@ -15,7 +15,7 @@ extension AttestKitAPI {
         let keyID = try Field.keyID(body.keyId)
         let attestation = try Field.bytes(body.attestation, "attestation", maximum: configuration.bodyLimit)
         let challengeID = try Field.challengeID(body.challengeId)
-        return try await registering("attestation", context) { admit throws(FlowError) in
+        return try await registering(context) { admit throws(FlowError) in
             let record = try await registrar.register(
                 keyID: keyID, attestation: attestation, challengeID: challengeID, now: now(), admit: admit)
             return (record, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
@@ -23,9 +23,10 @@ extension AttestKitAPI {
     }
 
     /// Runs a registration (`POST /v1/attestations`, `POST /v1/key-attestations`) with the per-app budget as its
-    /// `admit` hook, counts and logs its outcome, and answers 201 with the record it returns.
+    /// `admit` hook, counts and logs its outcome (both are attestation verifications, for the metrics and alerts),
+    /// and answers 201 with the record it returns.
     func registering(
-        _ kind: String, _ context: RouteContext,
+        _ context: RouteContext,
         _ register: (_ admit: (AppID) async throws(FlowError) -> Void) async throws(FlowError) -> (
             KeyRecord, KeyRecordResponse
         )
@@ -40,7 +41,9 @@ extension AttestKitAPI {
                     "attestations/\(appID)", perMinute: configuration.rateLimits.attestationsPerApp,
                     name: "attestations_per_app")
             }
-            metrics.flows.verification(kind, code: nil, duration: ContinuousClock.now - start)
+            metrics.flows.verification("attestation", code: nil, duration: ContinuousClock.now - start)
+            metrics.flows.keyRegistered(
+                environment: record.environment, validationCategory: record.validationCategory)
             context.logger.info(
                 "key registered",
                 metadata: [
@@ -50,8 +53,8 @@ extension AttestKitAPI {
             return JSONResponse.make(.created, answer)
         } catch {
             let failure = APIError(any: error)
-            metrics.flows.verification(kind, code: failure.code, duration: ContinuousClock.now - start)
-            context.logger.notice("\(kind) refused", metadata: ["code": "\(failure.code)"])
+            metrics.flows.verification("attestation", code: failure.code, duration: ContinuousClock.now - start)
+            context.logger.notice("attestation refused", metadata: ["code": "\(failure.code)"])
             throw failure
         }
     }

@@ -15,7 +15,7 @@ extension AttestKitAPI {
         let attestation = try Field.bytes(body.attestation, "attestation", maximum: configuration.bodyLimit)
         let challengeID = try Field.challengeID(body.challengeId)
         let appKey = try Field.bytes(body.appKey, "appKey", maximum: KeyAttestationClientData.maximumAppKeyLength)
-        return try await registering("key_attestation", context) { admit throws(FlowError) in
+        return try await registering(context) { admit throws(FlowError) in
             let registered = try await keyAttestation.register(
                 keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now(),
                 admit: admit)

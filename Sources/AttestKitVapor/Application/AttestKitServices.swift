@@ -1,6 +1,7 @@
 public import AttestKit
 public import AttestKitFlows
 public import AttestKitStore
+public import Logging
 
 /// The flows of one Vapor application, configured once on `app.attestKit`: the store they share, the
 /// assertion gate, the challenge issuer, the attestation registrar and the deployment's policy.
@@ -25,6 +26,13 @@ public struct AttestKitServices: Sendable {
     public let policy: DeploymentPolicy
     /// The largest body the middleware hashes and a route decodes, in bytes.
     public let bodyLimit: Int
+    /// The debug tokens ``AttestKitMiddleware`` accepts at the lowest trust level (none by default; refused by
+    /// ``AttestKitFlows/DebugTokens`` while production keys are allowed).
+    public var debugTokens: DebugTokens = .none
+    /// The DeviceCheck fallback of ``AttestKitMiddleware``, or `nil` to refuse device tokens.
+    public var deviceTokens: DeviceTokenValidator?
+    /// Where the middleware counts its outcomes (the process-wide swift-metrics factory by default).
+    public var metrics = FlowMetrics()
 
     /// Creates the flows over `store`: `verifier` is the deployment's apps (`nil`: every attestation is refused
     /// with `apps_not_configured`), `policy` its rules, `recorder` (opt-in) writes a bundle for every failed
@@ -43,5 +51,12 @@ public struct AttestKitServices: Sendable {
         self.keyAttestation = KeyAttestation(registrar: registrar, authority: appKeyAuthority)
         self.policy = policy
         self.bodyLimit = bodyLimit
+    }
+
+    /// The guard of a route group under `policy`, with these flows' gate, fallbacks, risk policy and metrics.
+    public func routeGuard(_ policy: EnforcementPolicy, logger: Logger) -> RouteGuard {
+        RouteGuard(
+            gate: gate, policy: policy, debugTokens: debugTokens, deviceTokens: deviceTokens,
+            riskPolicy: self.policy.riskPolicy, metrics: metrics, logger: logger)
     }
 }

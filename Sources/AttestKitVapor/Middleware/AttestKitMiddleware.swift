@@ -1,8 +1,12 @@
-import AttestKitFlows
+public import AttestKitFlows
 import NIOCore
 public import Vapor
 
 /// Guards Vapor routes with App Attest assertions.
+///
+/// Each route group has its ``AttestKitFlows/EnforcementPolicy``: `enforce`, `report` (verify, count apart, let
+/// through unverified) or `off`, a rollout share, and the least trust level; a request may present a DeviceCheck
+/// token or a debug token instead of an assertion, at a lower trust level (``AttestKitFlows/RouteGuard``).
 ///
 /// For every request it reads the AttestKit headers (``AttestKitFlows/AssertionHeaders``), rebuilds the canonical
 /// client data from the request actually received (method, path and query as sent, SHA-256 of the body collected
@@ -19,28 +23,38 @@ public import Vapor
 /// }
 /// ```
 public struct AttestKitMiddleware: AsyncMiddleware {
-    /// Creates the middleware; it uses the flows configured on `app.attestKit`.
-    public init() {}
+    /// The route group's policy: mode, rollout, least trust (``AttestKitFlows/EnforcementPolicy``).
+    public let policy: EnforcementPolicy
+    /// The rollout subject of a request (a user id, say), or `nil` to use the key id it sends.
+    public let subject: (@Sendable (Request) -> String?)?
 
-    /// Verifies the request's assertion, then calls `next` with the key on `req.attestKit.key`.
+    /// Creates the middleware of a route group; it uses the flows configured on `app.attestKit` (with their debug
+    /// tokens and DeviceCheck fallback) under `policy` (by default enforced for everyone, App Attest only).
+    public init(policy: EnforcementPolicy = .enforceAll, subject: (@Sendable (Request) -> String?)? = nil) {
+        self.policy = policy
+        self.subject = subject
+    }
+
+    /// Decides about the request (``AttestKitFlows/RouteGuard``), then calls `next` with the decision on
+    /// `req.attestKit.attestation` and the verified key on `req.attestKit.key`.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        guard policy.mode != .off else { return try await next.respond(to: request) }
         do {
             guard let services = request.application.attestKit else { throw FlowError.notConfiguredVapor }
-            let headers = try AssertionHeaders { name in
-                let values = request.headers[name]
-                switch values.count {
-                case 0: return .absent
-                case 1: return .value(values[0])
-                default: return .repeated
-                }
-            }
+            let routeGuard = services.routeGuard(policy, logger: request.logger)
             let body = try await request.body.collect(max: services.bodyLimit).get()
-            let binding = try AssertionBinding(
-                method: request.method.rawValue, target: request.url.string,
-                body: body.map { Array($0.readableBytesView) } ?? [], freshness: headers.freshness)
-            let accepted = try await services.gate.verify(
-                keyID: headers.keyID, assertion: headers.assertion, binding: binding)
-            request.attestKit.setKey(accepted.key)
+            let headers = request.headers
+            let attestation = try await routeGuard.check(
+                lookup: { name in
+                    let values = headers[name]
+                    switch values.count {
+                    case 0: return .absent
+                    case 1: return .value(values[0])
+                    default: return .repeated
+                    }
+                }, method: request.method.rawValue, target: request.url.string,
+                body: body.map { Array($0.readableBytesView) } ?? [], subject: subject?(request))
+            request.attestKit.setAttestation(attestation)
         } catch {
             return AttestKitAbort(any: error).response()
         }

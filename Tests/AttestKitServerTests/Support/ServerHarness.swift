@@ -60,6 +60,8 @@ final class ServerHarness: Sendable {
         var sqliteDirectory: URL?
         /// Session tokens (`tokens.*`); off by default.
         var tokens: TokenService.Configuration?
+        /// `debug.tokens`; none by default.
+        var debugTokens: [String] = []
         var record: ServerConfiguration.RecordSettings?
         /// The key attestation CA (`key-attestation.*`); off by default.
         var keyAttestationAuthority: AppKeyAuthority?
@@ -167,6 +169,7 @@ final class ServerHarness: Sendable {
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 configuration.tokens = options.tokens
+                configuration.debugTokens = options.debugTokens
                 configuration.record = options.record
                 configuration.keyAttestationAuthority = options.keyAttestationAuthority
                 let server = try AttestKitServer(
