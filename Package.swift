@@ -265,6 +265,31 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // One behavioural suite run against both integrations (Hummingbird and Vapor) on both SQL stores.
+        .testTarget(
+            name: "AttestKitEdgeTests",
+            dependencies: [
+                "AttestKitTestSupport",
+                "AttestKit",
+                "AttestKitClient",
+                "AttestKitServer",
+                "AttestKitStore",
+                "AttestKitTesting",
+                "AttestKitVapor",
+                "AttestKitWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "VaporTesting", package: "vapor"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The app side: only the wire contract is shared with the server, so an app pulls no server code.
         .target(
             name: "AttestKitClient",

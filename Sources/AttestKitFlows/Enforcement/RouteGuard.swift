@@ -57,13 +57,16 @@ public struct RouteGuard: Sendable {
     ///   - lookup: Finds a header by name (``AssertionHeaders/Lookup``).
     ///   - method: The request's method.
     ///   - target: The path and query as sent.
+    ///   - alternativeTargets: Other spellings of the same target that the edge cannot tell apart from `target`
+    ///     (Vapor turns a path's `%3B` into `;`): each is tried, in order, only after a `signature_invalid`, which
+    ///     changes nothing in the store.
     ///   - body: The body (collected by the edge up to its limit).
     ///   - subject: The rollout subject the application names (a user id, say); `nil` uses the key id sent.
     /// - Returns: The decision, for the request's context.
     /// - Throws: ``FlowError`` when the group enforces for this request and it is refused.
     public func check(
-        lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String, body: some Sequence<UInt8>,
-        subject: String? = nil
+        lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String,
+        alternativeTargets: [String] = [], body: some Sequence<UInt8>, subject: String? = nil
     ) async throws(FlowError) -> RequestAttestation {
         guard policy.mode != .off else {
             return RequestAttestation(
@@ -73,7 +76,8 @@ public struct RouteGuard: Sendable {
         let enforced = policy.enforces(subject ?? keyText)
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
-            let (trust, key) = try await prove(lookup: lookup, method: method, target: target, body: body)
+            let (trust, key) = try await prove(
+                lookup: lookup, method: method, targets: [target] + alternativeTargets, body: Array(body))
             guard trust >= policy.minimumTrust else {
                 throw FlowError.trustInsufficient(trust, required: policy.minimumTrust)
             }
@@ -95,7 +99,7 @@ public struct RouteGuard: Sendable {
 
     /// What the request presents, most trusted first, verified.
     private func prove(
-        lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String, body: some Sequence<UInt8>
+        lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: [UInt8]
     ) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
         if !AssertionHeaders.presented(lookup: lookup) {
             if let token = try lookup(AttestKitHeaderNames.deviceToken).single() {
@@ -117,9 +121,20 @@ public struct RouteGuard: Sendable {
             }
         }
         let headers = try AssertionHeaders(lookup: lookup)
-        let binding = try AssertionBinding(method: method, target: target, body: body, freshness: headers.freshness)
-        let accepted = try await gate.verify(keyID: headers.keyID, assertion: headers.assertion, binding: binding)
-        return (.appAttest, accepted.key)
+        func verify(_ target: String) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
+            let binding = try AssertionBinding(
+                method: method, target: target, body: body, freshness: headers.freshness)
+            let accepted = try await gate.verify(keyID: headers.keyID, assertion: headers.assertion, binding: binding)
+            return (.appAttest, accepted.key)
+        }
+        for target in targets.dropLast() {
+            do {
+                return try await verify(target)
+            } catch where error.code.rawValue == "signature_invalid" {
+                continue
+            }
+        }
+        return try await verify(targets.last ?? "")
     }
 }
 

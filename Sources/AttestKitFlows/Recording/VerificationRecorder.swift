@@ -96,7 +96,10 @@ public actor VerificationRecorder {
             return nil
         }
         var entries = loadIndex()
-        let milliseconds = max(0, Int64((now().timeIntervalSince1970 * 1_000).rounded(.down)))
+        // Names sort in the order bundles were written: the time prefix strictly increases, also within one
+        // millisecond and after a restart (past the newest bundle already there).
+        let newest = entries.last.flatMap { Int64($0.name.prefix(15)) } ?? -1
+        let milliseconds = max(Int64((now().timeIntervalSince1970 * 1_000).rounded(.down)), newest + 1, 0)
         let suffix = String(UInt32.random(in: .min ... .max), radix: 16)
         let name =
             String(repeating: "0", count: max(0, 15 - String(milliseconds).count)) + "\(milliseconds)-"

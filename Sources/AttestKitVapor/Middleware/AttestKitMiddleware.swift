@@ -9,8 +9,9 @@ public import Vapor
 /// token or a debug token instead of an assertion, at a lower trust level (``AttestKitFlows/RouteGuard``).
 ///
 /// For every request it reads the AttestKit headers (``AttestKitFlows/AssertionHeaders``), rebuilds the canonical
-/// client data from the request actually received (method, path and query as sent, SHA-256 of the body collected
-/// up to the flows' `bodyLimit`), verifies the assertion with the application's
+/// client data from the request actually received (method, path and query as sent, as far as Vapor keeps them:
+/// `req.url.string`, with a path's `;` also tried as `%3B`, which Vapor does not tell apart; SHA-256 of the body
+/// collected up to the flows' `bodyLimit`), verifies the assertion with the application's
 /// ``AttestKitFlows/AssertionGate`` (advancing the counter atomically), and puts the key on `req.attestKit.key`
 /// before calling the route. Refusals answer the service's codes and statuses (``AttestKitAbort``): 401
 /// `assertion_required`, 400 malformed headers, 403 a failed verification or a revoked key, 409 a replay, 413 a
@@ -44,6 +45,7 @@ public struct AttestKitMiddleware: AsyncMiddleware {
             let routeGuard = services.routeGuard(policy, logger: request.logger)
             let body = try await request.body.collect(max: services.bodyLimit).get()
             let headers = request.headers
+            let targets = VaporRequestTarget.candidates(of: request.url)
             let attestation = try await routeGuard.check(
                 lookup: { name in
                     let values = headers[name]
@@ -52,7 +54,8 @@ public struct AttestKitMiddleware: AsyncMiddleware {
                     case 1: return .value(values[0])
                     default: return .repeated
                     }
-                }, method: request.method.rawValue, target: request.url.string,
+                }, method: request.method.rawValue, target: targets.first ?? request.url.string,
+                alternativeTargets: Array(targets.dropFirst()),
                 body: body.map { Array($0.readableBytesView) } ?? [], subject: subject?(request))
             request.attestKit.setAttestation(attestation)
         } catch {
