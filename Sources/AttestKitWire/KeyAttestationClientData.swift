@@ -62,8 +62,8 @@ public struct KeyAttestationClientData: Sendable, Hashable {
         guard clientData.count <= longest else { throw RequestBindingError(.malformed) }
         let lines = clientData.split(separator: 0x0A, omittingEmptySubsequences: false)
         guard lines.count == 3, lines[0].elementsEqual(Self.version.utf8),
-            let challengeId = String(validating: lines[1], as: UTF8.self),
-            let keyText = String(validating: lines[2], as: UTF8.self),
+            let challengeId = RequestBinding.ascii(lines[1]),
+            let keyText = RequestBinding.ascii(lines[2]),
             let appKey = Base64URL.decode(Substring(keyText))
         else {
             throw RequestBindingError(.malformed)

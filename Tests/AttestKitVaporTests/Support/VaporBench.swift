@@ -3,6 +3,7 @@ import AttestKitStore
 import AttestKitTesting
 import AttestKitVapor
 import AttestKitWire
+import Crypto
 import Foundation
 import Testing
 import Vapor
@@ -45,5 +46,31 @@ enum VaporBench {
     /// The `code` of an error envelope.
     static func code(_ response: TestingHTTPResponse) -> String? {
         try? WireJSON.decode(ErrorResponse.self, from: Data(response.body.readableBytesView)).error.code
+    }
+
+    /// Registers a new key through `POST v1/challenges` and `POST v1/attestations`; returns the device and key.
+    static func register(_ app: Application) async throws -> (device: SimulatedDevice, keyID: KeyID) {
+        let device = SimulatedDevice(
+            apple: apple, configuration: .init(appID: appID, environment: .development, validationCategory: 1))
+        let keyID = device.generateKey()
+        var challenge: ChallengeResponse?
+        let request = ByteBuffer(bytes: Array(try WireJSON.encode(ChallengeRequest(purpose: "attest"))))
+        try await app.testing().test(.POST, "/v1/challenges", body: request) { response in
+            #expect(response.status == .created)
+            challenge = try? WireJSON.decode(ChallengeResponse.self, from: Data(response.body.readableBytesView))
+        }
+        let issued = try #require(challenge)
+        let bytes = try #require(Data(base64Encoded: issued.challenge))
+        let attestation = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
+        let body = ByteBuffer(
+            bytes: Array(
+                try WireJSON.encode(
+                    AttestationRequest(
+                        keyId: keyID.base64, attestation: Data(attestation).base64EncodedString(),
+                        challengeId: issued.challengeId))))
+        try await app.testing().test(.POST, "/v1/attestations", body: body) { response in
+            #expect(response.status == .created)
+        }
+        return (device, keyID)
     }
 }
