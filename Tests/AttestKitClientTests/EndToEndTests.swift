@@ -27,7 +27,7 @@ struct EndToEndTests {
 
         init(
             service: URL, device: SimulatedDevice? = nil, keyStore: MemoryKeyIDStore = MemoryKeyIDStore(),
-            freshness: Freshness.Kind = .timestamp
+            freshness: Freshness.Kind = .timestamp, debugToken: String? = nil
         ) {
             provider = SimulatedAppAttestProvider(
                 device: device
@@ -38,7 +38,9 @@ struct EndToEndTests {
             backend = AppBackend(service: service)
             manager = AppAttestManager(
                 provider: provider, keyStore: keyStore, service: AttestKitService(baseURL: service, transport: backend),
-                configuration: .init(freshness: freshness, initialBackoff: 0.01, maximumBackoff: 0.05))
+                configuration: .init(
+                    freshness: freshness, initialBackoff: 0.01, maximumBackoff: 0.05, debugToken: debugToken,
+                    debugTokenOutsideSimulator: debugToken != nil))
             client = AttestKitHTTPClient(manager: manager, strategy: .appAttestOnly, transport: backend)
         }
 

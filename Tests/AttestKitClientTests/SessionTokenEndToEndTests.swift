@@ -63,6 +63,25 @@ struct SessionTokenEndToEndTests {
         }
     }
 
+    @Test("a debug build buys a session token with its debug token (trust debug); the device never attests")
+    func debugToken() async throws {
+        let debugToken = "client-e2e-debug-token-0123456789abcdef"
+        try await ServiceProcess.with(
+            apple: EndToEndTests.apple, tokenKey: P256.Signing.PrivateKey(), debugTokens: [debugToken]
+        ) { service in
+            let app = App(service: service, debugToken: debugToken)
+            let token = try await app.client.sessionToken()
+            let claims = try JWS.verify(token.token, with: try await JWS.keySet(of: service))
+            #expect(claims.trust == "debug" && claims.sub.hasPrefix("debug:"))
+            #expect(!token.token.contains(debugToken) && !claims.sub.contains(debugToken))
+            #expect(app.provider.calls.attestKey == 0 && app.provider.calls.generateKey == 0)
+
+            let stranger = App(service: service, debugToken: "not-the-deployments-debug-token-0123456789")
+            let error = await #expect(throws: AttestKitClientError.self) { try await stranger.client.sessionToken() }
+            #expect(error?.serviceCode == "debug_token_invalid")
+        }
+    }
+
     @Test("without a signing key the service answers 503 tokens_not_configured, as a typed error")
     func notConfigured() async throws {
         try await ServiceProcess.with(apple: EndToEndTests.apple) { service in

@@ -18,7 +18,7 @@ enum ServiceProcess {
     /// Runs `body` with a started service, then stops it.
     static func with<Result>(
         apple: SoftwareApple, deviceCheckURL: String? = nil, appleKey: P256.Signing.PrivateKey? = nil,
-        tokenKey: P256.Signing.PrivateKey? = nil, _ body: (URL) async throws -> Result
+        tokenKey: P256.Signing.PrivateKey? = nil, debugTokens: [String] = [], _ body: (URL) async throws -> Result
     ) async throws -> Result {
         var arguments: [String] = []
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey-\(UUID().uuidString).p8")
@@ -41,7 +41,10 @@ enum ServiceProcess {
             ]
         }
         let service = try ServeProcess(
-            apple: apple, appID: appID, arguments: arguments, environment: ["ATTESTKIT_ADMIN_TOKEN": adminToken])
+            apple: apple, appID: appID, arguments: arguments,
+            environment: ["ATTESTKIT_ADMIN_TOKEN": adminToken].merging(
+                debugTokens.isEmpty ? [:] : ["ATTESTKIT_DEBUG_TOKENS": debugTokens.joined(separator: ",")]
+            ) { $1 })
         defer { service.stop() }
         return try await body(try await service.baseURL())
     }
