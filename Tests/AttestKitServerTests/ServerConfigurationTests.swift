@@ -28,6 +28,7 @@ struct ServerConfigurationTests {
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
         "record.directory", "record.max-bundles", "record.max-bytes",
+        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 
     static let token = "s3cret-admin-token-0123456789"

@@ -49,7 +49,7 @@ struct WireSampleTests {
         let fullRecord = adminRecord
         var keyAttestation = keyRecord
         keyAttestation.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")
-        var certified = keyAttestation
+        var certified = fullRecord
         certified.appKey?.certificate = "MIIBkTCCATegAwIBAgIBATAKBggqhkjOPQQDAjAA"
         adminRecord.riskHistory = [.init(riskMetric: 3, receiptCreatedAt: time, recordedAt: later)]
         return try [

@@ -74,6 +74,9 @@ extension ServerConfiguration {
     /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
     /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles, oldest removed first |
     /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB), oldest removed first |
+    /// | `key-attestation.ca-certificate-file` | `ATTESTKIT_KEY_ATTESTATION_CA_CERTIFICATE_FILE` | none: no app key certificates; a PEM CA certificate |
+    /// | `key-attestation.ca-key-file` | `ATTESTKIT_KEY_ATTESTATION_CA_KEY_FILE` | none; the CA certificate's PEM private key |
+    /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `86400` seconds (300 to 2592000) |
     ///
     /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
     /// and receipt refresh are off. `trust.attestation-root` and `trust.receipt-root` also come together, and are
@@ -135,6 +138,7 @@ extension ServerConfiguration {
         }
         self.tokens = try Self.tokens(settings)
         self.record = try Self.record(settings)
+        self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings)
         try validate()
     }
 
@@ -156,6 +160,7 @@ extension ServerConfiguration {
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
         "record.directory", "record.max-bundles", "record.max-bytes",
+        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 
     /// The keys whose values are secrets in every layer.

@@ -196,6 +196,9 @@ public struct ServerConfiguration: Sendable {
     public var tokens: TokenService.Configuration? = nil
     /// Where failed verifications are recorded (`record.*`), or `nil`: not recorded.
     public var record: RecordSettings? = nil
+    /// The CA that certifies attested app keys (`key-attestation.*`), or `nil`: key attestations are answered
+    /// without a certificate.
+    public var keyAttestationAuthority: AppKeyAuthority? = nil
 
     /// The defaults of `attestkit serve` with no arguments, for the given apps.
     public init(

@@ -121,11 +121,13 @@ public final class AttestKitServer: Service, Sendable {
                 client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
                 ttl: configuration.deviceTokenCache.ttl)
         }
+        let registrar = AttestationRegistrar(
+            verifier: verifier, store: store, policy: configuration.policy.attestationPolicy, recorder: recorder)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
             challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),
-            registrar: AttestationRegistrar(
-                verifier: verifier, store: store, policy: configuration.policy.attestationPolicy, recorder: recorder),
+            registrar: registrar,
+            keyAttestation: KeyAttestation(registrar: registrar, authority: configuration.keyAttestationAuthority),
             keys: KeyAdministration(store: store, now: now),
             gate: gate,
             tokens: configuration.tokens.map {

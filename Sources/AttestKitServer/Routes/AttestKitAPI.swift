@@ -15,6 +15,7 @@ struct AttestKitAPI: Sendable {
     let store: any AttestationStore
     let challenges: ChallengeIssuer
     let registrar: AttestationRegistrar
+    let keyAttestation: KeyAttestation
     let keys: KeyAdministration
     let gate: AssertionGate
     let tokens: TokenService?
@@ -40,6 +41,7 @@ struct AttestKitAPI: Sendable {
     static let endpoints: [Endpoint] = [
         Endpoint(method: .post, path: "/v1/challenges", audience: .app) { $0.issueChallenge },
         Endpoint(method: .post, path: "/v1/attestations", audience: .app) { $0.attest },
+        Endpoint(method: .post, path: "/v1/key-attestations", audience: .app) { $0.attestKey },
         Endpoint(method: .post, path: "/v1/assertions/verify", audience: .backend) { $0.verifyAssertion },
         Endpoint(method: .post, path: "/v1/devicecheck/query", audience: .backend) { $0.deviceCheckQuery },
         Endpoint(method: .post, path: "/v1/devicecheck/update", audience: .backend) { $0.deviceCheckUpdate },

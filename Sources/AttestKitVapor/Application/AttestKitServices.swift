@@ -20,6 +20,8 @@ public struct AttestKitServices: Sendable {
     public let issuer: ChallengeIssuer
     /// Registers keys (`POST attestations`).
     public let registrar: AttestationRegistrar
+    /// Registers keys with a bound app key (`POST key-attestations`).
+    public let keyAttestation: KeyAttestation
     /// The deployment's rules beyond Apple's checks.
     public let policy: DeploymentPolicy
     /// The largest body the middleware hashes and a route decodes, in bytes.
@@ -34,17 +36,19 @@ public struct AttestKitServices: Sendable {
 
     /// Creates the flows over `store`: `verifier` is the deployment's apps (`nil`: every attestation is refused
     /// with `apps_not_configured`), `policy` its rules, `recorder` (opt-in) writes a bundle for every failed
-    /// verification, for `attestkit replay`.
+    /// verification, for `attestkit replay`, `appKeyAuthority` is the CA that certifies the app keys of key
+    /// attestations (`nil`: no certificates).
     public init(
         store: any AttestationStore, verifier: AttestationVerifier?, policy: DeploymentPolicy = DeploymentPolicy(),
         challengeTTL: Duration = .seconds(300), timestampWindow: Double = 300, bodyLimit: Int = 65_536,
-        recorder: VerificationRecorder? = nil
+        recorder: VerificationRecorder? = nil, appKeyAuthority: AppKeyAuthority? = nil
     ) {
         self.store = store
         self.gate = AssertionGate(store: store, timestampWindow: timestampWindow, recorder: recorder)
         self.issuer = ChallengeIssuer(store: store, ttl: challengeTTL)
         self.registrar = AttestationRegistrar(
             verifier: verifier, store: store, policy: policy.attestationPolicy, recorder: recorder)
+        self.keyAttestation = KeyAttestation(registrar: registrar, authority: appKeyAuthority)
         self.policy = policy
         self.bodyLimit = bodyLimit
     }

@@ -63,6 +63,8 @@ final class ServerHarness: Sendable {
         /// `debug.tokens`; none by default.
         var debugTokens: [String] = []
         var record: ServerConfiguration.RecordSettings?
+        /// The key attestation CA (`key-attestation.*`); off by default.
+        var keyAttestationAuthority: AppKeyAuthority?
     }
 
     enum Target {
@@ -169,6 +171,7 @@ final class ServerHarness: Sendable {
                 configuration.tokens = options.tokens
                 configuration.debugTokens = options.debugTokens
                 configuration.record = options.record
+                configuration.keyAttestationAuthority = options.keyAttestationAuthority
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 group.addTask { try await server.run() }
