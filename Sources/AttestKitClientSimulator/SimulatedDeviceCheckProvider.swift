@@ -24,7 +24,7 @@ public final class SimulatedDeviceCheckProvider: DeviceCheckTokenProvider, Senda
     /// How many tokens were generated.
     public var tokenCount: Int { generated.withLock { $0 } }
 
-    /// Makes the next `count` calls throw ``AttestKitClient/DeviceServiceError/serverUnavailable``.
+    /// Makes the next `count` calls throw `DeviceServiceError.serverUnavailable`.
     public func failNextCalls(_ count: Int) { failures.withLock { $0 = count } }
 
     /// A fresh random 64-byte token.

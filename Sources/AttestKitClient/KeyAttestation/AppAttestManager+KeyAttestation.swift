@@ -31,7 +31,7 @@ extension AppAttestManager {
     /// next call for the same `publicKeyDER` goes on with them while the challenge is valid. Concurrent calls for
     /// one key share one attestation.
     /// - Parameter publicKeyDER: The app key's SubjectPublicKeyInfo, DER (CryptoKit's `derRepresentation`).
-    /// - Returns: The registered App Attest key with ``KeyRecordResponse/appKey`` (its thumbprint, and a
+    /// - Returns: The registered App Attest key with `KeyRecordResponse.appKey` (its thumbprint, and a
     ///   certificate when the service has a CA).
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/invalidRequest`` for a key that cannot be
     ///   bound (empty or longer than `KeyAttestationClientData.maximumAppKeyLength`);

@@ -17,7 +17,7 @@ public import Logging
 /// ``RequestAttestation``. An edge (the Hummingbird and Vapor `AttestKitMiddleware`s) reads the headers and the
 /// body, and maps the thrown ``FlowError`` once.
 ///
-/// The header names are ``AttestKitWire/AttestKitHeaderNames``.
+/// The header names are `AttestKitHeaderNames`.
 public struct RouteGuard: Sendable {
     /// The assertion gate.
     public let gate: AssertionGate

@@ -6,7 +6,7 @@ public import Foundation
 /// Emulated key attestation: registers an App Attest key with an ordinary *app key* bound to it, so that the
 /// server knows the app key lives in a genuine instance of the app.
 ///
-/// The attestation's client data is a ``AttestKitWire/KeyAttestationClientData`` naming the challenge id and the
+/// The attestation's client data is a `KeyAttestationClientData` naming the challenge id and the
 /// app key; the attestation is verified as any other (nonce = SHA-256(authData ‖ SHA-256(client data))) by the
 /// ``AttestationRegistrar``, which consumes the challenge once, applies the policy and stores the key with its app
 /// key. With an ``AppKeyAuthority`` the result carries an X.509 certificate for the app key.
@@ -22,7 +22,7 @@ public import Foundation
 public struct KeyAttestation: Sendable {
     /// What a key attestation registered.
     public struct Registered: Sendable {
-        /// The stored App Attest key, with ``AttestKitStore/KeyRecord/appKey``.
+        /// The stored App Attest key, with `KeyRecord.appKey`.
         public let record: KeyRecord
         /// The app key bound to it.
         public let appKey: AppKey
@@ -53,7 +53,11 @@ public struct KeyAttestation: Sendable {
     /// `appKey`, and registers the key with `appKey` bound to it.
     ///
     /// - Parameters:
+    ///   - keyID: The App Attest key identifier the app claims.
+    ///   - attestation: The attestation object `attestKey` returned.
+    ///   - challengeID: The one-time challenge the client data names.
     ///   - appKey: The app key's SubjectPublicKeyInfo DER, as the request carries it (a P-256 public key).
+    ///   - now: The moment to verify at.
     ///   - admit: Called with the verified app before the key is stored (a per-app budget); see
     ///     ``AttestationRegistrar/register(keyID:attestation:challengeID:now:admit:)``.
     /// - Throws: ``FlowError``: `app_key_malformed` (400) before anything else; `app_key_mismatch` (403) when the

@@ -2,7 +2,7 @@ import AttestKitWire
 import Crypto
 
 /// The JWK coordinates of a P-256 public key and its RFC 7638 thumbprint: a session token key's `kid`
-/// (``TokenKey``) and an app key's thumbprint (``AttestKitStore/AppKey/thumbprint``), computed once.
+/// (``TokenKey``) and an app key's thumbprint (`AppKey.thumbprint`), computed once.
 struct P256JWK {
     /// base64url of the 32-byte x coordinate.
     let x: String

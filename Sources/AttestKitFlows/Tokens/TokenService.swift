@@ -124,7 +124,9 @@ public struct TokenService: Sendable {
     /// (``DebugTokens/fingerprint(of:)``), its environment `development` (debug tokens exist only where production
     /// keys are refused), its risk unknown.
     ///
-    /// - Parameter appIDs: The deployment's apps: the token names the one app, so there must be exactly one.
+    /// - Parameters:
+    ///   - debugToken: The debug token the request presented.
+    ///   - appIDs: The deployment's apps: the token names the one app, so there must be exactly one.
     /// - Throws: 401 `debug_token_invalid` for a token not on the list (or any token when there is none);
     ///   503 `debug_token_app_ambiguous` (not configured) when the deployment has no app or several.
     public func issue(debugToken: String, appIDs: [AppID]) throws(FlowError) -> Issued {

@@ -149,7 +149,7 @@ public struct ServerConfiguration: Sendable {
     /// Debug tokens (Simulator and CI builds) that guarded routes accept instead of an assertion, at the lowest trust
     /// level; each at least 32 characters. Refused (the server does not start) while production keys are allowed.
     public var debugTokens: [String] = []
-    /// The policy of ``AttestKitServer/routeGuard(group:)`` unless a group overrides it: mode, rollout, least trust.
+    /// The policy of ``AttestKitServer/routeGuard(group:policy:)`` unless a group overrides it: mode, rollout, least trust.
     public var enforcement: EnforcementDefaults = EnforcementDefaults()
     /// How long a dashboard session lives, in seconds.
     public var dashboardSessionLifetime: TimeInterval = 3_600

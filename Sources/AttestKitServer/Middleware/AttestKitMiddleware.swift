@@ -33,7 +33,7 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     public var gate: AssertionGate { routeGuard.gate }
     /// The largest body hashed, in bytes.
     public let bodyLimit: Int
-    /// The route group's guard: its mode, rollout, least trust, fallbacks (``AttestKitFlows/RouteGuard``).
+    /// The route group's guard: its mode, rollout, least trust, fallbacks (`RouteGuard`).
     public let routeGuard: RouteGuard
     /// The rollout subject of a request (a user id, say), or `nil` to use the key id it sends.
     public let subject: (@Sendable (Request, Context) -> String?)?
@@ -54,7 +54,7 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
         self.subject = subject
     }
 
-    /// Decides about the request (``AttestKitFlows/RouteGuard``), then calls `next` with the decision on the context
+    /// Decides about the request (`RouteGuard`), then calls `next` with the decision on the context
     /// (``AttestedRequestContext/attestation``) and the verified key (``AttestedRequestContext/attestedKey``).
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response

@@ -4,7 +4,7 @@ public import Foundation
 
 /// What a store needs to register a freshly attested key.
 ///
-/// Build one from a `VerifiedAttestation` with ``init(_:receiptRefreshAt:)``, or from its parts. The
+/// Build one from a `VerifiedAttestation` with ``init(_:receiptRefreshAt:appKey:)``, or from its parts. The
 /// initialisers check every field (the public key is a P-256 point whose SHA-256 is the key identifier,
 /// versions are short printable text, the receipt is bounded) so nothing malformed reaches a database.
 public struct KeyRegistration: Sendable, Hashable {

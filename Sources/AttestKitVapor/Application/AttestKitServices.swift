@@ -27,7 +27,7 @@ public struct AttestKitServices: Sendable {
     /// The largest body the middleware hashes and a route decodes, in bytes.
     public let bodyLimit: Int
     /// The debug tokens ``AttestKitMiddleware`` accepts at the lowest trust level (none by default; refused by
-    /// ``AttestKitFlows/DebugTokens`` while production keys are allowed).
+    /// `DebugTokens` while production keys are allowed).
     public var debugTokens: DebugTokens = .none
     /// The DeviceCheck fallback of ``AttestKitMiddleware``, or `nil` to refuse device tokens.
     public var deviceTokens: DeviceTokenValidator?

@@ -24,7 +24,7 @@ public import Vapor
 /// }
 /// ```
 public struct AttestKitMiddleware: AsyncMiddleware {
-    /// The route group's policy: mode, rollout, least trust (``AttestKitFlows/EnforcementPolicy``).
+    /// The route group's policy: mode, rollout, least trust (`EnforcementPolicy`).
     public let policy: EnforcementPolicy
     /// The rollout subject of a request (a user id, say), or `nil` to use the key id it sends.
     public let subject: (@Sendable (Request) -> String?)?
@@ -36,7 +36,7 @@ public struct AttestKitMiddleware: AsyncMiddleware {
         self.subject = subject
     }
 
-    /// Decides about the request (``AttestKitFlows/RouteGuard``), then calls `next` with the decision on
+    /// Decides about the request (`RouteGuard`), then calls `next` with the decision on
     /// `req.attestKit.attestation` and the verified key on `req.attestKit.key`.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         guard policy.mode != .off else { return try await next.respond(to: request) }
