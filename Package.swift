@@ -15,9 +15,48 @@ let strictSettings: [SwiftSetting] =
         .enableUpcomingFeature("InternalImportsByDefault"),
     ] + ciFlags
 
+/// Package traits decide what a consumer fetches: SwiftPM resolves only the dependencies that the enabled traits
+/// use. The core (`AttestKit`, `AttestKitWire`, `AttestKitClient`, the software Apple) needs none and depends on
+/// swift-crypto, swift-certificates and swift-asn1 alone; a package that uses only those depends on AttestKit with
+/// `traits: []`. The defaults enable everything, the command line and the servers included. See
+/// docs/architecture.md, "Dependencies and traits".
+let traits: Set<Trait> = [
+    .trait(
+        name: "AppleServices", description: "AttestKitApple: DeviceCheck and receipt exchange (AsyncHTTPClient, JWTKit)."),
+    .trait(name: "Storage", description: "AttestKitStore: challenges and keys on SQLite and PostgreSQL."),
+    .trait(
+        name: "Flows", description: "AttestKitFlows: a backend's decisions without a framework.",
+        enabledTraits: ["AppleServices", "Storage"]),
+    .trait(
+        name: "Hummingbird",
+        description: "AttestKitServer, AttestKitAppleMock and the attestkit command line (Hummingbird 2).",
+        enabledTraits: ["Flows"]),
+    .trait(name: "Vapor", description: "AttestKitVapor: the Vapor 4 integration.", enabledTraits: ["Flows"]),
+    .default(enabledTraits: ["Hummingbird", "Vapor"]),
+]
+
+/// The trait under which a target uses a dependency that is not part of the core.
+let whenAppleServices = TargetDependencyCondition.when(traits: ["AppleServices"])
+let whenStorage = TargetDependencyCondition.when(traits: ["Storage"])
+let whenFlows = TargetDependencyCondition.when(traits: ["Flows"])
+let whenHummingbird = TargetDependencyCondition.when(traits: ["Hummingbird"])
+let whenVapor = TargetDependencyCondition.when(traits: ["Vapor"])
+
+/// `ATTESTKIT_DOCS=1` (set by scripts/docs) adds swift-docc-plugin to build the DocC catalogs; nobody else, adopters
+/// included, fetches it.
+let documentationDependencies: [Package.Dependency] =
+    ProcessInfo.processInfo.environment["ATTESTKIT_DOCS"] == "1"
+    ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0")] : []
+
 let package = Package(
     name: "AttestKit",
-    platforms: [.macOS(.v15), .iOS(.v17)],
+    // SwiftPM's platforms are package-wide. iOS, tvOS and watchOS are the app side's (App Attest needs iOS 14,
+    // tvOS 15, watchOS 9): only the client products (AttestKitClient, AttestKitWire, AttestKitClientSimulator)
+    // are meant for them, and scripts/apple-api-check keeps their sources free of anything newer. macOS stays at
+    // 15 for the server targets and their dependencies (jwt-kit and swift-prometheus declare macOS 13, the server
+    // uses Mutex): the client's own code is written and checked for macOS 11, but a Mac app below macOS 15 cannot
+    // take this package until the client moves to a package of its own (docs/app-side.md, "Platforms").
+    platforms: [.macOS(.v15), .iOS(.v14), .tvOS(.v15), .watchOS(.v9)],
     products: [
         .library(name: "AttestKit", targets: ["AttestKit"]),
         .library(name: "AttestKitWire", targets: ["AttestKitWire"]),
@@ -31,8 +70,8 @@ let package = Package(
         .library(name: "AttestKitClient", targets: ["AttestKitClient"]),
         .library(name: "AttestKitClientSimulator", targets: ["AttestKitClientSimulator"]),
         .executable(name: "attestkit", targets: ["attestkit"]),
-        .executable(name: "attestkit-store-worker", targets: ["AttestKitStoreWorker"]),
     ],
+    traits: traits,
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
@@ -50,10 +89,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(
+            url: "https://github.com/apple/swift-configuration.git", from: "1.4.0",
+            traits: [.defaults, .trait(name: "YAML", condition: .when(traits: ["Hummingbird"]))]),
+        // Both come with swift-configuration: FilePath names a directory of secrets, Yams checks a YAML file's keys.
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-    ],
+    ] + documentationDependencies,
     targets: [
         .target(
             name: "AttestKit",
@@ -95,11 +139,11 @@ let package = Package(
             name: "AttestKitApple",
             dependencies: [
                 "AttestKit",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit", condition: whenAppleServices),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenAppleServices),
+                .product(name: "Logging", package: "swift-log", condition: whenAppleServices),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenAppleServices),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: whenAppleServices),
             ],
             swiftSettings: strictSettings
         ),
@@ -111,13 +155,13 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: whenHummingbird),
+                .product(name: "Hummingbird", package: "hummingbird", condition: whenHummingbird),
+                .product(name: "JWTKit", package: "jwt-kit", condition: whenHummingbird),
+                .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
@@ -128,13 +172,13 @@ let package = Package(
             dependencies: [
                 "AttestKit",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenStorage),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: whenStorage),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: whenStorage),
+                .product(name: "Logging", package: "swift-log", condition: whenStorage),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenStorage),
+                .product(name: "SQLiteNIO", package: "sqlite-nio", condition: whenStorage),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: whenStorage),
             ],
             swiftSettings: strictSettings
         ),
@@ -148,12 +192,13 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log", condition: whenFlows),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: whenFlows),
+                .product(name: "Metrics", package: "swift-metrics", condition: whenFlows),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenFlows),
             ],
             swiftSettings: strictSettings
         ),
@@ -169,6 +214,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strictSettings
         ),
@@ -181,19 +228,21 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenHummingbird),
+                .product(name: "Configuration", package: "swift-configuration", condition: whenHummingbird),
+                .product(name: "SystemPackage", package: "swift-system", condition: whenHummingbird),
+                .product(name: "Yams", package: "Yams", condition: whenHummingbird),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: whenHummingbird),
+                .product(name: "Hummingbird", package: "hummingbird", condition: whenHummingbird),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: whenHummingbird),
+                .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
+                .product(name: "Metrics", package: "swift-metrics", condition: whenHummingbird),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: whenHummingbird),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: whenHummingbird),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
             ],
             swiftSettings: strictSettings
         ),
@@ -221,6 +270,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strictSettings
         ),
@@ -234,11 +285,11 @@ let package = Package(
                 "AttestKitFlows",
                 "AttestKitStore",
                 "AttestKitWire",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Logging", package: "swift-log", condition: whenVapor),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenVapor),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: whenVapor),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenVapor),
+                .product(name: "Vapor", package: "vapor", condition: whenVapor),
             ],
             swiftSettings: strictSettings
         ),
@@ -255,6 +306,31 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "VaporTesting", package: "vapor"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // One behavioural suite run against both integrations (Hummingbird and Vapor) on both SQL stores.
+        .testTarget(
+            name: "AttestKitEdgeTests",
+            dependencies: [
+                "AttestKitTestSupport",
+                "AttestKit",
+                "AttestKitClient",
+                "AttestKitServer",
+                "AttestKitStore",
+                "AttestKitTesting",
+                "AttestKitVapor",
+                "AttestKitWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "VaporTesting", package: "vapor"),
             ],
@@ -300,18 +376,18 @@ let package = Package(
                 "AttestKitAppleMock",
                 "AttestKitConformance",
                 "AttestKitTesting",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenHummingbird),
+                .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
+                .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: whenHummingbird),
                 "AttestKitStore",
                 "AttestKitFlows",
                 "AttestKitServer",
                 "AttestKitWire",
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration", condition: whenHummingbird),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: whenHummingbird),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -326,7 +402,7 @@ let package = Package(
                 "AttestKit",
                 "AttestKitStore",
                 "AttestKitTesting",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenStorage),
             ],
             path: "Tests/AttestKitTestSupport",
             swiftSettings: strictSettings

@@ -2,9 +2,8 @@ import AttestKit
 public import AttestKitClient
 public import AttestKitTesting
 public import Foundation
-import Synchronization
 
-/// ``AttestKitClient/AppAttestProvider`` over a `SimulatedDevice` of AttestKitTesting: App Attest in software,
+/// `AppAttestProvider` over a `SimulatedDevice` of AttestKitTesting: App Attest in software,
 /// certified by a software Apple.
 ///
 /// **For Linux, tests and debug builds only.** It lives in the separate `AttestKitClientSimulator` product so
@@ -16,16 +15,28 @@ import Synchronization
 /// Besides the device's behaviour it simulates what a real device does rarely: App Attest being unsupported
 /// (``isSupported``), a key the OS no longer knows (``invalidate(_:)``), and a key whose counter went back, as
 /// after restoring a backup (``restoreCounter(_:for:)``).
-public final class SimulatedAppAttestProvider: AppAttestProvider {
+public final class SimulatedAppAttestProvider: AppAttestProvider, Sendable {
     /// The simulated device.
     public let device: SimulatedDevice
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var supported: Bool
         var invalidated: Set<String> = []
         var unavailableCalls = 0
+        var failures: [Call: (error: DeviceServiceError, remaining: Int)] = [:]
+        var attestedHashes: [String: [Data]] = [:]
         var calls = Calls()
+    }
+
+    /// One of the device's App Attest calls.
+    public enum Call: Sendable, Hashable, CaseIterable {
+        /// ``SimulatedAppAttestProvider/generateKey()``.
+        case generateKey
+        /// ``SimulatedAppAttestProvider/attestKey(_:clientDataHash:)``.
+        case attestKey
+        /// ``SimulatedAppAttestProvider/generateAssertion(_:clientDataHash:)``.
+        case generateAssertion
     }
 
     /// How many times each call was made.
@@ -47,7 +58,7 @@ public final class SimulatedAppAttestProvider: AppAttestProvider {
     ///   - supported: Whether App Attest is supported; `false` simulates a device without it.
     public init(device: SimulatedDevice, supported: Bool = true) {
         self.device = device
-        self.state = Mutex(State(supported: supported))
+        self.state = Locked(State(supported: supported))
     }
 
     /// Whether App Attest is supported (settable to simulate a device without it).
@@ -59,7 +70,7 @@ public final class SimulatedAppAttestProvider: AppAttestProvider {
     /// How many times each call was made.
     public var calls: Calls { state.withLock { $0.calls } }
 
-    /// Makes the device forget `keyID`: every later call with it throws ``DeviceServiceError/invalidKey``, as
+    /// Makes the device forget `keyID`: every later call with it throws `DeviceServiceError.invalidKey`, as
     /// after the app is reinstalled or the key store is reset.
     public func invalidate(_ keyID: String) {
         state.withLock { _ = $0.invalidated.insert(keyID) }
@@ -76,35 +87,57 @@ public final class SimulatedAppAttestProvider: AppAttestProvider {
         (try? KeyID(string: keyID)).flatMap { device.counter(for: $0) }
     }
 
-    /// Makes the next `count` device calls throw ``DeviceServiceError/serverUnavailable``.
+    /// Makes the next `count` device calls throw `DeviceServiceError.serverUnavailable`.
     public func failNextCalls(_ count: Int) {
         state.withLock { $0.unavailableCalls = count }
     }
 
+    /// Makes the next `count` calls of `call` throw `error` (`Int.max`: until ``stopFailing(_:)``), as Apple's
+    /// service being down (`serverUnavailable`) or an app extension without App Attest (`featureUnsupported`)
+    /// would.
+    public func fail(_ call: Call, with error: DeviceServiceError, times count: Int = .max) {
+        state.withLock { $0.failures[call] = (error, count) }
+    }
+
+    /// Ends the failures of `call`.
+    public func stopFailing(_ call: Call) {
+        state.withLock { $0.failures[call] = nil }
+    }
+
+    /// The client data hashes `attestKey` was called with for `keyID`, in order (successful or not).
+    public func attestationHashes(for keyID: String) -> [Data] {
+        state.withLock { $0.attestedHashes[keyID] ?? [] }
+    }
+
     /// Generates a key on the simulated device.
     public func generateKey() async throws -> String {
-        try check(nil) { $0.generateKey += 1 }
+        try check(nil, .generateKey) { $0.generateKey += 1 }
         return device.generateKey().base64
     }
 
     /// Attests `keyID` on the simulated device.
     public func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
-        try check(keyID) { $0.attestKey += 1 }
+        state.withLock { $0.attestedHashes[keyID, default: []].append(clientDataHash) }
+        try check(keyID, .attestKey) { $0.attestKey += 1 }
         return try Self.mapped { try device.attestKey(Self.keyID(keyID), clientDataHash: Array(clientDataHash)) }
     }
 
     /// Signs an assertion with `keyID` on the simulated device.
     public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
-        try check(keyID) { $0.generateAssertion += 1 }
+        try check(keyID, .generateAssertion) { $0.generateAssertion += 1 }
         return try Self.mapped {
             try device.generateAssertion(Self.keyID(keyID), clientDataHash: Array(clientDataHash))
         }
     }
 
-    private func check(_ keyID: String?, count: (inout Calls) -> Void) throws {
+    private func check(_ keyID: String?, _ call: Call, count: (inout Calls) -> Void) throws {
         let failure: DeviceServiceError? = state.withLock { state in
             count(&state.calls)
             guard state.supported else { return .featureUnsupported }
+            if let failure = state.failures[call], failure.remaining > 0 {
+                if failure.remaining != .max { state.failures[call]?.remaining -= 1 }
+                return failure.error
+            }
             if state.unavailableCalls > 0 {
                 state.unavailableCalls -= 1
                 return .serverUnavailable

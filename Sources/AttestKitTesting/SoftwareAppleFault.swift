@@ -8,7 +8,7 @@ public import AttestKit
 /// // AttestationVerifier throws AttestKitError.certificateExpired
 /// ```
 ///
-/// The ``rawValue`` is stable: `attestkit simulate … --fault NAME` uses it.
+/// The raw value is stable: `attestkit simulate … --fault NAME` uses it.
 public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
     /// The credential certificate expired an hour before the attestation time.
     case expiredLeaf
@@ -52,7 +52,7 @@ public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codabl
         }
     }
 
-    /// The error code a correct verifier reports for this fault (its ``AttestKit/AttestKitError/Code/check`` is
+    /// The error code a correct verifier reports for this fault (its `AttestKitError.Code.check` is
     /// the category).
     public var expectedCode: AttestKitError.Code {
         switch self {

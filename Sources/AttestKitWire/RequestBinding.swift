@@ -73,7 +73,7 @@ public struct RequestBinding: Sendable, Hashable {
         guard bodySHA256.count == 32 else { throw RequestBindingError(.invalidBodyHash) }
         switch freshness {
         case .challenge(let id):
-            guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy(Self.isChallengeCharacter) else {
+            guard Self.isChallengeID(id) else {
                 throw RequestBindingError(.invalidFreshness)
             }
         case .timestamp(let milliseconds):
@@ -119,11 +119,9 @@ public struct RequestBinding: Sendable, Hashable {
     public init(clientData: some Collection<UInt8>) throws(RequestBindingError) {
         guard clientData.count <= Self.maximumTargetLength + 512 else { throw RequestBindingError(.malformed) }
         let lines = clientData.split(separator: 0x0A, omittingEmptySubsequences: false)
-        guard lines.count == 5, let version = String(validating: lines[0], as: UTF8.self), version == Self.version,
-            let method = String(validating: lines[1], as: UTF8.self),
-            let target = String(validating: lines[2], as: UTF8.self),
-            let hex = String(validating: lines[3], as: UTF8.self), let body = Self.unhex(hex),
-            let proof = String(validating: lines[4], as: UTF8.self)
+        guard lines.count == 5, let version = Self.ascii(lines[0]), version == Self.version,
+            let method = Self.ascii(lines[1]), let target = Self.ascii(lines[2]),
+            let hex = Self.ascii(lines[3]), let body = Self.unhex(hex), let proof = Self.ascii(lines[4])
         else {
             throw RequestBindingError(.malformed)
         }
@@ -139,6 +137,19 @@ public struct RequestBinding: Sendable, Hashable {
         guard self.clientData.elementsEqual(clientData) else { throw RequestBindingError(.malformed) }
     }
 
+    /// `line` as text when it is ASCII (every part of the canonical form is), else `nil`. Not
+    /// `String(validating:as:)`, which needs iOS 18: the wire builds for the client's platforms (iOS 14).
+    static func ascii(_ line: some Collection<UInt8>) -> String? {
+        guard line.allSatisfy({ $0 < 0x80 }) else { return nil }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Whether `id` is a challenge id in its allowed form: 1 to 128 characters of base64url's alphabet.
+    static func isChallengeID(_ id: String) -> Bool {
+        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy(isChallengeCharacter)
+    }
+
+    /// Whether `byte` may appear in a challenge id (base64url's alphabet).
     private static func isChallengeCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

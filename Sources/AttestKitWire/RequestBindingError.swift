@@ -1,4 +1,5 @@
-/// Why a request cannot be bound, or client data is not canonical.
+/// Why a request cannot be bound, or client data (of an assertion, ``RequestBinding``, or of a key attestation,
+/// ``KeyAttestationClientData``) is not canonical.
 public struct RequestBindingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The stable reason.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
@@ -14,6 +15,9 @@ public struct RequestBindingError: Error, Sendable, Hashable, CustomStringConver
         public static let invalidBodyHash = Code("invalid_body_hash")
         /// The challenge id or timestamp is not in its allowed form.
         public static let invalidFreshness = Code("invalid_freshness")
+        /// The app key of a key attestation is empty or longer than
+        /// ``KeyAttestationClientData/maximumAppKeyLength``.
+        public static let invalidAppKey = Code("invalid_app_key")
         /// Client data that is not exactly the canonical form.
         public static let malformed = Code("client_data_malformed")
 

@@ -27,7 +27,7 @@ struct EndToEndTests {
 
         init(
             service: URL, device: SimulatedDevice? = nil, keyStore: MemoryKeyIDStore = MemoryKeyIDStore(),
-            freshness: Freshness.Kind = .timestamp
+            freshness: Freshness.Kind = .timestamp, debugToken: String? = nil
         ) {
             provider = SimulatedAppAttestProvider(
                 device: device
@@ -38,16 +38,17 @@ struct EndToEndTests {
             backend = AppBackend(service: service)
             manager = AppAttestManager(
                 provider: provider, keyStore: keyStore, service: AttestKitService(baseURL: service, transport: backend),
-                configuration: .init(freshness: freshness, initialBackoff: .milliseconds(10)))
-            client = AttestKitHTTPClient(manager: manager, transport: backend)
+                configuration: .init(
+                    freshness: freshness, initialBackoff: 0.01, maximumBackoff: 0.05, debugToken: debugToken,
+                    debugTokenOutsideSimulator: debugToken != nil))
+            client = AttestKitHTTPClient(manager: manager, strategy: .appAttestOnly, transport: backend)
         }
 
         /// Sends an order; returns the counter the service accepted.
         func order() async throws -> Int {
-            let (data, response) = try await client.data(for: AppBackend.order())
-            #expect(response.statusCode == 200)
-            let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-            return try #require(json["counter"] as? Int)
+            let answer = try await client.performSecureRequest(AppBackend.order(), as: AssertionResponse.self)
+            #expect(answer.status == 200 && answer.level == .appAttest)
+            return Int(answer.value.counter)
         }
     }
 
@@ -56,17 +57,22 @@ struct EndToEndTests {
         arguments: [Freshness.Kind.timestamp, .challenge])
     func firstLaunch(freshness: Freshness.Kind) async throws {
         try await ServiceProcess.with(apple: Self.apple) { service in
-            let app = App(service: service, freshness: freshness)
-            var counters: [Int] = []
-            for _ in 0..<4 { counters.append(try await app.order()) }
-            #expect(counters == [1, 2, 3, 4])
-            #expect(app.provider.calls.attestKey == 1)
-            #expect(await app.manager.attestationCount == 1)
-            let keyID = try #require(app.keyStore.load())
-            #expect(app.backend.outcomes.allSatisfy { $0.keyID == keyID && $0.status == 200 })
+            let keyStore = MemoryKeyIDStore()
+            let device: SimulatedDevice
+            do {
+                let app = App(service: service, keyStore: keyStore, freshness: freshness)
+                var counters: [Int] = []
+                for _ in 0..<4 { counters.append(try await app.order()) }
+                #expect(counters == [1, 2, 3, 4])
+                #expect(app.provider.calls.attestKey == 1)
+                #expect(await app.manager.attestationCount == 1)
+                let keyID = try #require(app.keyStore.registeredKeyID)
+                #expect(app.backend.outcomes.allSatisfy { $0.keyID == keyID && $0.status == 200 })
+                device = app.provider.device
+            }
 
             // The next launch: a new manager with the same key store and device uses the stored key.
-            let relaunched = App(service: service, device: app.provider.device, keyStore: app.keyStore)
+            let relaunched = App(service: service, device: device, keyStore: keyStore)
             #expect(try await relaunched.order() == 5)
             #expect(relaunched.provider.calls.attestKey == 0)
             #expect(await relaunched.manager.attestationCount == 0)
@@ -78,7 +84,7 @@ struct EndToEndTests {
         try await ServiceProcess.with(apple: Self.apple) { service in
             let app = App(service: service)
             for _ in 0..<3 { _ = try await app.order() }
-            let oldKey = try #require(app.keyStore.load())
+            let oldKey = try #require(app.keyStore.registeredKeyID)
             try app.provider.restoreCounter(1, for: oldKey)
 
             #expect(try await app.order() == 1)
@@ -86,7 +92,7 @@ struct EndToEndTests {
             // device is behind, so the client attests a new key, whose first assertion is accepted.
             let last = app.backend.outcomes.suffix(2).map { "\($0.status) \($0.code ?? "") \($0.keyID == oldKey)" }
             #expect(last == ["409 counter_not_increasing true", "200  false"])
-            let newKey = try #require(app.keyStore.load())
+            let newKey = try #require(app.keyStore.registeredKeyID)
             #expect(newKey != oldKey)
             #expect(await app.manager.attestationCount == 2)
             #expect(try await app.order() == 2)
@@ -98,11 +104,11 @@ struct EndToEndTests {
         try await ServiceProcess.with(apple: Self.apple) { service in
             let app = App(service: service)
             _ = try await app.order()
-            let oldKey = try #require(app.keyStore.load())
+            let oldKey = try #require(app.keyStore.registeredKeyID)
             app.provider.invalidate(oldKey)
 
             #expect(try await app.order() == 1)
-            let newKey = try #require(app.keyStore.load())
+            let newKey = try #require(app.keyStore.registeredKeyID)
             #expect(newKey != oldKey)
             #expect(app.provider.calls.attestKey == 2)
             // The device refused before anything was sent: the backend saw only accepted requests.
@@ -110,12 +116,12 @@ struct EndToEndTests {
         }
     }
 
-    @Test("a key revoked by the service (403 key_revoked) is replaced")
+    @Test("a key revoked by the service (403 key_revoked) is reported, and replaced only when the app resets it")
     func revokedKey() async throws {
         try await ServiceProcess.with(apple: Self.apple) { service in
             let app = App(service: service)
             _ = try await app.order()
-            let oldKey = try #require(app.keyStore.load())
+            let oldKey = try #require(app.keyStore.registeredKeyID)
             let path =
                 "v1/keys/"
                 + oldKey.replacingOccurrences(of: "+", with: "-")
@@ -126,9 +132,13 @@ struct EndToEndTests {
             let (_, revoked) = try await URLSessionTransport().send(revoke)
             #expect(revoked.statusCode == 200)
 
+            let error = await #expect(throws: AttestKitClientError.self) { try await app.order() }
+            #expect(error?.code == .keyRevoked)
+            #expect(app.backend.outcomes.last.map { "\($0.status) \($0.code ?? "")" } == "403 key_revoked")
+            #expect(await app.manager.attestationCount == 1)
+            try await app.manager.resetKey()
             #expect(try await app.order() == 1)
-            #expect(app.backend.outcomes.contains { $0.status == 403 && $0.code == "key_revoked" })
-            #expect(app.keyStore.load() != oldKey)
+            #expect(app.keyStore.registeredKeyID != oldKey)
             #expect(await app.manager.attestationCount == 2)
         }
     }
@@ -179,17 +189,19 @@ struct EndToEndTests {
         }
     }
 
-    @Test("serverUnavailable from the device is retried with backoff; a persistent outage surfaces")
+    @Test("serverUnavailable from the device: unavailable, backing off; then the same key is attested")
     func serverUnavailable() async throws {
         try await ServiceProcess.with(apple: Self.apple) { service in
             let app = App(service: service)
-            app.provider.failNextCalls(2)
-            let first = try await app.order()
-            #expect(first == 1)
-            app.provider.failNextCalls(10)
+            app.provider.fail(.attestKey, with: .serverUnavailable)
             let error = await #expect(throws: AttestKitClientError.self) { try await app.order() }
-            #expect(error?.code == .device && error?.deviceError == .serverUnavailable)
-            #expect(app.provider.isSupported)
+            #expect(error?.code == .unavailable && error?.deviceError == .serverUnavailable)
+            #expect(error?.retryAfter != nil)
+            app.provider.stopFailing(.attestKey)
+            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(try await app.order() == 1)
+            #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 2)
+            #expect(await app.manager.attestationCount == 1)
         }
     }
 
@@ -201,16 +213,15 @@ struct EndToEndTests {
                     apple: Self.apple, configuration: .init(appID: ServiceProcess.appID, environment: .development))
                 let appAttest = SimulatedAppAttestProvider(device: device, supported: false)
                 let deviceCheck = SimulatedDeviceCheckProvider()
-                let strategy = IntegrityStrategy.choose(appAttest: appAttest, deviceCheck: deviceCheck)
-                #expect(strategy == .deviceCheck)
-
                 let backend = AppBackend(service: service)
-                let client = AttestKitHTTPClient(
-                    strategy: strategy, manager: nil, deviceCheck: deviceCheck, transport: backend)
-                let (data, response) = try await client.data(for: AppBackend.order())
-                #expect(response.statusCode == 200)
-                let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-                #expect(json["valid"] as? Bool == true)
+                let manager = AppAttestManager(
+                    provider: appAttest, keyStore: MemoryKeyIDStore(),
+                    service: AttestKitService(baseURL: service, transport: backend))
+                let client = AttestKitHTTPClient(manager: manager, deviceCheck: deviceCheck, transport: backend)
+                let answer = try await client.performSecureRequest(
+                    AppBackend.order(), as: DeviceCheckValidateResponse.self)
+                #expect(answer.level == .deviceCheck && answer.status == 200)
+                #expect(answer.value.valid)
                 #expect(deviceCheck.tokenCount == 1)
                 #expect(appAttest.calls == .init())
             }

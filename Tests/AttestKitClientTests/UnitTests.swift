@@ -11,28 +11,6 @@ import Testing
 
 @Suite("AttestKitClient without a service")
 struct UnitTests {
-    struct Unsupported: AppAttestProvider {
-        var isSupported: Bool { false }
-        func generateKey() async throws -> String { throw DeviceServiceError.featureUnsupported }
-        func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data { throw DeviceServiceError.unknown }
-        func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
-            throw DeviceServiceError.unknown
-        }
-    }
-
-    @Test("the strategy chooser degrades from App Attest to DeviceCheck to risk-based to limited")
-    func strategy() {
-        let supported = SimulatedDeviceCheckProvider()
-        let unsupported = SimulatedDeviceCheckProvider(supported: false)
-        let device = SimulatedDevice(
-            apple: EndToEndTests.apple, configuration: .init(appID: ServiceProcess.appID, environment: .development))
-        let appAttest = SimulatedAppAttestProvider(device: device)
-        #expect(IntegrityStrategy.choose(appAttest: appAttest, deviceCheck: supported) == .appAttest)
-        #expect(IntegrityStrategy.choose(appAttest: Unsupported(), deviceCheck: supported) == .deviceCheck)
-        #expect(IntegrityStrategy.choose(appAttest: Unsupported(), deviceCheck: unsupported) == .riskBased)
-        #expect(IntegrityStrategy.choose(appAttest: nil, deviceCheck: nil, riskSignalsAvailable: false) == .limited)
-    }
-
     /// A transport that always answers `status` with `body`, counting requests.
     final class Canned: HTTPTransport {
         let status: Int
@@ -58,38 +36,47 @@ struct UnitTests {
         let error = await #expect(throws: AttestKitClientError.self) { try await service.challenge(for: .attest) }
         #expect(error?.code == .httpError && error?.status == 429 && error?.serviceCode == "rate_limited")
         #expect(error?.reason == "slow down")
-        #expect(error?.invalidatesKey == false)
+        #expect(error?.verificationRefusal == nil)
         #expect(transport.count.withLock { $0 } == 1)
 
         let plain = Canned(502, "bad gateway")
-        let client = AttestKitHTTPClient(strategy: .limited, manager: nil, deviceCheck: nil, transport: plain)
+        let client = AttestKitHTTPClient(
+            manager: nil, strategy: AttestationStrategy(levels: [.degraded]), transport: plain)
         let other = await #expect(throws: AttestKitClientError.self) {
             try await client.data(for: URLRequest(url: try #require(URL(string: "https://app.example/"))))
         }
         #expect(other?.status == 502 && other?.serviceCode == nil)
     }
 
-    @Test("refusals that name the key invalidate it; others do not")
-    func invalidatingCodes() {
+    @Test("only the AttestKit verification's exact status and code pairs are refusals the client acts on")
+    func verificationRefusals() {
         func error(_ status: Int, _ code: String) -> AttestKitClientError {
             AttestKitClientError(.httpError, status: status, serviceCode: code, reason: "")
         }
-        #expect(error(403, "key_not_found").invalidatesKey)
-        #expect(error(403, "key_revoked").invalidatesKey)
-        #expect(error(409, "counter_not_increasing").invalidatesKey)
-        #expect(!error(403, "signature_invalid").invalidatesKey)
-        #expect(!error(409, "challenge_consumed").invalidatesKey)
-        #expect(!error(403, "timestamp_outside_window").invalidatesKey)
+        #expect(error(403, "key_not_found").verificationRefusal == .keyNotFound)
+        #expect(error(403, "key_revoked").verificationRefusal == .keyRevoked)
+        #expect(error(409, "counter_not_increasing").verificationRefusal == .counterNotIncreasing)
+        #expect(error(403, "timestamp_outside_window").verificationRefusal == .timestampOutsideWindow)
+        // The same codes with another status came from the app's route.
+        #expect(error(404, "key_not_found").verificationRefusal == nil)
+        #expect(error(409, "key_revoked").verificationRefusal == nil)
+        #expect(error(403, "signature_invalid").verificationRefusal == nil)
+        #expect(error(409, "challenge_consumed").verificationRefusal == nil)
+        #expect(AttestKitClientError(.transport, serviceCode: "key_revoked", reason: "").verificationRefusal == nil)
     }
 
-    @Test("the file key store keeps the id in an owner-only file")
+    @Test("the file key store keeps the state in an owner-only file")
     func fileStore() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-\(UUID().uuidString)/key")
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         let store = FileKeyIDStore(url: url)
         #expect(try store.load() == nil)
-        try store.save("a2V5")
-        #expect(try store.load() == "a2V5")
+        try store.save(.registered("a2V5"))
+        #expect(try store.load() == .registered("a2V5"))
+        // What earlier versions wrote: the bare key id.
+        try Data("a2V5\n".utf8).write(to: url)
+        #expect(try store.load() == .registered("a2V5"))
+        try store.save(.registered("a2V5"))
         let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         try store.remove()

@@ -31,6 +31,7 @@ struct TokenServiceTests {
         var environment: String
         var riskStatus: String
         var stepUp: Bool
+        var trust: String
 
         func verify(using _: some JWTAlgorithm) async throws {
             try exp.verifyNotExpired()
@@ -77,6 +78,7 @@ struct TokenServiceTests {
         #expect(claims.environment == "development")
         #expect(claims.riskStatus == "unknown")
         #expect(claims.stepUp == false)
+        #expect(claims.trust == "app_attest")
         #expect(claims.exp.value.timeIntervalSince(claims.iat.value) == 3_600)
         // The header names the key by its RFC 7638 thumbprint, which jwt-kit computed the same way.
         let header = try #require(issued.token.split(separator: ".").first)

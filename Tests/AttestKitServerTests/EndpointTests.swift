@@ -146,30 +146,61 @@ struct EndpointTests {
         }
     }
 
-    @Test("DeviceCheck with named states: update by name, query answers the name, unknown names refused")
+    @Test("DeviceCheck with the trial-and-ban preset: update by name, query answers the name, banned is sticky")
     func deviceCheckStates() async throws {
         var options = ServerHarness.Options()
-        options.deviceCheckStates = try DeviceCheckStates(["trial_eligible", "trial_active", "trial_used", "banned"])
+        options.deviceCheckStates = .trialAndBan
         try await ServerHarness.with(.sqlite, options) { harness in
             let token = Fixture.deviceToken()
             let fresh = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
             #expect(fresh.string("state") == "trial_eligible")
+            let active = try await harness.post(
+                "/v1/devicecheck/update", ["deviceToken": .string(token), "state": "trial_active"])
+            #expect(active.status == 200, "\(active)")
+            let activeQuery = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
+            // 10: bit0 set, bit1 clear.
+            #expect(activeQuery.bool("bit0") == true && activeQuery.bool("bit1") == false)
+            #expect(activeQuery.string("state") == "trial_active")
             let used = try await harness.post(
                 "/v1/devicecheck/update", ["deviceToken": .string(token), "state": "trial_used"])
             #expect(used.status == 200, "\(used)")
             let query = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
-            #expect(query.bool("bit0") == false && query.bool("bit1") == true)
+            // 11: both bits.
+            #expect(query.bool("bit0") == true && query.bool("bit1") == true)
             #expect(query.string("state") == "trial_used")
             _ = try await harness.post("/v1/devicecheck/update", ["deviceToken": .string(token), "state": "banned"])
             let banned = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
-            #expect(banned.bool("bit0") == true && banned.bool("bit1") == true && banned.string("state") == "banned")
+            // 01: bit1 only.
+            #expect(banned.bool("bit0") == false && banned.bool("bit1") == true && banned.string("state") == "banned")
             let unknown = try await harness.post(
                 "/v1/devicecheck/update", ["deviceToken": .string(token), "state": "vip"])
             #expect(unknown.status == 400 && unknown.errorCode == "invalid_field")
             let both = try await harness.post(
                 "/v1/devicecheck/update", ["deviceToken": .string(token), "state": "banned", "bit0": true])
             #expect(both.status == 400 && both.errorCode == "invalid_field")
+            // Banned is sticky for the backend, by name or by bits; the operator lifts it.
+            for body: JSONValue in [
+                ["deviceToken": .string(token), "state": "trial_eligible"],
+                ["deviceToken": .string(token), "bit1": false],
+            ] {
+                let refused = try await harness.post("/v1/devicecheck/update", body)
+                #expect(refused.status == 403 && refused.errorCode == "devicecheck_unban_requires_admin", "\(refused)")
+            }
+            let stillBanned = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
+            #expect(stillBanned.string("state") == "banned")
+            let byBackend = try await harness.post(
+                "/v1/devicecheck/unban", ["deviceToken": .string(token), "state": "trial_eligible"],
+                headers: ServerHarness.backend)
+            #expect(byBackend.status == 401 && byBackend.errorCode == "admin_unauthorized")
+            let lifted = try await harness.post(
+                "/v1/devicecheck/unban", ["deviceToken": .string(token), "state": "trial_eligible"],
+                headers: ServerHarness.admin)
+            #expect(lifted.status == 200, "\(lifted)")
+            let after = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
+            #expect(after.string("state") == "trial_eligible")
         }
+        #expect(DeviceCheckStates.presets["trial-and-ban"] == .trialAndBan)
+        #expect(DeviceCheckStates.trialAndBan.name(bit0: false, bit1: true) == "banned")
         #expect(throws: ServerConfigurationError.self) { try DeviceCheckStates(["a", "b", "c"]) }
         #expect(throws: ServerConfigurationError.self) { try DeviceCheckStates(["a", "b", "c", "a"]) }
         #expect(throws: ServerConfigurationError.self) { try DeviceCheckStates(["a", "b", "c", "Banned"]) }

@@ -9,7 +9,7 @@ import Testing
 @Suite("Hung Apple")
 struct HungAppleTests {
     static let appleTimeout: TimeInterval = 1
-    static let slack = Duration.milliseconds(1_500)
+    static let slack = Duration.milliseconds(3_000)  // bounded, not hung: wide for a loaded 2-core machine
 
     static func options(_ hung: HungListener) -> ServerHarness.Options {
         var options = ServerHarness.Options()

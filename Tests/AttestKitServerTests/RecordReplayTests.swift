@@ -39,7 +39,8 @@ struct RecordReplayTests {
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
             try #require(names.count == 2, "\(names)")
             let secrets = [
-                Fixture.adminToken, Fixture.backendToken, signingKey.pemRepresentation, issued, "eyJ", "Bearer",
+                Fixture.adminToken, Fixture.backendToken, signingKey.pemRepresentation, issued,
+                String(issued.prefix { $0 != "." }), "Bearer",
                 signingKey.rawRepresentation.base64EncodedString().replacingOccurrences(of: "+", with: "-")
                     .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""),
             ]

@@ -20,12 +20,15 @@ struct ServerConfigurationTests {
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
-        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token",
-        "backend.tokens", "log.level", "log.format",
+        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
+        "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens", "enforcement.mode",
+        "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust", "devicecheck.cache-size",
+        "devicecheck.cache-ttl", "admin.token", "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
         "record.directory", "record.max-bundles", "record.max-bytes",
+        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 
     static let token = "s3cret-admin-token-0123456789"
@@ -47,7 +50,7 @@ struct ServerConfigurationTests {
         #expect(loaded.rateLimits.challengesPerIP == 120)
         #expect(loaded.adminToken == nil && loaded.backendTokens.isEmpty)
         #expect(loaded.backendListener == nil && loaded.trustedProxies.isEmpty)
-        #expect(loaded.logLevel == .info && loaded.logFormat == .json)
+        #expect(loaded.logLevel == .info && loaded.logFormat == .auto)
         #expect(loaded.receiptRefreshInterval == .seconds(60) && loaded.receiptRefreshBatch == 100)
         #expect(loaded.challengeCleanupInterval == .seconds(60))
     }
@@ -69,10 +72,23 @@ struct ServerConfigurationTests {
 
         let all = try await ServerConfigurationSource.load(flags: flags, environment: environment, file: file.path)
         #expect(all.port == 8083 && all.host == "10.0.0.1" && all.bodyLimit == 4_096)
-        #expect(all.logFormat == .json)
+        #expect(all.logFormat == .auto)
 
         let flagsOnly = try await ServerConfigurationSource.load(flags: flags, environment: [:])
         #expect(flagsOnly.port == 8083 && flagsOnly.host == "127.0.0.1")
+    }
+
+    @Test("log.format auto writes text to a terminal and JSON elsewhere; json and text are kept as set")
+    func logFormatFollowsTheTerminal() async throws {
+        typealias Format = ServerConfiguration.LogFormat
+        #expect(Format.auto.resolved(terminal: true) == .text)
+        #expect(Format.auto.resolved(terminal: false) == .json)
+        for terminal in [true, false] {
+            #expect(Format.json.resolved(terminal: terminal) == .json)
+            #expect(Format.text.resolved(terminal: terminal) == .text)
+        }
+        let set = try await ServerConfigurationSource.load(environment: ["ATTESTKIT_LOG_FORMAT": "auto"])
+        #expect(set.logFormat == .auto)
     }
 
     @Test("A JSON file may use dotted keys instead of nested objects")
@@ -197,6 +213,12 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_POLICY_MINIMUM_OS_VERSION": "seventeen"], key: "policy.minimum-os-version"),
         Refusal(environment: ["ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP": "-1"], key: "rate-limit.attestations-per-ip"),
         Refusal(environment: ["ATTESTKIT_ADMIN_TOKEN": "short"], key: "admin.token"),
+        Refusal(environment: ["ATTESTKIT_ENFORCEMENT_MODE": "warn"], key: "enforcement.mode"),
+        Refusal(environment: ["ATTESTKIT_ENFORCEMENT_ROLLOUT": "1.5"], key: "enforcement.rollout"),
+        Refusal(environment: ["ATTESTKIT_ENFORCEMENT_MINIMUM_TRUST": "high"], key: "enforcement.minimum-trust"),
+        Refusal(environment: ["ATTESTKIT_DEBUG_TOKENS": "short-debug-token"], key: "debug.tokens"),
+        Refusal(environment: ["ATTESTKIT_DASHBOARD_SESSION_LIFETIME": "5"], key: "dashboard.session-lifetime"),
+        Refusal(environment: ["ATTESTKIT_DEVICECHECK_STATES": "trial-and-bans"], key: "devicecheck.states"),
         Refusal(environment: ["ATTESTKIT_BACKEND_TOKENS": "backend-token-0123456789,short"], key: "backend.tokens"),
         Refusal(
             environment: ["ATTESTKIT_BACKEND_TOKENS": token, "ATTESTKIT_ADMIN_TOKEN": token], key: "backend.tokens"),

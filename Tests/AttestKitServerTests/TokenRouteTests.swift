@@ -29,6 +29,7 @@ struct TokenRouteTests {
         var exp: ExpirationClaim
         var jti: IDClaim
         var stepUp: Bool
+        var trust: String
 
         func verify(using _: some JWTAlgorithm) async throws {
             try exp.verifyNotExpired()
@@ -71,6 +72,7 @@ struct TokenRouteTests {
             let claims = try await keys.verify(token, as: BackendClaims.self)
             #expect(claims.iss.value == "attestkit")
             #expect(claims.stepUp == false)
+            #expect(claims.trust == "app_attest")
             let subject = try #require(TokenRouteTests.base64URL(claims.sub.value))
             #expect(subject == device.keyID.bytes)
 

@@ -17,7 +17,7 @@ struct DurabilityTests {
 
     @Test("SIGKILL mid-run loses no reported operation")
     func killedWorker() async throws {
-        let worker = try #require(Self.workerURL(), "attestkit-store-worker was not built beside the tests")
+        let worker = try #require(Self.workerURL(), "AttestKitStoreWorker was not built beside the tests")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("durable.sqlite").path
@@ -86,7 +86,7 @@ struct DurabilityTests {
         ].compactMap { $0 }
         for directory in candidates {
             for url in [directory, directory.deletingLastPathComponent()] {
-                let worker = url.appendingPathComponent("attestkit-store-worker")
+                let worker = url.appendingPathComponent("AttestKitStoreWorker")
                 if FileManager.default.isExecutableFile(atPath: worker.path) { return worker }
             }
         }

@@ -77,7 +77,7 @@ import Testing
         let at = "2026-04-12T13:20:00Z"
         let calls: [[String]] = [
             ["simulate", "attestation", "--app-id", "ABCDE12345.com.example.app", "--environment", "production",
-             "--challenge", "hello", "--state", state, "--out", out, "--at", at, "--ios27"],
+             "--challenge", "aGVsbG8=", "--state", state, "--out", out, "--at", at, "--ios27"],
             ["simulate", "attestation", "--app-id", "ABCDE12345.com.example.app", "--environment", "production",
              "--client-data-hash", "AAECAw==", "--state", state, "--out", out, "--at", at, "--fault", "strangerCA"],
             ["simulate", "assertion", "--state", state, "--client-data", "GET /a", "--out", out],
@@ -101,8 +101,44 @@ import Testing
         let mixed = try ExternalTool.run(
             binary,
             ["simulate", "attestation", "--app-id", "ABCDE12345.com.example.app", "--environment", "production",
-             "--challenge", "x", "--out", out])
+             "--challenge", "eA==", "--out", out])
         #expect(mixed.status != 0)
+    }
+
+    /// The walk-through's calls: `simulate device` writes the state and the roots first; `--challenge` takes the
+    /// Base64 challenge as `POST /v1/challenges` returns it and hashes its bytes, not its text; `--json` prints the
+    /// vector itself; a challenge that is not Base64 is refused with a message that says what is expected.
+    @Test func deviceFirstThenBase64ChallengeAsJSON() throws {
+        let binary = try #require(Self.attestkitBinary(), "build the attestkit executable first (swift build --build-tests)")
+        let directory = try ExternalTool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("sim").path
+        let state = directory.appendingPathComponent("device.json").path
+        let app = ["--app-id", "ABCDE12345.com.example.app", "--environment", "development"]
+
+        let created = try ExternalTool.run(binary, ["simulate", "device"] + app + ["--state", state, "--out", out])
+        #expect(created.status == 0, "\(created.output)")
+        #expect(FileManager.default.fileExists(atPath: state))
+        let root = try String(contentsOfFile: "\(out)/attestation-root.pem", encoding: .utf8)
+        #expect(root.hasPrefix("-----BEGIN CERTIFICATE-----"))
+
+        let challenge: [UInt8] = Array(0..<32)
+        let base64 = Data(challenge).base64EncodedString()
+        let attested = try ExternalTool.run(
+            binary, ["simulate", "attestation"] + app + ["--challenge", base64, "--state", state, "--out", out, "--json"])
+        #expect(attested.status == 0, "\(attested.output)")
+        let vector = try JSONDecoder().decode(SimulatedVector.self, from: Data(attested.output.utf8))
+        #expect(vector.kind == "attestation")
+        #expect(vector.challenge?.b64 == base64)
+        #expect(vector.clientDataHash == Data(SHA256.hash(data: challenge)).base64EncodedString())
+        // The same software Apple: the roots written first verify the attestation made after.
+        let written = try String(contentsOfFile: "\(out)/attestation-root.pem", encoding: .utf8)
+        #expect(written == root)
+
+        let text = try ExternalTool.run(
+            binary, ["simulate", "attestation"] + app + ["--challenge", "not base64!", "--state", state, "--out", out])
+        #expect(text.status != 0)
+        #expect(text.output.contains("as POST /v1/challenges returns it"), "\(text.output)")
     }
 
     /// `attestkit`, built beside the test bundle.

@@ -70,6 +70,30 @@ struct MessageTests {
         #expect(try WireJSON.decode(DeviceCheckUpdateRequest.self, from: WireJSON.encode(update)) == update)
     }
 
+    @Test func keyAttestationMessagesHaveTheirBytes() throws {
+        let request = try WireJSON.decode(
+            KeyAttestationRequest.self,
+            from: Data(#"{"keyId":"k","attestation":"a","challengeId":"c","appKey":"MFkw","extra":1}"#.utf8))
+        #expect(request == KeyAttestationRequest(keyId: "k", attestation: "a", challengeId: "c", appKey: "MFkw"))
+        #expect(
+            try Self.text(request) == #"{"appKey":"MFkw","attestation":"a","challengeId":"c","keyId":"k"}"#)
+        #expect(throws: DecodingError.self) {
+            try WireJSON.decode(
+                KeyAttestationRequest.self, from: Data(#"{"keyId":"k","attestation":"a","challengeId":"c"}"#.utf8))
+        }
+        let answer: KeyAttestationResponse = KeyRecordResponse(
+            keyId: "k", appId: "T.a", environment: "production", state: "active", counter: 0, createdAt: "t",
+            riskStatus: "unknown", stepUp: false, appKey: .init(thumbprint: "6UoW", certificate: "MIIB"))
+        #expect(
+            try Self.text(answer)
+                == #"{"appId":"T.a","appKey":{"certificate":"MIIB","thumbprint":"6UoW"},"counter":0,"createdAt":"t","environment":"production","keyId":"k","riskStatus":"unknown","state":"active","stepUp":false}"#
+        )
+        var shown = answer
+        shown.appKey?.certificate = nil
+        #expect(try Self.text(shown).contains(#""appKey":{"thumbprint":"6UoW"},"#))
+        #expect(try WireJSON.decode(KeyAttestationResponse.self, from: WireJSON.encode(answer)) == answer)
+    }
+
     @Test func freshnessKindsAndHeaders() throws {
         #expect(Freshness.challenge("c").kind == .challenge)
         #expect(Freshness.timestamp(milliseconds: 5).kind == .timestamp)

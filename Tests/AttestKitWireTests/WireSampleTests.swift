@@ -45,7 +45,12 @@ struct WireSampleTests {
         adminRecord.riskMetric = 3
         adminRecord.riskStatus = "assessed"
         adminRecord.stepUp = true
+        adminRecord.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")
         let fullRecord = adminRecord
+        var keyAttestation = keyRecord
+        keyAttestation.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")
+        var certified = fullRecord
+        certified.appKey?.certificate = "MIIBkTCCATegAwIBAgIBATAKBggqhkjOPQQDAjAA"
         adminRecord.riskHistory = [.init(riskMetric: 3, receiptCreatedAt: time, recordedAt: later)]
         return try [
             Sample("ChallengeRequest", ChallengeRequest()),
@@ -57,6 +62,15 @@ struct WireSampleTests {
                     purpose: "attest", expiresAt: time)),
             Sample(
                 "AttestationRequest", AttestationRequest(keyId: keyID, attestation: "AAEC", challengeId: challengeID)),
+            Sample(
+                "KeyAttestationRequest",
+                KeyAttestationRequest(
+                    keyId: keyID, attestation: "AAEC", challengeId: challengeID,
+                    appKey:
+                        "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEUVw9brnjlrkE0/7Kf1T9zQzB6Ze/N13KUVrQpsO0A19FNr46UPMY+/mlR1"
+                        + "kCoiFQK+8NV+CMU7LMClbxfZ+TVA==")),
+            Sample("KeyAttestationResponse", keyAttestation),
+            Sample("KeyAttestationResponse", certified),
             Sample("KeyRecord", keyRecord),
             Sample("KeyRecord", fullRecord),
             Sample("AdminKeyRecord", adminRecord),
@@ -93,12 +107,33 @@ struct WireSampleTests {
                 Sample(
                     "DeviceCheckQueryResult",
                     DeviceCheckQueryResponse(
-                        found: true, bit0: true, bit1: false, lastUpdateTime: "2026-11", state: "trial_used")
+                        found: true, bit0: true, bit1: false, lastUpdateTime: "2026-11", state: "trial_active")
                 ),
                 Sample("DeviceCheckUpdateResult", DeviceCheckUpdateResponse(updated: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: true)),
                 Sample("DeviceTokenValidation", DeviceCheckValidateResponse(valid: false, reason: "bad_device_token")),
                 Sample("Error", ErrorResponse(code: "counter_not_increasing", message: "replayed")),
+                Sample("TokenResponse", TokenResponse(token: "eyJh.eyJz.c2ln", expiresAt: Self.later)),
+                Sample("TokenConsumeRequest", TokenConsumeRequest(token: "eyJh.eyJz.c2ln")),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "attestkit", aud: "orders", sub: "a2V5", iat: 1_790_000_000, exp: 1_790_003_600,
+                        jti: "dG9rZW4", appId: "ABCDE12345.com.example.app", environment: "production",
+                        riskMetric: 7, riskStatus: "assessed", stepUp: false, trust: "app_attest")),
+                Sample(
+                    "TokenClaims",
+                    TokenClaims(
+                        iss: "attestkit", aud: "orders", sub: "debug:q83vASNFZ4mrze8BI0VniQ", iat: 1_790_000_000,
+                        exp: 1_790_003_600, jti: "dG9rZW4", appId: "ABCDE12345.com.example.app",
+                        environment: "development", riskMetric: nil, riskStatus: "unknown", stepUp: true,
+                        trust: "debug")),
+                Sample(
+                    "JSONWebKeySet",
+                    JSONWebKeySet(keys: [
+                        JSONWebKey(
+                            kty: "EC", crv: "P-256", x: "eA", y: "eQ", kid: "a2lk", use: "sig", alg: "ES256")
+                    ])),
             ]
     }
 
@@ -115,7 +150,7 @@ struct WireSampleTests {
         }
         let headers = [
             AttestKitHeaderNames.keyID, AttestKitHeaderNames.assertion, AttestKitHeaderNames.challenge,
-            AttestKitHeaderNames.timestamp,
+            AttestKitHeaderNames.timestamp, AttestKitHeaderNames.debugToken,
         ]
         let extras = try WireJSON.encode(
             Extras(

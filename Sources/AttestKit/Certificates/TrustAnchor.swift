@@ -18,7 +18,7 @@ public struct TrustAnchor: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - pem: One PEM `CERTIFICATE` block.
-    ///   - sha256: The expected SHA-256 of the DER encoding, hex (case-insensitive). When `nil`, the
+    ///   - pin: The expected SHA-256 of the DER encoding, hex (case-insensitive). When `nil`, the
     ///     pin is computed from the certificate itself (use only for roots you generated).
     /// - Throws: ``AttestKitError/Code/certificateMalformed`` or ``AttestKitError/Code/trustAnchorPinMismatch``.
     public init(pem: String, sha256 pin: String? = nil) throws(AttestKitError) {

@@ -36,6 +36,29 @@ public struct AppID: Sendable, Hashable, CustomStringConvertible {
         try self.init(teamID: String(string[..<dot]), bundleID: String(string[string.index(after: dot)...]))
     }
 
+    /// Parses `TEAMID.bundle.identifier` as a configuration is given one, refusing a Team ID that Apple would not
+    /// issue: exactly 10 characters of `A`–`Z` and `0`–`9`.
+    ///
+    /// Use it where a person types the App ID (a configuration file, a flag): `com.example.app`, a bundle
+    /// identifier without its Team ID, is a well-formed ``init(_:)`` App ID that no device will ever attest for, so
+    /// every attestation would fail later with `app_id_mismatch`.
+    /// - Throws: ``AttestKitError/Code/appIdMalformed`` with a message that says what a Team ID is.
+    public init(validating string: String) throws(AttestKitError) {
+        let teamID = string.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard Self.isTeamID(teamID) else {
+            throw AttestKitError(
+                .appIdMalformed,
+                "an App ID starts with your 10-character Team ID (A-Z, 0-9), as in ABCDE12345.com.example.app; "
+                    + "'\(teamID)' is not one")
+        }
+        try self.init(string)
+    }
+
+    /// Whether `text` has the shape of an Apple Developer Team ID: exactly 10 characters of `A`–`Z` and `0`–`9`.
+    public static func isTeamID(_ text: some StringProtocol) -> Bool {
+        text.utf8.count == 10 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
+    }
+
     /// `TEAMID.bundle.identifier`.
     public var description: String { "\(teamID).\(bundleID)" }
 }

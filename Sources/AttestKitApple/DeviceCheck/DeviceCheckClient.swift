@@ -24,7 +24,7 @@ public struct DeviceCheckClient: Sendable {
         /// Deadline, size cap and retries.
         public var transport: TransportConfiguration
 
-        /// Apple's DeviceCheck in `environment` (``AttestKit/AppAttestEnvironment/deviceCheckBaseURL``).
+        /// Apple's DeviceCheck in `environment` (`AppAttestEnvironment.deviceCheckBaseURL`).
         public init(environment: AppAttestEnvironment, transport: TransportConfiguration = .init()) {
             self.init(baseURL: environment.deviceCheckBaseURL, transport: transport)
         }

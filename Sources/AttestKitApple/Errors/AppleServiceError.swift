@@ -34,6 +34,8 @@ public struct AppleServiceError: Error, Sendable, Hashable, CustomStringConverti
     ///   - status: The HTTP status of Apple's answer, if one arrived.
     ///   - appleText: Apple's body text; it is cut to ``maximumAppleTextLength`` printable characters.
     ///   - attempts: How many requests were sent.
+    ///   - file: The source file that raised the error (for logs).
+    ///   - line: The source line that raised the error (for logs).
     public init(
         _ code: Code,
         _ reason: String,

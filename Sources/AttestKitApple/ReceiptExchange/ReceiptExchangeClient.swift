@@ -15,7 +15,7 @@ public import Logging
 /// ```
 ///
 /// The body is the Base64 receipt and the header `Authorization: <provider token>` (no `Bearer`, unlike
-/// DeviceCheck). A 200 answer is decoded and verified with ``AttestKit/ReceiptVerifier`` before it is returned:
+/// DeviceCheck). A 200 answer is decoded and verified with `ReceiptVerifier` before it is returned:
 /// type `RECEIPT`, the same App ID and attested key, the configured environment when known, and a creation time
 /// no older than ``Configuration/maximumAge``. 304 is ``ReceiptExchangeResult/notModified(retryAfter:)``; 400, 401,
 /// 404 (``AppleServiceError/Code/noData``: Apple keeps data for 30 days), 429 and 5xx are typed errors, and 429,
@@ -38,7 +38,7 @@ public struct ReceiptExchangeClient: Sendable {
         /// Seconds of clock skew tolerated on the creation time and the signer's validity.
         public var leeway: TimeInterval
 
-        /// Apple's exchange in `environment` (``AttestKit/AppAttestEnvironment/receiptExchangeURL``).
+        /// Apple's exchange in `environment` (`AppAttestEnvironment.receiptExchangeURL`).
         public init(
             environment: AppAttestEnvironment,
             transport: TransportConfiguration = .init(),

@@ -4,7 +4,7 @@ public import Foundation
 /// What the receipt exchange gave back.
 public enum ReceiptExchangeResult: Sendable, Hashable, CustomStringConvertible {
     /// HTTP 200: a new `RECEIPT`, verified (signer chain, type, App ID, key, age). Store it in place of the old
-    /// one; its ``AttestKit/Receipt/riskMetric`` is the fraud risk metric and its ``AttestKit/Receipt/notBefore``
+    /// one; its `Receipt.riskMetric` is the fraud risk metric and its `Receipt.notBefore`
     /// the earliest time of the next exchange.
     case refreshed(Receipt)
     /// HTTP 304: too early, the receipt sent cannot be exchanged before its Not Before. Keep it and try again

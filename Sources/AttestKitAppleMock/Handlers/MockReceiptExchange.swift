@@ -14,7 +14,7 @@ import X509
 /// - 404 `No Data Found` for a receipt this software Apple did not sign, or whose key was attested more than 30
 ///   days ago (Apple keeps data for 30 days; the attestation time is the credential certificate's issuance);
 /// - 304 before a `RECEIPT`'s Not Before (an `ATTEST` receipt has none: it can be exchanged at once);
-/// - else 200 with a new `RECEIPT` from ``AttestKitTesting/SoftwareApple/refresh(_:riskMetric:fault:at:)``, Base64.
+/// - else 200 with a new `RECEIPT` from `SoftwareApple.refresh(_:riskMetric:fault:at:)`, Base64.
 struct MockReceiptExchange: Sendable {
     let tokens: MockTokenVerifier
     let apple: SoftwareApple

@@ -2,7 +2,7 @@ public import Foundation
 
 /// The App Attest capabilities of a device: what `DCAppAttestService` offers.
 ///
-/// ``AppAttestManager`` drives a provider; on Apple platforms use ``DeviceAppAttestProvider`` (over
+/// ``AppAttestManager`` drives a provider; on Apple platforms use `DeviceAppAttestProvider` (over
 /// `DCAppAttestService.shared`), elsewhere (Linux, tests, debug builds) the `SimulatedAppAttestProvider` of the
 /// separate `AttestKitClientSimulator` product.
 ///

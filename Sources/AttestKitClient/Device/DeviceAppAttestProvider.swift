@@ -4,13 +4,15 @@
 
     /// ``AppAttestProvider`` over `DCAppAttestService.shared`, for apps on Apple platforms.
     ///
-    /// Kept deliberately thin: every call is forwarded, and `DCError`s are mapped to ``DeviceServiceError``.
+    /// Kept deliberately thin: every call is forwarded, and every error comes out as a ``DeviceServiceError``
+    /// (`DCError`s by their code, anything else as ``DeviceServiceError/unknown``).
     @available(iOS 14.0, macOS 11.0, tvOS 15.0, watchOS 9.0, *)
     public struct DeviceAppAttestProvider: AppAttestProvider {
         /// Creates a provider over `DCAppAttestService.shared`.
         public init() {}
 
-        /// `DCAppAttestService.shared.isSupported` (false in the Simulator and on older devices).
+        /// `DCAppAttestService.shared.isSupported` (false in the Simulator and on older devices; true in some app
+        /// extensions where the calls then fail with `featureUnsupported`).
         public var isSupported: Bool { DCAppAttestService.shared.isSupported }
 
         /// `DCAppAttestService.generateKey()`.
@@ -32,15 +34,18 @@
             }
         }
 
-        static func mapped<Value>(_ body: () async throws -> Value) async throws -> Value {
+        static func mapped<Value>(_ body: () async throws -> Value) async throws(DeviceServiceError) -> Value {
             do {
                 return try await body()
             } catch let error as DCError {
                 throw DeviceServiceError(error)
+            } catch {
+                throw .unknown
             }
         }
     }
 
+    @available(iOS 11.0, macOS 10.15, tvOS 11.0, watchOS 9.0, *)
     extension DeviceServiceError {
         /// Maps a `DCError` to its case.
         init(_ error: DCError) {

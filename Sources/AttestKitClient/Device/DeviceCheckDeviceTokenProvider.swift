@@ -11,12 +11,14 @@
         /// `DCDevice.current.isSupported`.
         public var isSupported: Bool { DCDevice.current.isSupported }
 
-        /// `DCDevice.current.generateToken()`.
+        /// `DCDevice.current.generateToken()`; every error comes out as a ``DeviceServiceError``.
         public func generateToken() async throws -> Data {
             do {
                 return try await DCDevice.current.generateToken()
             } catch let error as DCError {
                 throw DeviceServiceError(error)
+            } catch {
+                throw DeviceServiceError.unknown
             }
         }
     }

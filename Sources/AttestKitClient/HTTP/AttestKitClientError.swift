@@ -1,7 +1,10 @@
-/// An error of the app-side client: the service or the app's server refused a request, the network failed, or
-/// the device could not produce what was asked.
+public import Foundation
+
+/// An error of the app-side client: the service or the app's server refused a request, the network failed, the
+/// device could not produce what was asked, or no level of the strategy could serve the request.
 ///
-/// Errors are equal when their codes are. The text never contains assertions, attestations or tokens.
+/// Every failure of the system (the Keychain's `OSStatus`, `DCError`, `URLError`, JSON decoding) arrives wrapped in
+/// this type. Errors are equal when their codes are. The text never contains assertions, attestations or tokens.
 public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong: a stable, bounded label (fit for a metric).
     public struct Code: Sendable, Hashable, CustomStringConvertible {
@@ -12,6 +15,9 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
             case invalidRequest = "invalid_request"
             case device
             case unsupported
+            case unavailable
+            case keyRevoked = "key_revoked"
+            case keyStore = "key_store"
         }
 
         private let value: Value
@@ -23,17 +29,45 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
         public static let httpError = Code(.httpError)
         /// The request could not be sent or no answer arrived.
         public static let transport = Code(.transport)
-        /// The answer was not what the service's API promises.
+        /// The answer was not what the service's API promises, or not the type the caller asked to decode.
         public static let invalidResponse = Code(.invalidResponse)
         /// The request cannot be signed: no URL, a streamed body, or a target the binding cannot express.
         public static let invalidRequest = Code(.invalidRequest)
         /// The device failed; ``AttestKitClientError/deviceError`` says how.
         public static let device = Code(.device)
-        /// Neither App Attest nor DeviceCheck is available for the chosen strategy.
+        /// A level the strategy needs has no provider (no manager for App Attest, no DeviceCheck provider).
         public static let unsupported = Code(.unsupported)
+        /// The proof cannot be made now: App Attest is unsupported or backing off (Apple's service unavailable,
+        /// a registration to retry), and no later level of the strategy could serve the request.
+        /// ``AttestKitClientError/retryAfter`` says when App Attest will be tried again.
+        public static let unavailable = Code(.unavailable)
+        /// The service revoked the app's key (`key_revoked`). The manager does not attest a new key on its own,
+        /// which would undo the operator's decision, unless the app opted in
+        /// (``AppAttestManager/Configuration/reattestAfterRevocation``) or calls ``AppAttestManager/resetKey(_:)``.
+        public static let keyRevoked = Code(.keyRevoked)
+        /// The key store failed (``AttestKitClientError/osStatus`` has the Keychain's status), or another manager
+        /// of this process uses the same store.
+        public static let keyStore = Code(.keyStore)
 
         /// The snake_case name.
         public var description: String { value.rawValue }
+    }
+
+    /// A refusal by the AttestKit verification of the request's proof, before the app's route ran: the refusals
+    /// the client acts on. Only the exact status and code pairs of the AttestKit middleware count; the same code
+    /// with another status came from somewhere else (the app's route) and is passed on untouched.
+    public enum VerificationRefusal: String, Sendable, Hashable, CaseIterable {
+        /// 403 `key_not_found`: the service does not know the key.
+        case keyNotFound = "key_not_found"
+        /// 403 `key_revoked`: the operator revoked the key.
+        case keyRevoked = "key_revoked"
+        /// 409 `counter_not_increasing`: overtaken by a later assertion, or the device's counter went back.
+        case counterNotIncreasing = "counter_not_increasing"
+        /// 403 `timestamp_outside_window`: the device's clock is outside the service's window.
+        case timestampOutsideWindow = "timestamp_outside_window"
+
+        /// The status the AttestKit middleware answers this refusal with.
+        public var status: Int { self == .counterNotIncreasing ? 409 : 403 }
     }
 
     /// The code.
@@ -42,20 +76,26 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
     public let status: Int?
     /// The service's error code (`key_not_found`, `counter_not_increasing`, ...), when the body carried one.
     public let serviceCode: String?
-    /// The device's error, for ``Code/device``.
+    /// The device's error, for ``Code/device`` and ``Code/unavailable``.
     public let deviceError: DeviceServiceError?
+    /// The Keychain's `OSStatus`, for ``Code/keyStore``.
+    public let osStatus: Int32?
+    /// When App Attest will be tried again, for ``Code/unavailable``.
+    public let retryAfter: Date?
     /// A human-readable reason (the service's message for ``Code/httpError``).
     public let reason: String
 
     /// Creates an error.
     public init(
         _ code: Code, status: Int? = nil, serviceCode: String? = nil, deviceError: DeviceServiceError? = nil,
-        reason: String
+        osStatus: Int32? = nil, retryAfter: Date? = nil, reason: String
     ) {
         self.code = code
         self.status = status
         self.serviceCode = serviceCode
         self.deviceError = deviceError
+        self.osStatus = osStatus
+        self.retryAfter = retryAfter
         self.reason = reason
     }
 
@@ -73,17 +113,39 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
     /// Hashes the code.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
-    /// Whether the answer says the service may no longer accept the key: it is unknown (`key_not_found`), revoked
-    /// (`key_revoked`), or its counter was not above the last one the service saw (`counter_not_increasing`:
-    /// either a later assertion overtook this one, or the device's counter went back, as after restoring a
-    /// backup; ``AttestKitHTTPClient`` tells them apart before it replaces the key).
-    public var invalidatesKey: Bool {
-        guard code == .httpError, let serviceCode else { return false }
-        switch (status, serviceCode) {
-        case (403, "key_not_found"), (403, "key_revoked"), (404, "key_not_found"), (409, "counter_not_increasing"):
-            return true
-        default:
-            return false
+    /// The AttestKit verification refusal this answer is, if its status and code are exactly one of them.
+    public var verificationRefusal: VerificationRefusal? {
+        guard code == .httpError, let status, let serviceCode,
+            let refusal = VerificationRefusal(rawValue: serviceCode), refusal.status == status
+        else { return nil }
+        return refusal
+    }
+
+    /// Whether the failure is passing: the network, the service's 5xx or 429, or a device backing off. A
+    /// registration that failed so is retried later with the same attestation.
+    var isTransient: Bool {
+        switch code {
+        case .transport, .unavailable: true
+        case .httpError: status.map { $0 >= 500 || $0 == 429 || $0 == 408 } ?? true
+        case .invalidResponse: true
+        default: false
         }
+    }
+
+    /// This passing failure as ``Code/unavailable``, keeping its status and service code: for a step whose
+    /// caller falls back or backs off.
+    func unavailable(_ reason: String) -> AttestKitClientError {
+        AttestKitClientError(
+            .unavailable, status: status, serviceCode: serviceCode, deviceError: deviceError,
+            reason: "\(reason): \(self)")
+    }
+
+    /// Wraps any error of the system (the key store's, `URLError`, ...) with `code`, keeping this type as it is.
+    static func wrapping(_ error: any Error, as code: Code, _ reason: String) -> AttestKitClientError {
+        if let error = error as? AttestKitClientError { return error }
+        if let error = error as? DeviceServiceError {
+            return AttestKitClientError(.device, deviceError: error, reason: "\(reason): \(error)")
+        }
+        return AttestKitClientError(code, reason: "\(reason): \(type(of: error))")
     }
 }

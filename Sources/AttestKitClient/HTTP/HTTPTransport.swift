@@ -10,6 +10,9 @@ public protocol HTTPTransport: Sendable {
 }
 
 /// ``HTTPTransport`` over a `URLSession` (FoundationNetworking on Linux).
+///
+/// It uses `dataTask(with:completionHandler:)`, available on every platform the client supports (the `async`
+/// `URLSession.data(for:)` needs iOS 15).
 public struct URLSessionTransport: HTTPTransport {
     /// The session.
     public let session: URLSession
@@ -17,17 +20,23 @@ public struct URLSessionTransport: HTTPTransport {
     /// Creates a transport over `session` (`.shared` by default).
     public init(session: URLSession = .shared) { self.session = session }
 
-    /// Sends `request` with `URLSession.data(for:)`.
+    /// Sends `request`.
+    /// - Throws: ``AttestKitClientError/Code/transport`` when no answer arrived,
+    ///   ``AttestKitClientError/Code/invalidResponse`` for an answer that is not HTTP.
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let (data, response): (Data, URLResponse)
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw AttestKitClientError(.transport, reason: "the request failed: \(error.localizedDescription)")
+        try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: request) { data, response, error in
+                if let error {
+                    let reason = "the request failed: \(error.localizedDescription)"
+                    continuation.resume(throwing: AttestKitClientError(.transport, reason: reason))
+                } else if let http = response as? HTTPURLResponse {
+                    continuation.resume(returning: (data ?? Data(), http))
+                } else {
+                    continuation.resume(
+                        throwing: AttestKitClientError(.invalidResponse, reason: "the answer is not HTTP"))
+                }
+            }
+            task.resume()
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw AttestKitClientError(.invalidResponse, reason: "the answer is not HTTP")
-        }
-        return (data, http)
     }
 }

@@ -1,3 +1,4 @@
+import AttestKitWire
 public import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -14,6 +15,15 @@ public struct AttestKitService: Sendable {
         public let id: String
         /// The random challenge bytes (for an attestation, the app passes SHA-256 of them to `attestKey`).
         public let bytes: Data
+        /// When the service stops accepting the challenge, when it said.
+        public let expiresAt: Date?
+
+        /// Creates a challenge.
+        public init(id: String, bytes: Data, expiresAt: Date? = nil) {
+            self.id = id
+            self.bytes = bytes
+            self.expiresAt = expiresAt
+        }
     }
 
     /// What a challenge is for.
@@ -38,51 +48,66 @@ public struct AttestKitService: Sendable {
         self.timeout = timeout
     }
 
-    /// `POST /v1/challenges`.
+    /// `POST /v1/challenges` (`ChallengeRequest`, answered with `ChallengeResponse`).
     /// - Parameters:
     ///   - purpose: Attestation or assertion.
     ///   - keyID: For an assertion, the key the challenge is bound to.
+    /// - Throws: ``AttestKitClientError``.
     public func challenge(for purpose: Purpose, keyID: String? = nil) async throws -> Challenge {
-        var body: [String: String] = ["purpose": purpose.rawValue]
-        body["keyId"] = keyID
-        let answer = try await post("v1/challenges", body)
-        guard let id = answer["challengeId"] as? String, let text = answer["challenge"] as? String,
-            let bytes = Data(base64Encoded: text), !bytes.isEmpty
-        else {
-            throw AttestKitClientError(.invalidResponse, reason: "the challenge answer lacks challengeId or challenge")
+        let data = try await post("v1/challenges", ChallengeRequest(purpose: purpose.rawValue, keyId: keyID))
+        let answer: ChallengeResponse
+        do {
+            answer = try WireJSON.decode(ChallengeResponse.self, from: data)
+        } catch {
+            throw AttestKitClientError(.invalidResponse, reason: "the challenge answer is not a ChallengeResponse")
         }
-        return Challenge(id: id, bytes: bytes)
+        guard let bytes = Data(base64Encoded: answer.challenge), !bytes.isEmpty, !answer.challengeId.isEmpty else {
+            throw AttestKitClientError(.invalidResponse, reason: "the challenge answer has no challenge bytes or id")
+        }
+        return Challenge(id: answer.challengeId, bytes: bytes, expiresAt: APITime.parse(answer.expiresAt))
     }
 
-    /// `POST /v1/attestations`: registers an attested key.
+    /// `POST /v1/attestations` (`AttestationRequest`): registers an attested key.
+    /// - Throws: ``AttestKitClientError``.
     public func registerAttestation(keyID: String, attestation: Data, challengeID: String) async throws {
-        _ = try await post(
-            "v1/attestations",
-            ["keyId": keyID, "attestation": attestation.base64EncodedString(), "challengeId": challengeID])
+        let request = AttestationRequest(
+            keyId: keyID, attestation: attestation.base64EncodedString(), challengeId: challengeID)
+        _ = try await post("v1/attestations", request)
     }
 
-    private func post(_ path: String, _ body: [String: String]) async throws -> [String: Any] {
+    /// The largest answer of the service read, in bytes.
+    static let maximumAnswerSize = 64 * 1024
+
+    func post(_ path: String, _ message: some Encodable) async throws -> Data {
         var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        let (data, response) = try await transport.send(request)
-        try Self.check(data, response)
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw AttestKitClientError(.invalidResponse, reason: "the answer of \(path) is not a JSON object")
+        do {
+            request.httpBody = try WireJSON.encode(message)
+        } catch {
+            throw AttestKitClientError(.invalidRequest, reason: "the \(path) message cannot be encoded")
         }
-        return object
+        let (data, response): (Data, HTTPURLResponse)
+        do {
+            (data, response) = try await transport.send(request)
+        } catch {
+            throw AttestKitClientError.wrapping(error, as: .transport, "\(path) failed")
+        }
+        try Self.check(data, response)
+        guard data.count <= Self.maximumAnswerSize else {
+            throw AttestKitClientError(.invalidResponse, reason: "the answer of \(path) is too large")
+        }
+        return data
     }
 
     /// Throws ``AttestKitClientError/Code/httpError`` for a status other than 2xx, with the service's
-    /// `{"error": {"code", "message"}}` when the body has it.
+    /// `ErrorResponse` (`{"error": {"code", "message"}}`) when the body is one.
     static func check(_ data: Data, _ response: HTTPURLResponse) throws {
         guard !(200..<300).contains(response.statusCode) else { return }
-        let error = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["error"] as? [String: Any]
-        let code = error?["code"] as? String
-        let message = error?["message"] as? String
+        let error =
+            data.count <= maximumAnswerSize ? try? WireJSON.decode(ErrorResponse.self, from: data).error : nil
         throw AttestKitClientError(
-            .httpError, status: response.statusCode, serviceCode: code,
-            reason: message ?? "HTTP \(response.statusCode)")
+            .httpError, status: response.statusCode, serviceCode: error?.code,
+            reason: error?.message ?? "HTTP \(response.statusCode)")
     }
 }

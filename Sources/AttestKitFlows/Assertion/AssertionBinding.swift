@@ -5,7 +5,7 @@ public import AttestKitWire
 /// What an assertion is verified over: the client data, and the freshness the gate enforces.
 ///
 /// Built from the request an edge received (method, target, body, and the freshness its headers or fields name),
-/// from a canonical ``AttestKitWire/RequestBinding``, or from raw client data a backend forwards. Every way checks
+/// from a canonical `RequestBinding`, or from raw client data a backend forwards. Every way checks
 /// the same things and throws the same codes, so the HTTP endpoint and every middleware agree.
 public struct AssertionBinding: Sendable, Hashable {
     /// The client data the app hashed.

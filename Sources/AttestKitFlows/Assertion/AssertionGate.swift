@@ -7,7 +7,7 @@ public import Foundation
 /// endpoint, the Hummingbird middleware and any other edge decide.
 ///
 /// In order, cheapest first: the freshness window of a timestamp, the key's state, the signature and counter
-/// (AttestKit's ``AssertionVerifier``), the one-time challenge, then the store's atomic compare-and-set of the
+/// (AttestKit's `AssertionVerifier`), the one-time challenge, then the store's atomic compare-and-set of the
 /// counter. Of many concurrent copies of one assertion, in one process or across replicas sharing a database,
 /// exactly one passes; the others fail with `counter_not_increasing` or `challenge_consumed`.
 ///
@@ -58,9 +58,9 @@ public struct AssertionGate: Sendable {
 
     /// Verifies `assertion` by `keyID` over `clientData` and, if it holds, advances the key's counter.
     ///
-    /// A ``AttestKitWire/Freshness/challenge(_:)`` is consumed (issued for this key or for any key), a
-    /// ``AttestKitWire/Freshness/timestamp(milliseconds:)`` must be within ``timestampWindow``, and with
-    /// ``AttestKitWire/Freshness/vouchedByCaller`` only the counter refuses replays of the same assertion.
+    /// A `Freshness.challenge(_:)` is consumed (issued for this key or for any key), a
+    /// `Freshness.timestamp(milliseconds:)` must be within ``timestampWindow``, and with
+    /// `Freshness.vouchedByCaller` only the counter refuses replays of the same assertion.
     ///
     /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
     /// - Throws: ``FlowError``: `timestamp_outside_window`; the store's `key_not_found`, `key_revoked`,

@@ -8,12 +8,18 @@ public import AttestKitWire
 /// - `X-AttestKit-Challenge`: the challenge id the client data names, or
 /// - `X-AttestKit-Timestamp`: the Unix milliseconds the client data names.
 ///
-/// The names are ``AttestKitWire/AttestKitHeaderNames``. A framework edge looks each header up (``Lookup``) and hands the lookups here; the flows decide.
+/// The names are `AttestKitHeaderNames`. A framework edge looks each header up (``Lookup``) and hands the lookups here; the flows decide.
 public struct AssertionHeaders: Sendable, Hashable {
     private static let keyIDName = AttestKitHeaderNames.keyID
     private static let assertionName = AttestKitHeaderNames.assertion
     private static let challengeName = AttestKitHeaderNames.challenge
     private static let timestampName = AttestKitHeaderNames.timestamp
+
+    /// Whether the request carries an App Attest assertion (its key id or assertion header, even malformed or
+    /// repeated): then it is judged as one, and a fallback token it also carries is not looked at.
+    public static func presented(lookup: (String) -> Lookup) -> Bool {
+        lookup(keyIDName) != .absent || lookup(assertionName) != .absent
+    }
 
     /// One header as the request carries it.
     public enum Lookup: Sendable, Hashable {
@@ -69,5 +75,17 @@ public struct AssertionHeaders: Sendable, Hashable {
 
     private static var repeated: FlowError {
         FlowError(.headerRepeated, .malformed, "each AttestKit header is sent once")
+    }
+}
+
+extension AssertionHeaders.Lookup {
+    /// The value of a header sent once, `nil` when absent.
+    /// - Throws: `header_repeated` (malformed) when sent more than once.
+    public func single() throws(FlowError) -> String? {
+        switch self {
+        case .absent: return nil
+        case .value(let text): return text
+        case .repeated: throw FlowError(.headerRepeated, .malformed, "each AttestKit header is sent once")
+        }
     }
 }

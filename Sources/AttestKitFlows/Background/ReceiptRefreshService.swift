@@ -12,7 +12,7 @@ public import ServiceLifecycle
 /// a new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
 /// 304 moves the key's next refresh to the receipt's Not Before. An answer about one receipt (Apple refuses it
 /// with 400, 401, 403 or 404, or its answer does not verify) postpones only that key, longer each time
-/// (``postponement(after:receiptCreatedAt:now:)``), and the round goes on with the other keys: one bad receipt
+/// (`postponement(after:receiptCreatedAt:now:)`), and the round goes on with the other keys: one bad receipt
 /// never stalls the others. When Apple rate limits, fails, cannot be reached or refuses this server's key, the
 /// round stops and the service backs off exponentially (from one interval to an hour) so that an outage is not
 /// hammered.
@@ -39,11 +39,14 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     /// Creates the service.
     ///
     /// - Parameters:
+    ///   - store: Where the keys and their receipts are.
     ///   - exchange: Apple's receipt exchange, per environment.
     ///   - interval: The time between rounds (when Apple answers).
     ///   - batch: The most keys one round takes.
     ///   - riskThreshold: A risk metric above this is counted and logged (``RiskPolicy/threshold``).
     ///   - metrics: Where refreshes are counted.
+    ///   - logger: Where rounds, refusals and back-offs are logged (never a receipt).
+    ///   - now: The clock (injected for tests).
     public init(
         store: any AttestationStore, exchange: [AppAttestEnvironment: ReceiptExchangeClient], interval: Duration,
         batch: Int, riskThreshold: Int?, metrics: FlowMetrics, logger: Logger,
@@ -95,6 +98,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                     _ = try await store.storeReceipt(ReceiptUpdate(fresh), for: record.keyID, now: now())
                     metrics.receiptRefresh("refreshed")
                     outcome.refreshed += 1
+                    if let metric = fresh.riskMetric { metrics.riskMetric(metric) }
                     if let threshold = riskThreshold, let metric = fresh.riskMetric, metric > threshold {
                         metrics.riskAboveThreshold(environment: record.environment)
                         logger.notice(

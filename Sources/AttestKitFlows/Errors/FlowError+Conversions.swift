@@ -48,6 +48,7 @@ extension FlowError {
             case .invalidTarget: "the target starts with / and holds visible ASCII only, no fragment"
             case .invalidBodyHash: "the body hash is 32 bytes"
             case .invalidFreshness: "the challenge id or timestamp is malformed"
+            case .invalidAppKey: "the app key is 1 to 1024 bytes"
             default: "the client data is not canonical AttestKit client data"
             }
         self.init(Code(error.code.rawValue), .malformed, reason, underlying: error)

@@ -4,7 +4,7 @@ public import AttestKitWire
 
 extension KeyRecordResponse {
     /// The answer that shows `record`: its risk status and step-up decided by `policy`, with `riskHistory` for
-    /// the operator's view.
+    /// the operator's view, and the thumbprint of its app key when a key attestation bound one.
     public init(_ record: KeyRecord, policy: RiskPolicy, riskHistory: [RiskMetricEntry]? = nil) {
         self.init(
             keyId: record.keyID.base64, appId: record.appID.description, environment: record.environment.rawValue,
@@ -21,6 +21,7 @@ extension KeyRecordResponse {
                 RiskEntry(
                     riskMetric: $0.riskMetric, receiptCreatedAt: APITime.format($0.receiptCreatedAt),
                     recordedAt: APITime.format($0.recordedAt))
-            })
+            },
+            appKey: record.appKey.map { AppKey(thumbprint: $0.thumbprint) })
     }
 }

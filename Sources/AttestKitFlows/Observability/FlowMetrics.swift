@@ -14,7 +14,8 @@ public struct FlowMetrics: Sendable {
     /// Metrics recorded through `factory`.
     public init(factory: any MetricsFactory = MetricsSystem.factory) { self.factory = factory }
 
-    /// One verification (`attestation` or `assertion`) and its outcome: `accepted`, or the error code.
+    /// One verification (`attestation`, `assertion`, or `debug_token` at the token route) and its outcome:
+    /// `accepted`, or the error code.
     public func verification(_ kind: String, code: String?, duration: Duration) {
         Counter(
             label: "attestkit_verifications_total",
@@ -23,6 +24,11 @@ public struct FlowMetrics: Sendable {
         ).increment()
         Metrics.Timer(label: "attestkit_verification_duration_seconds", dimensions: [("kind", kind)], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A session token issued, by the trust level that bought it (`app_attest` or `debug`).
+    public func tokenIssued(trust: String) {
+        Counter(label: "attestkit_tokens_issued_total", dimensions: [("trust", trust)], factory: factory).increment()
     }
 
     /// A request refused by the named rate limit.
@@ -34,6 +40,45 @@ public struct FlowMetrics: Sendable {
     public func receiptRefresh(_ result: String) {
         Counter(label: "attestkit_receipt_refresh_total", dimensions: [("result", result)], factory: factory)
             .increment()
+    }
+
+    /// One request decided by a ``RouteGuard``: its group, `enforce` or `report` (counted apart: what enforcing
+    /// would refuse), the trust level that proved it (`none` when refused), `accepted` or `rejected` and the code.
+    public func guardOutcome(group: String, mode: String, trust: String, code: String?) {
+        Counter(
+            label: "attestkit_guard_requests_total",
+            dimensions: [
+                ("group", group), ("mode", mode), ("trust", trust),
+                ("outcome", code == nil ? "accepted" : "rejected"), ("code", code ?? ""),
+            ],
+            factory: factory
+        ).increment()
+    }
+
+    /// One DeviceCheck token of the fallback: `valid` or `invalid`, answered by Apple or from the cache.
+    public func deviceTokenValidation(valid: Bool, cached: Bool) {
+        Counter(
+            label: "attestkit_device_token_validations_total",
+            dimensions: [("result", valid ? "valid" : "invalid"), ("source", cached ? "cache" : "apple")],
+            factory: factory
+        ).increment()
+    }
+
+    /// A key registered with its validation category (`none` without one), and its environment.
+    public func keyRegistered(environment: AppAttestEnvironment, validationCategory: UInt32?) {
+        Counter(
+            label: "attestkit_keys_registered_total",
+            dimensions: [
+                ("environment", environment.rawValue),
+                ("validation_category", validationCategory.map(String.init) ?? "none"),
+            ],
+            factory: factory
+        ).increment()
+    }
+
+    /// The risk metric of a receipt Apple just gave: its distribution.
+    public func riskMetric(_ metric: Int) {
+        Recorder(label: "attestkit_risk_metric", aggregate: true, factory: factory).record(metric)
     }
 
     /// A receipt whose risk metric is above the step-up threshold.

@@ -13,16 +13,20 @@ public struct RecordedAttestation: Sendable, Hashable, Codable {
     public var challenge: String?
     /// The store's refusal, if it refused.
     public var storeAnswer: RecordedStoreAnswer?
+    /// For a key attestation, the app key's SubjectPublicKeyInfo DER (Base64) the client data bound; absent for a
+    /// plain attestation.
+    public var appKey: String?
 
     /// Creates the record of an attestation.
     public init(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, challenge: [UInt8]?,
-        storeAnswer: RecordedStoreAnswer?
+        storeAnswer: RecordedStoreAnswer?, appKey: [UInt8]? = nil
     ) {
         self.keyId = keyID.base64
         self.attestation = Base64.encode(attestation)
         self.challengeId = challengeID.string
         self.challenge = challenge.map { Base64.encode($0) }
         self.storeAnswer = storeAnswer
+        self.appKey = appKey.map { Base64.encode($0) }
     }
 }

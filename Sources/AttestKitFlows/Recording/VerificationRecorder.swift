@@ -36,8 +36,12 @@ public actor VerificationRecorder {
 
     /// Creates a recorder, creating `directory` (mode 0700) if it does not exist.
     /// - Parameters:
+    ///   - directory: Where the bundles are written.
     ///   - maximumCount: Bundles kept, 1 to 1,000,000 (default 1,000).
     ///   - maximumBytes: Bytes kept, at least one bundle's ``VerificationBundle/maximumBytes`` (default 100 MiB).
+    ///   - policy: The deployment policy attestation bundles record, so that their replay applies it again.
+    ///   - logger: Where failures to record are logged.
+    ///   - now: The clock (injected for tests).
     /// - Throws: `record_unavailable` (not configured) when the directory cannot be created or is not one, or
     ///   `invalid_field` for limits out of range.
     public init(
@@ -96,7 +100,10 @@ public actor VerificationRecorder {
             return nil
         }
         var entries = loadIndex()
-        let milliseconds = max(0, Int64((now().timeIntervalSince1970 * 1_000).rounded(.down)))
+        // Names sort in the order bundles were written: the time prefix strictly increases, also within one
+        // millisecond and after a restart (past the newest bundle already there).
+        let newest = entries.last.flatMap { Int64($0.name.prefix(15)) } ?? -1
+        let milliseconds = max(Int64((now().timeIntervalSince1970 * 1_000).rounded(.down)), newest + 1, 0)
         let suffix = String(UInt32.random(in: .min ... .max), radix: 16)
         let name =
             String(repeating: "0", count: max(0, 15 - String(milliseconds).count)) + "\(milliseconds)-"

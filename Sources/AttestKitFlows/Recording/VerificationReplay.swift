@@ -62,7 +62,11 @@ public enum VerificationReplay {
         let registrar = AttestationRegistrar(
             verifier: AttestationVerifier(configuration: try configuration.verifierConfiguration()), store: store,
             policy: configuration.deploymentPolicy.attestationPolicy)
-        _ = try await registrar.register(keyID: keyID, attestation: object, challengeID: challengeID, now: time)
+        // A key attestation replays with its app key (the client data binds it).
+        let appKey = try recorded.appKey.map { text throws(FlowError) in try AppKey(request: bytes(text, "appKey")) }
+        _ = try await registrar.register(
+            keyID: keyID, attestation: object, challengeID: challengeID, appKey: appKey, now: time
+        ) { _ in }
     }
 
     private static func replay(
@@ -85,7 +89,7 @@ public enum VerificationReplay {
                 keyID: keyID, publicKeyX963: try bytes(stored.publicKey, "key.publicKey"), appID: appID,
                 environment: environment, counter: stored.counter, receipt: nil, receiptCreatedAt: nil,
                 receiptRefreshAt: nil, riskMetric: nil, osVersion: nil, bundleVersion: nil, validationCategory: nil,
-                createdAt: time, lastAssertionAt: nil, revokedAt: stored.state == "revoked" ? time : nil)
+                appKey: nil, createdAt: time, lastAssertionAt: nil, revokedAt: stored.state == "revoked" ? time : nil)
         }
         let window = configuration.timestampWindow ?? 300
         guard window.isFinite, window >= 0 else { throw invalid("the timestamp window is not a number of seconds") }

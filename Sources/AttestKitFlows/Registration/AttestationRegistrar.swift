@@ -1,9 +1,10 @@
 public import AttestKit
 public import AttestKitStore
+import AttestKitWire
 public import Foundation
 
 /// Registers an app's key: consumes the one-time challenge, refuses a known key, verifies the attestation
-/// (AttestKit's ``AttestationVerifier``), checks the deployment's ``AttestationPolicy``, lets the caller's `admit`
+/// (AttestKit's `AttestationVerifier`), checks the deployment's ``AttestationPolicy``, lets the caller's `admit`
 /// hook refuse the verified app (a per-app budget), and stores the key.
 ///
 /// ```swift
@@ -43,9 +44,14 @@ public struct AttestationRegistrar: Sendable {
 
     /// Verifies `attestation` for `keyID` against the challenge `challengeID` and registers the key.
     ///
-    /// - Parameter admit: Called with the verified app before the key is stored; throw to refuse (for example a
-    ///   spent per-app budget). Counted on verified attestations only, so forged objects naming an app cannot spend
-    ///   its budget.
+    /// - Parameters:
+    ///   - keyID: The key identifier the app sent.
+    ///   - attestation: The attestation object, as `attestKey` returned it.
+    ///   - challengeID: The challenge the attestation's client data hashes.
+    ///   - now: The time of the request.
+    ///   - admit: Called with the verified app before the key is stored; throw to refuse (for example a spent
+    ///     per-app budget). Counted on verified attestations only, so forged objects naming an app cannot spend
+    ///     its budget.
     /// - Returns: The stored key.
     /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's and the store's codes (`challenge_*`,
     ///   `key_exists`, `storage_unavailable`); AttestKit's verification codes; `policy_*` from the policy; whatever
@@ -54,29 +60,41 @@ public struct AttestationRegistrar: Sendable {
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
     ) async throws(FlowError) -> KeyRecord {
+        try await register(
+            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: nil, now: now, admit: admit)
+    }
+
+    /// Registers the key, and with `appKey` the app key a key attestation binds to it: then the attestation's
+    /// client data is the ``KeyAttestationClientData`` of the challenge id and `appKey` instead of the challenge,
+    /// and a key already registered with another app key is `app_key_mismatch` rather than `key_exists`.
+    func register(
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
+        admit: (AppID) async throws(FlowError) -> Void
+    ) async throws(FlowError) -> KeyRecord {
         guard let verifier else { throw FlowError.appsNotConfigured }
         var challenge: [UInt8]?
         var answer: RecordedStoreAnswer?
         var admitting = false
         do {
             return try await register(
-                keyID: keyID, attestation: attestation, challengeID: challengeID, now: now, verifier: verifier,
-                challenge: &challenge, answer: &answer
+                keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now,
+                verifier: verifier, challenge: &challenge, answer: &answer
             ) { (appID: AppID) async throws(FlowError) in
                 admitting = true
                 try await admit(appID)
                 admitting = false
             }
         } catch {
-            // A refusal of `admit` (a spent budget) is the caller's, not a verification's.
-            if let recorder, VerificationRecorder.records(error), !admitting {
+            // A refusal of `admit` (a spent budget) is the caller's, not a verification's; so is another app key
+            // than the one bound, a decision on the stored key before any verification.
+            if let recorder, VerificationRecorder.records(error), !admitting, error != .appKeyMismatch {
                 await recorder.record(
                     VerificationBundle(
                         kind: .attestation, recordedAt: Date(), verificationTime: now,
                         configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
                         attestation: RecordedAttestation(
                             keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: challenge,
-                            storeAnswer: answer),
+                            storeAnswer: answer, appKey: appKey?.der),
                         outcome: VerificationBundle.Outcome(error)))
             }
             throw error
@@ -85,32 +103,48 @@ public struct AttestationRegistrar: Sendable {
 
     /// The registrar's steps, noting the challenge the store handed out and its refusal, if any.
     private func register(
-        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date, verifier: AttestationVerifier,
-        challenge seenChallenge: inout [UInt8]?, answer: inout RecordedStoreAnswer?,
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
+        verifier: AttestationVerifier, challenge seenChallenge: inout [UInt8]?, answer: inout RecordedStoreAnswer?,
         admit: (AppID) async throws(FlowError) -> Void
     ) async throws(FlowError) -> KeyRecord {
         let challenge: StoredChallenge
+        let existing: KeyRecord?
         var step = RecordedStoreAnswer.Step.challenge
         do throws(StoreError) {
             challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
             seenChallenge = challenge.bytes
             step = .key
-            if try await store.key(keyID) != nil { throw StoreError.keyExists }
+            existing = try await store.key(keyID)
         } catch {
             answer = RecordedStoreAnswer(step: step, code: error.code.rawValue)
             throw FlowError(error)
         }
+        if let existing {
+            if let appKey, let bound = existing.appKey, bound != appKey { throw FlowError.appKeyMismatch }
+            answer = RecordedStoreAnswer(step: .key, code: StoreError.keyExists.code.rawValue)
+            throw FlowError(StoreError.keyExists)
+        }
+        let clientData: ClientDataInput
+        if let appKey {
+            do throws(RequestBindingError) {
+                let binding = try KeyAttestationClientData(challengeId: challengeID.string, appKey: appKey.der)
+                clientData = .clientData(binding.clientData)
+            } catch {
+                throw FlowError(error)
+            }
+        } else {
+            clientData = .challenge(challenge.bytes)
+        }
         let verified: VerifiedAttestation
         do throws(AttestKitError) {
-            verified = try await verifier.verify(
-                attestation, keyID: keyID, clientData: .challenge(challenge.bytes), at: now)
+            verified = try await verifier.verify(attestation, keyID: keyID, clientData: clientData, at: now)
         } catch {
             throw FlowError(error)
         }
         if case .failsToMeetPolicy(let reason) = policy.check(verified) { throw reason.error() }
         try await admit(verified.appID)
         do throws(StoreError) {
-            return try await store.registerKey(KeyRegistration(verified), now: now)
+            return try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
         } catch {
             answer = RecordedStoreAnswer(step: .registration, code: error.code.rawValue)
             throw FlowError(error)

@@ -10,6 +10,9 @@ extension FlowError.Code {
     public static let tokenExpired = FlowError.Code("token_expired")
     /// A limited-use token that was consumed before (`token_consumed`).
     public static let tokenConsumed = FlowError.Code("token_consumed")
+    /// A debug token presented for a session token where the deployment has no app or several, so the token could
+    /// not name its app (`debug_token_app_ambiguous`).
+    public static let debugTokenAppAmbiguous = FlowError.Code("debug_token_app_ambiguous")
 }
 
 extension FlowError {

@@ -14,14 +14,9 @@ public struct TokenKey: Sendable {
     /// The key for `publicKey`.
     public init(publicKey: P256.Signing.PublicKey) {
         self.publicKey = publicKey
-        // X9.63 uncompressed: 0x04 || x (32 bytes) || y (32 bytes).
-        let point = Array(publicKey.x963Representation)
-        let x = Base64URL.encode(point[1..<33])
-        let y = Base64URL.encode(point[33..<65])
-        // RFC 7638 §3.2: the required members, in lexicographic order, without whitespace.
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
-        kid = Base64URL.encode(SHA256.hash(data: Array(canonical.utf8)))
-        jwk = JSONWebKey(kty: "EC", crv: "P-256", x: x, y: y, kid: kid, use: "sig", alg: "ES256")
+        let members = P256JWK(publicKey)
+        kid = members.thumbprint
+        jwk = JSONWebKey(kty: "EC", crv: "P-256", x: members.x, y: members.y, kid: kid, use: "sig", alg: "ES256")
     }
 
     /// The key of a PEM: a P-256 public key (`PUBLIC KEY`) or private key (`PRIVATE KEY`, `EC PRIVATE KEY`), of

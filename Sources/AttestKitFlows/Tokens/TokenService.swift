@@ -1,4 +1,4 @@
-import AttestKit
+public import AttestKit
 public import AttestKitStore
 public import AttestKitWire
 import Crypto
@@ -9,7 +9,9 @@ public import Foundation
 /// by checking a signature against the service's JWKS instead of calling the service.
 ///
 /// A token is issued only after the ``AssertionGate`` accepted an assertion over the very request that asks for
-/// it, so the assertion is the proof and cannot be replayed. Its claims are ``AttestKitWire/TokenClaims``. A
+/// it, so the assertion is the proof and cannot be replayed; or, in a deployment without production keys, for a
+/// debug token of its allow-list (``issue(debugToken:appIDs:)``), at trust `debug`. Its claims are
+/// `TokenClaims`, whose `trust` says which. A
 /// limited-use token is consumed once (``consume(_:)``): the store records its `jti` with one atomic statement, so
 /// of concurrent consumers, across replicas sharing PostgreSQL, exactly one gets the claims.
 ///
@@ -78,16 +80,21 @@ public struct TokenService: Sendable {
     public let riskPolicy: RiskPolicy
     /// How far in the future `iat` may be (clocks of replicas differ a little), in seconds.
     public let leeway: TimeInterval
+    /// The debug tokens that buy a token at trust `debug` (none by default); a token bought with one is honoured
+    /// only while that debug token stays on the list.
+    public let debugTokens: DebugTokens
     private let now: @Sendable () -> Date
 
     /// Creates the service.
     public init(
         configuration: Configuration, store: any AttestationStore, riskPolicy: RiskPolicy = RiskPolicy(),
-        leeway: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() }
+        debugTokens: DebugTokens = .none, leeway: TimeInterval = 60,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
         self.store = store
         self.riskPolicy = riskPolicy
+        self.debugTokens = debugTokens
         self.leeway = leeway
         self.now = now
     }
@@ -107,13 +114,54 @@ public struct TokenService: Sendable {
     public func issue(for key: KeyRecord, using generator: inout some RandomNumberGenerator) throws(FlowError)
         -> Issued
     {
+        try sign(
+            subject: Base64URL.encode(key.keyID.bytes), appID: key.appID, environment: key.environment,
+            riskMetric: key.riskMetric, trust: .appAttest, using: &generator)
+    }
+
+    /// Issues a token at trust `debug` for a request that presents `debugToken`, one of ``debugTokens``, instead of
+    /// an assertion (a Simulator or CI build). Its `sub` is the debug token's fingerprint
+    /// (``DebugTokens/fingerprint(of:)``), its environment `development` (debug tokens exist only where production
+    /// keys are refused), its risk unknown.
+    ///
+    /// - Parameters:
+    ///   - debugToken: The debug token the request presented.
+    ///   - appIDs: The deployment's apps: the token names the one app, so there must be exactly one.
+    /// - Throws: 401 `debug_token_invalid` for a token not on the list (or any token when there is none);
+    ///   503 `debug_token_app_ambiguous` (not configured) when the deployment has no app or several.
+    public func issue(debugToken: String, appIDs: [AppID]) throws(FlowError) -> Issued {
+        var generator = SystemRandomNumberGenerator()
+        return try issue(debugToken: debugToken, appIDs: appIDs, using: &generator)
+    }
+
+    /// ``issue(debugToken:appIDs:)`` with `jti` drawn from `generator`.
+    public func issue(
+        debugToken: String, appIDs: [AppID], using generator: inout some RandomNumberGenerator
+    ) throws(FlowError) -> Issued {
+        let fingerprint = try debugTokens.fingerprint(of: debugToken)
+        guard appIDs.count == 1, let appID = appIDs.first else {
+            throw FlowError(
+                .debugTokenAppAmbiguous, .notConfigured,
+                "a token bought with a debug token names the app: the deployment needs exactly one app in apps")
+        }
+        return try sign(
+            subject: fingerprint, appID: appID, environment: .development, riskMetric: nil, trust: .debug,
+            using: &generator)
+    }
+
+    /// Signs the claims of a new token.
+    private func sign(
+        subject: String, appID: AppID, environment: AppAttestEnvironment, riskMetric: Int?, trust: TrustLevel,
+        using generator: inout some RandomNumberGenerator
+    ) throws(FlowError) -> Issued {
         let issuedAt = Int64(now().timeIntervalSince1970.rounded(.down))
         let jti = Base64URL.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         let claims = TokenClaims(
-            iss: configuration.issuer, aud: configuration.audience, sub: Base64URL.encode(key.keyID.bytes),
+            iss: configuration.issuer, aud: configuration.audience, sub: subject,
             iat: issuedAt, exp: issuedAt + configuration.lifetime.components.seconds, jti: jti,
-            appId: key.appID.description, environment: key.environment.rawValue, riskMetric: key.riskMetric,
-            riskStatus: RiskPolicy.status(key.riskMetric), stepUp: riskPolicy.requiresStepUp(key.riskMetric))
+            appId: appID.description, environment: environment.rawValue, riskMetric: riskMetric,
+            riskStatus: RiskPolicy.status(riskMetric), stepUp: riskPolicy.requiresStepUp(riskMetric),
+            trust: trust.rawValue)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let payload: Data
@@ -134,7 +182,8 @@ public struct TokenService: Sendable {
         return Issued(token: input + "." + Base64URL.encode(signature.rawRepresentation), claims: claims)
     }
 
-    /// Verifies a token's form, signature, issuer, audience and expiry, and returns its claims.
+    /// Verifies a token's form, signature, issuer, audience, trust and expiry, and returns its claims. A token at
+    /// trust `debug` verifies only while the debug token it was bought with is one of ``debugTokens``.
     /// - Throws: 401 `token_invalid` (with the reason) or `token_expired`.
     public func verify(_ token: String) throws(FlowError) -> TokenClaims {
         guard token.utf8.count <= Self.maximumTokenLength else { throw .tokenInvalid("longer than any token") }
@@ -160,6 +209,14 @@ public struct TokenService: Sendable {
         guard claims.iss == configuration.issuer, claims.aud == configuration.audience else {
             throw .tokenInvalid("issued by another service or for another audience")
         }
+        switch TrustLevel(rawValue: claims.trust) {
+        case .appAttest: break
+        case .debug:
+            guard debugTokens.holds(fingerprint: claims.sub) else {
+                throw .tokenInvalid("bought with a debug token this service no longer accepts")
+            }
+        case .deviceCheck, nil: throw .tokenInvalid("a trust level no token is issued at")
+        }
         let time = now().timeIntervalSince1970
         guard TimeInterval(claims.iat) <= time + leeway, claims.exp > claims.iat,
             claims.exp - claims.iat <= Configuration.maximumLifetime.components.seconds
@@ -170,18 +227,25 @@ public struct TokenService: Sendable {
 
     /// Verifies a limited-use token and consumes it: the claims the first time, `token_consumed` after.
     ///
-    /// The key the token names must still be active: a token outlives no revocation.
+    /// The key the token names must still be active: a token outlives no revocation (and a token at trust `debug`
+    /// the withdrawal of its debug token, ``verify(_:)``).
     /// - Throws: 401 `token_invalid`/`token_expired`, 409 `token_consumed`, 403 `key_revoked`/`key_not_found`,
     ///   503 when storage cannot answer.
     public func consume(_ token: String) async throws(FlowError) -> TokenClaims {
         let claims = try verify(token)
-        guard let keyBytes = Base64URL.decode(Substring(claims.sub)), let keyID = try? KeyID(bytes: keyBytes) else {
-            throw .tokenInvalid("the subject is not a key identifier")
+        var keyID: KeyID?
+        if claims.trust == TrustLevel.appAttest.rawValue {
+            guard let keyBytes = Base64URL.decode(Substring(claims.sub)), let id = try? KeyID(bytes: keyBytes) else {
+                throw .tokenInvalid("the subject is not a key identifier")
+            }
+            keyID = id
         }
         let first: Bool
         do throws(StoreError) {
-            guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
-            guard record.state == .active else { throw StoreError.keyRevoked }
+            if let keyID {
+                guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
+                guard record.state == .active else { throw StoreError.keyRevoked }
+            }
             first = try await store.consumeToken(
                 claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)), now: now())
         } catch {

@@ -13,28 +13,15 @@ struct AppleServices: Sendable {
         _ configuration: ServerConfiguration.Apple, receiptAnchor: TrustAnchor, leeway: TimeInterval,
         httpClient: HTTPClient, now: @escaping @Sendable () -> Date
     ) throws(AppleServiceError) {
-        let tokens = try AppleTokenProvider(
-            privateKeyPEM: configuration.privateKeyPEM, keyID: configuration.keyID, teamID: configuration.teamID,
-            now: now)
-        let transport = TransportConfiguration(timeout: .milliseconds(Int(configuration.timeout * 1_000)))
-        let deviceCheckConfiguration =
-            configuration.deviceCheckBaseURL.map { DeviceCheckClient.Configuration(baseURL: $0, transport: transport) }
-            ?? DeviceCheckClient.Configuration(environment: configuration.deviceCheckEnvironment, transport: transport)
+        let tokens = try configuration.tokenProvider(now: now)
         self.deviceCheck = DeviceCheckClient(
-            configuration: deviceCheckConfiguration, tokens: tokens, httpClient: httpClient, now: now)
+            configuration: configuration.deviceCheckConfiguration, tokens: tokens, httpClient: httpClient, now: now)
         var exchange: [AppAttestEnvironment: ReceiptExchangeClient] = [:]
         for environment in AppAttestEnvironment.allCases {
-            let receiptConfiguration =
-                configuration.receiptExchangeURL.map {
-                    ReceiptExchangeClient.Configuration(
-                        url: $0, environment: environment, transport: transport, receiptAnchor: receiptAnchor,
-                        leeway: max(leeway, 300))
-                }
-                ?? ReceiptExchangeClient.Configuration(
-                    environment: environment, transport: transport, receiptAnchor: receiptAnchor,
-                    leeway: max(leeway, 300))
             exchange[environment] = try ReceiptExchangeClient(
-                configuration: receiptConfiguration, tokens: tokens, httpClient: httpClient, now: now)
+                configuration: configuration.receiptExchangeConfiguration(
+                    environment: environment, receiptAnchor: receiptAnchor, leeway: leeway),
+                tokens: tokens, httpClient: httpClient, now: now)
         }
         self.receiptExchange = exchange
     }

@@ -1,9 +1,13 @@
-/// Names for the four states of a device's two DeviceCheck bits, configured per deployment (for example
-/// `trial_eligible`, `trial_active`, `trial_used`, `banned`), so that backends read and write meanings rather than
-/// bits.
+/// Names for the four states of a device's two DeviceCheck bits, configured per deployment, so that backends read
+/// and write meanings rather than bits.
 ///
 /// State `n` is `bit0 = n & 1`, `bit1 = n >> 1 & 1`: the names are given in the order (false, false),
-/// (true, false), (false, true), (true, true).
+/// (true, false), (false, true), (true, true), that is bit0 bit1 = 00, 10, 01, 11. The preset ``trialAndBan``
+/// (`devicecheck.states: trial-and-ban`) is the usual scheme: 00 never used a trial (`trial_eligible`), 10 trial
+/// active (`trial_active`), 01 banned (`banned`), 11 trial used up (`trial_used`).
+///
+/// A state named `banned` is sticky: the backend's update route refuses to move a device out of it
+/// (`devicecheck_unban_requires_admin`); the operator's `POST /v1/devicecheck/unban` (admin token) does.
 public struct DeviceCheckStates: Sendable, Hashable {
     /// The four names, by state.
     public let names: [String]
@@ -27,6 +31,23 @@ public struct DeviceCheckStates: Sendable, Hashable {
         }
         self.names = names
     }
+
+    /// The trial and ban scheme: 00 `trial_eligible`, 10 `trial_active`, 01 `banned`, 11 `trial_used`
+    /// (bit0 bit1).
+    public static let trialAndBan = DeviceCheckStates(checked: [
+        "trial_eligible", "trial_active", "banned", "trial_used",
+    ])
+
+    /// The presets `devicecheck.states` may name instead of four names.
+    public static let presets: [String: DeviceCheckStates] = ["trial-and-ban": trialAndBan]
+
+    private init(checked names: [String]) { self.names = names }
+
+    /// The name of the sticky state, `banned`.
+    public static let bannedName = "banned"
+
+    /// Whether the state of `bit0`, `bit1` is the sticky `banned`.
+    public func isBanned(bit0: Bool, bit1: Bool) -> Bool { name(bit0: bit0, bit1: bit1) == Self.bannedName }
 
     /// The name of a state.
     public func name(bit0: Bool, bit1: Bool) -> String { names[(bit0 ? 1 : 0) + (bit1 ? 2 : 0)] }

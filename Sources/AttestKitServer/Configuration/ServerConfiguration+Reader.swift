@@ -49,11 +49,20 @@ extension ServerConfiguration {
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
     /// | `rate-limit.attestations-per-app` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_APP` | `6000` a minute (0: off) |
     /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
-    /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: four names for the bit states (00, 10, 01, 11 as bit0 bit1) |
+    /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: `trial-and-ban`, or four names for bit0 bit1 = 00, 10, 01, 11 |
+    /// | `rate-limit.dashboard-logins-per-ip` | `ATTESTKIT_RATE_LIMIT_DASHBOARD_LOGINS_PER_IP` | `10` a minute (0: off) |
+    /// | `dashboard.session-lifetime` | `ATTESTKIT_DASHBOARD_SESSION_LIFETIME` | `3600` seconds (60 to 86400) |
+    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each at least 32 characters; refused while production keys are allowed |
+    /// | `enforcement.mode` | `ATTESTKIT_ENFORCEMENT_MODE` | `enforce` (or `report`, `off`) for guarded route groups |
+    /// | `enforcement.rollout` | `ATTESTKIT_ENFORCEMENT_ROLLOUT` | `1`: the share of devices enforced, 0 to 1 |
+    /// | `enforcement.rollout-salt` | `ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT` | empty: mixed into the rollout hash |
+    /// | `enforcement.minimum-trust` | `ATTESTKIT_ENFORCEMENT_MINIMUM_TRUST` | `app_attest` (or `devicecheck`, `debug`) |
+    /// | `devicecheck.cache-size` | `ATTESTKIT_DEVICECHECK_CACHE_SIZE` | `10000` DeviceCheck answers of the fallback |
+    /// | `devicecheck.cache-ttl` | `ATTESTKIT_DEVICECHECK_CACHE_TTL` | `600` seconds |
     /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
     /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
-    /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `json` (or `text`) |
+    /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `auto`: text on a terminal, JSON otherwise (or `json`, `text`) |
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
@@ -65,6 +74,9 @@ extension ServerConfiguration {
     /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
     /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles, oldest removed first |
     /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB), oldest removed first |
+    /// | `key-attestation.ca-certificate-file` | `ATTESTKIT_KEY_ATTESTATION_CA_CERTIFICATE_FILE` | none: no app key certificates; a PEM CA certificate |
+    /// | `key-attestation.ca-key-file` | `ATTESTKIT_KEY_ATTESTATION_CA_KEY_FILE` | none; the CA certificate's PEM private key |
+    /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `86400` seconds (300 to 2592000) |
     ///
     /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
     /// and receipt refresh are off. `trust.attestation-root` and `trust.receipt-root` also come together, and are
@@ -94,8 +106,25 @@ extension ServerConfiguration {
         if let limit = try settings.int("rate-limit.attestations-per-app") { rateLimits.attestationsPerApp = limit }
         if let limit = try settings.int("rate-limit.challenges-per-ip") { rateLimits.challengesPerIP = limit }
         if let names = try settings.strings("devicecheck.states") {
-            self.deviceCheckStates = try DeviceCheckStates(names)
+            if names.count == 1, let preset = DeviceCheckStates.presets[names[0]] {
+                self.deviceCheckStates = preset
+            } else {
+                self.deviceCheckStates = try DeviceCheckStates(names)
+            }
         }
+        if let limit = try settings.int("rate-limit.dashboard-logins-per-ip") {
+            rateLimits.dashboardLoginsPerIP = limit
+        }
+        if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
+        self.debugTokens = try settings.strings("debug.tokens", isSecret: true) ?? []
+        if let mode = try settings.choice("enforcement.mode", as: EnforcementMode.self) { enforcement.mode = mode }
+        if let rollout = try settings.double("enforcement.rollout") { enforcement.rollout = rollout }
+        if let salt = try settings.string("enforcement.rollout-salt") { enforcement.rolloutSalt = salt }
+        if let trust = try settings.choice("enforcement.minimum-trust", as: TrustLevel.self) {
+            enforcement.minimumTrust = trust
+        }
+        if let size = try settings.int("devicecheck.cache-size") { deviceTokenCache.capacity = size }
+        if let ttl = try settings.double("devicecheck.cache-ttl") { deviceTokenCache.ttl = ttl }
         self.adminToken = try settings.string("admin.token", isSecret: true)
         self.backendTokens = try settings.strings("backend.tokens", isSecret: true) ?? []
         if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
@@ -109,6 +138,7 @@ extension ServerConfiguration {
         }
         self.tokens = try Self.tokens(settings)
         self.record = try Self.record(settings)
+        self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings)
         try validate()
     }
 
@@ -121,28 +151,32 @@ extension ServerConfiguration {
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
-        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states", "admin.token",
+        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
+        "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens",
+        "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust",
+        "devicecheck.cache-size", "devicecheck.cache-ttl", "admin.token",
         "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
         "record.directory", "record.max-bundles", "record.max-bytes",
+        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 
     /// The keys whose values are secrets in every layer.
-    static let secretKeys: Set<String> = ["admin.token", "backend.tokens", "storage.url"]
+    static let secretKeys: Set<String> = ["admin.token", "backend.tokens", "debug.tokens", "storage.url"]
 
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024
 
-    /// `apps`, each parsed with `AppID(_:)`.
+    /// `apps`, each parsed with `AppID(validating:)`: a Team ID of 10 characters A-Z and 0-9, a dot, a bundle id.
     private static func appIDs(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [AppID] {
         var appIDs: [AppID] = []
         for text in try settings.strings("apps") ?? [] {
             do {
-                appIDs.append(try AppID(text))
+                appIDs.append(try AppID(validating: text))
             } catch {
-                throw ServerConfigurationError("apps", "holds an entry that is not TEAMID.bundle.identifier")
+                throw ServerConfigurationError("apps", "holds '\(text)', which is not an App ID: \(error.reason)")
             }
         }
         return appIDs

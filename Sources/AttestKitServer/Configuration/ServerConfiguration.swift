@@ -48,7 +48,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// What an attested key must satisfy beyond Apple's checks, and when its risk asks for step-up: the flows'
-    /// ``AttestKitFlows/DeploymentPolicy``.
+    /// `DeploymentPolicy`.
     public typealias Policy = DeploymentPolicy
 
     /// Request budgets per minute. Zero disables a limit.
@@ -59,12 +59,18 @@ public struct ServerConfiguration: Sendable {
         public var attestationsPerApp: Int
         /// Challenges per client IP per minute.
         public var challengesPerIP: Int
+        /// Dashboard logins (right or wrong) per client IP per minute.
+        public var dashboardLoginsPerIP: Int
 
         /// Creates rate limits.
-        public init(attestationsPerIP: Int = 30, attestationsPerApp: Int = 6_000, challengesPerIP: Int = 120) {
+        public init(
+            attestationsPerIP: Int = 30, attestationsPerApp: Int = 6_000, challengesPerIP: Int = 120,
+            dashboardLoginsPerIP: Int = 10
+        ) {
             self.attestationsPerIP = attestationsPerIP
             self.attestationsPerApp = attestationsPerApp
             self.challengesPerIP = challengesPerIP
+            self.dashboardLoginsPerIP = dashboardLoginsPerIP
         }
     }
 
@@ -84,10 +90,20 @@ public struct ServerConfiguration: Sendable {
 
     /// How logs are written.
     public enum LogFormat: String, Sendable, Hashable, CaseIterable {
+        /// Text when standard error is a terminal (a person reads it), JSON otherwise (a collector reads it).
+        case auto
         /// One JSON object per line.
         case json
         /// swift-log's plain text.
         case text
+
+        /// The format to write in: ``json`` or ``text``, ``auto`` decided by where the logs go.
+        ///
+        /// - Parameter terminal: Whether standard error is a terminal.
+        public func resolved(terminal: Bool) -> LogFormat {
+            guard self == .auto else { return self }
+            return terminal ? .text : .json
+        }
     }
 
     /// The address to bind.
@@ -130,12 +146,45 @@ public struct ServerConfiguration: Sendable {
     /// The bearer tokens of the backend routes (assertion checks, DeviceCheck), several at once for rotation; empty
     /// disables those routes (503 `backend_not_configured`). Each at least 16 characters.
     public var backendTokens: [String]
+    /// Debug tokens (Simulator and CI builds) that guarded routes accept instead of an assertion, at the lowest trust
+    /// level; each at least 32 characters. Refused (the server does not start) while production keys are allowed.
+    public var debugTokens: [String] = []
+    /// The policy of ``AttestKitServer/routeGuard(group:policy:)`` unless a group overrides it: mode, rollout, least trust.
+    public var enforcement: EnforcementDefaults = EnforcementDefaults()
+    /// How long a dashboard session lives, in seconds.
+    public var dashboardSessionLifetime: TimeInterval = 3_600
+    /// How many DeviceCheck answers of the fallback are cached, and for how long (seconds).
+    public var deviceTokenCache: (capacity: Int, ttl: TimeInterval) = (10_000, 600)
+
+    /// The enforcement of guarded route groups unless a group says otherwise.
+    public struct EnforcementDefaults: Sendable, Hashable {
+        /// `enforce`, `report` or `off`.
+        public var mode: EnforcementMode
+        /// The share of devices enforced in `enforce` mode, 0 to 1.
+        public var rollout: Double
+        /// Mixed into the rollout hash.
+        public var rolloutSalt: String
+        /// The least trust level accepted.
+        public var minimumTrust: TrustLevel
+
+        /// Enforced for everyone, App Attest only.
+        public init(
+            mode: EnforcementMode = .enforce, rollout: Double = 1, rolloutSalt: String = "",
+            minimumTrust: TrustLevel = .appAttest
+        ) {
+            self.mode = mode
+            self.rollout = rollout
+            self.rolloutSalt = rolloutSalt
+            self.minimumTrust = minimumTrust
+        }
+    }
+
     /// Proxies whose `Forwarded` / `X-Forwarded-For` header names the client's address, for rate limits; empty
     /// (the default) trusts none and uses the TCP peer.
     public var trustedProxies: [IPNetwork]
     /// The log level.
     public var logLevel: Logger.Level
-    /// The log format.
+    /// The log format; ``LogFormat/auto`` by default.
     public var logFormat: LogFormat
     /// How often the receipt refresher looks for due keys.
     public var receiptRefreshInterval: Duration
@@ -147,6 +196,9 @@ public struct ServerConfiguration: Sendable {
     public var tokens: TokenService.Configuration? = nil
     /// Where failed verifications are recorded (`record.*`), or `nil`: not recorded.
     public var record: RecordSettings? = nil
+    /// The CA that certifies attested app keys (`key-attestation.*`), or `nil`: key attestations are answered
+    /// without a certificate.
+    public var keyAttestationAuthority: AppKeyAuthority? = nil
 
     /// The defaults of `attestkit serve` with no arguments, for the given apps.
     public init(
@@ -170,7 +222,7 @@ public struct ServerConfiguration: Sendable {
         backendListener: Listener? = nil,
         trustedProxies: [IPNetwork] = [],
         logLevel: Logger.Level = .info,
-        logFormat: LogFormat = .json,
+        logFormat: LogFormat = .auto,
         receiptRefreshInterval: Duration = .seconds(60),
         receiptRefreshBatch: Int = 100,
         challengeCleanupInterval: Duration = .seconds(60)
@@ -227,6 +279,7 @@ public struct ServerConfiguration: Sendable {
             ("rate-limit.attestations-per-ip", rateLimits.attestationsPerIP),
             ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),
             ("rate-limit.challenges-per-ip", rateLimits.challengesPerIP),
+            ("rate-limit.dashboard-logins-per-ip", rateLimits.dashboardLoginsPerIP),
         ] where value < 0 || value > 1_000_000 {
             throw ServerConfigurationError(name, "is 0 (off) to 1000000")
         }
@@ -240,6 +293,22 @@ public struct ServerConfiguration: Sendable {
             guard token != adminToken else {
                 throw ServerConfigurationError("backend.tokens", "must differ from the admin token (another scope)")
             }
+        }
+        do {
+            _ = try DebugTokens(debugTokens, environments: environments)
+        } catch {
+            throw ServerConfigurationError("debug.tokens", error.reason)
+        }
+        guard dashboardSessionLifetime >= 60, dashboardSessionLifetime <= 86_400 else {
+            throw ServerConfigurationError("dashboard.session-lifetime", "is 60 to 86400 seconds")
+        }
+        guard enforcement.rollout.isFinite, (0...1).contains(enforcement.rollout) else {
+            throw ServerConfigurationError("enforcement.rollout", "is a fraction from 0 to 1")
+        }
+        guard deviceTokenCache.capacity >= 1, deviceTokenCache.capacity <= 1_000_000, deviceTokenCache.ttl >= 0,
+            deviceTokenCache.ttl <= 86_400
+        else {
+            throw ServerConfigurationError("devicecheck.cache-size", "is 1 to 1000000 answers kept 0 to 86400 seconds")
         }
         if let backendListener {
             guard (0...65_535).contains(backendListener.port) else {

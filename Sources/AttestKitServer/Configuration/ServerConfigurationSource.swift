@@ -1,8 +1,10 @@
 public import Configuration
 public import Foundation
+import SystemPackage
+import Yams
 
 /// Where `attestkit serve` reads its settings: command-line flags, then `ATTESTKIT_*` environment variables, then a
-/// JSON file, then the defaults of ``ServerConfiguration``.
+/// directory of secret files, then a JSON or YAML file, then the defaults of ``ServerConfiguration``.
 ///
 /// The first layer that has a key wins, even when its value is wrong: a malformed `ATTESTKIT_HTTP_PORT` is an error,
 /// not a reason to use the file's port. The keys are listed at ``ServerConfiguration/init(reader:)``.
@@ -11,10 +13,15 @@ public import Foundation
 ///   parses like environment values (`"8081"`, `"A.b,C.d"`).
 /// - Environment variables are `ATTESTKIT_` + the key upper-cased with `.` and `-` as `_` (`ATTESTKIT_HTTP_PORT`).
 ///   Other variables are not read; lists are comma-separated.
-/// - The JSON file holds one object. Keys may nest (`{"http": {"port": 8081}}`, the documented form) or be dotted
-///   (`{"http.port": 8081}`); don't give one key both ways. Lists are JSON arrays, numbers JSON numbers; `true` and
-///   `false` are refused (no setting takes one). A key the server does not know is refused, so a typo does not
-///   silently leave a default in place.
+/// - A secrets directory (as container platforms mount secrets) holds one file per setting, named after the key
+///   with `.` as `-` (`admin-token`, `backend-tokens`, `storage-url`), the file's text the value (surrounding white
+///   space trimmed). Every value read from it is a secret. A file that names no setting is refused; hidden files
+///   (`.name`) are skipped. Read with swift-configuration's `DirectoryFilesProvider`.
+/// - The file holds one object, JSON, or YAML when its name ends in `.yaml` or `.yml` (swift-configuration's
+///   `FileProvider` with `JSONSnapshot` or `YAMLSnapshot`). Keys may nest (`{"http": {"port": 8081}}`, the
+///   documented form) or be dotted (`{"http.port": 8081}`); don't give one key both ways. Lists are arrays, numbers
+///   numbers; `true` and `false` are refused (no setting takes one). A key the server does not know is refused, so a
+///   typo does not silently leave a default in place.
 ///
 /// `admin.token`, `backend.tokens` and `storage.url` (which may carry a database password) are secrets in every layer:
 /// swift-configuration redacts them in descriptions and access logs.
@@ -26,53 +33,63 @@ public enum ServerConfigurationSource {
     /// The largest configuration file read.
     static let fileLimit = 1_048_576
 
+    /// The environment variable that names a secrets directory, when `--secrets-dir` does not.
+    public static let secretsDirectoryVariable = "ATTESTKIT_SECRETS_DIR"
+
     /// Reads, layers and validates a configuration.
     ///
     /// - Parameters:
     ///   - flags: Values from the command line, by dotted key; the highest layer.
     ///   - environment: The environment; only `ATTESTKIT_*` variables are read.
-    ///   - file: The path of a JSON configuration file, or `nil` for none. It must exist.
+    ///   - file: The path of a JSON or YAML (`.yaml`, `.yml`) configuration file, or `nil` for none. It must exist.
+    ///   - secretsDirectory: A directory of one file per setting, or `nil` for the one `ATTESTKIT_SECRETS_DIR`
+    ///     names, if any. It must exist.
     ///   - accessReporter: Receives every read of a setting; the values of secrets are marked secret, so the
     ///     events' descriptions redact them.
-    /// - Throws: ``ServerConfigurationError`` naming the key, or `config-file` with the path of a missing, unreadable
-    ///   or malformed file.
+    /// - Throws: ``ServerConfigurationError`` naming the key, or `config-file` (`secrets-dir`) with the path of a
+    ///   missing, unreadable or malformed file (directory).
     public static func load(
         flags: [String: ConfigValue] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         file: String? = nil,
+        secretsDirectory: String? = nil,
         accessReporter: (any AccessReporter)? = nil
     ) async throws(ServerConfigurationError) -> ServerConfiguration {
         let reader = try await reader(
-            flags: flags, environment: environment, file: file, accessReporter: accessReporter)
+            flags: flags, environment: environment, file: file, secretsDirectory: secretsDirectory,
+            accessReporter: accessReporter)
         return try ServerConfiguration(reader: reader)
     }
 
-    /// A reader of the three layers, for ``ServerConfiguration/init(reader:)`` or for settings of one's own.
+    /// A reader of the layers, for ``ServerConfiguration/init(reader:)`` or for settings of one's own.
     ///
-    /// - Parameters: As for ``load(flags:environment:file:accessReporter:)``.
-    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` for a missing, unreadable or
-    ///   malformed file.
+    /// - Parameters: As for ``load(flags:environment:file:secretsDirectory:accessReporter:)``.
+    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` (`secrets-dir`) for a missing,
+    ///   unreadable or malformed file (directory).
     public static func reader(
         flags: [String: ConfigValue] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         file: String? = nil,
+        secretsDirectory: String? = nil,
         accessReporter: (any AccessReporter)? = nil
     ) async throws(ServerConfigurationError) -> ConfigReader {
         ConfigReader(
-            providers: try await providers(flags: flags, environment: environment, file: file),
+            providers: try await providers(
+                flags: flags, environment: environment, file: file, secretsDirectory: secretsDirectory),
             accessReporter: accessReporter)
     }
 
-    /// The providers of the three layers, highest first: flags, the `ATTESTKIT_*` environment, the JSON file (when
-    /// there is one).
+    /// The providers of the layers, highest first: flags, the `ATTESTKIT_*` environment, the secrets directory and
+    /// the JSON or YAML file (when there are).
     ///
-    /// - Parameters: As for ``load(flags:environment:file:accessReporter:)``.
-    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` for a missing, unreadable or
-    ///   malformed file.
+    /// - Parameters: As for ``load(flags:environment:file:secretsDirectory:accessReporter:)``.
+    /// - Throws: ``ServerConfigurationError`` for an unknown flag, or `config-file` (`secrets-dir`) for a missing,
+    ///   unreadable or malformed file (directory).
     public static func providers(
         flags: [String: ConfigValue] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        file: String? = nil
+        file: String? = nil,
+        secretsDirectory: String? = nil
     ) async throws(ServerConfigurationError) -> [any ConfigProvider] {
         let known = Set(ServerConfiguration.configurationKeys)
         let secrets = ServerConfiguration.secretKeys
@@ -90,10 +107,50 @@ public enum ServerConfigurationSource {
             EnvironmentVariablesProvider(environmentVariables: prefixed, secretsSpecifier: .specific(secretVariables))
                 .prefixKeys(with: "attestkit"),
         ]
+        if let directory = secretsDirectory ?? environment[secretsDirectoryVariable] {
+            providers.append(try await secretsProvider(directory: directory, known: known))
+        }
         if let file {
             providers.append(try await fileProvider(path: file, known: known, secrets: secrets))
         }
         return providers
+    }
+
+    /// The file name of a key in a secrets directory, as swift-configuration's `DirectoryFilesProvider` looks it up:
+    /// `admin.token` → `admin-token`.
+    public static func secretFileName(for key: String) -> String {
+        key.replacingOccurrences(of: ".", with: "-")
+    }
+
+    /// The secrets directory's provider, after checking that every file in it names a setting.
+    private static func secretsProvider(
+        directory: String,
+        known: Set<String>
+    ) async throws(ServerConfigurationError) -> any ConfigProvider {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ServerConfigurationError("secrets-dir", "'\(directory)' is not a directory")
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw ServerConfigurationError("secrets-dir", "'\(directory)' cannot be read")
+        }
+        let fileNames = Dictionary(known.map { (secretFileName(for: $0), $0) }, uniquingKeysWith: { first, _ in first })
+        for name in names.sorted() where !name.hasPrefix(".") {
+            guard fileNames[name] != nil else {
+                let example = secretFileName(for: "admin.token")
+                throw ServerConfigurationError(
+                    "secrets-dir", "'\(directory)/\(name)' names no setting (files are named like \(example))")
+            }
+            _ = try contents(ofFile: "\(directory)/\(name)", key: fileNames[name] ?? name, limit: fileLimit)
+        }
+        do {
+            return try await DirectoryFilesProvider(directoryPath: FilePath(directory), secretsSpecifier: .all)
+        } catch {
+            throw ServerConfigurationError("secrets-dir", "'\(directory)' cannot be loaded: \(error)")
+        }
     }
 
     /// The environment variable of a dotted key:
@@ -102,37 +159,53 @@ public enum ServerConfigurationSource {
         environmentPrefix + String(key.uppercased().map { $0 == "." || $0 == "-" ? "_" : $0 })
     }
 
-    /// The JSON file's provider, after checking that the file holds one object of known keys.
+    /// Whether a configuration file is YAML (`.yaml`, `.yml`) rather than JSON.
+    static func isYAML(_ path: String) -> Bool {
+        let lowered = path.lowercased()
+        return lowered.hasSuffix(".yaml") || lowered.hasSuffix(".yml")
+    }
+
+    /// The file's provider, JSON or YAML, after checking that the file holds one object of known keys.
     private static func fileProvider(
         path: String,
         known: Set<String>,
         secrets: Set<String>
     ) async throws(ServerConfigurationError) -> any ConfigProvider {
         let data = try contents(ofFile: path, key: "config-file", limit: fileLimit)
+        let yaml = isYAML(path)
+        let format = yaml ? "YAML" : "JSON"
         let object: [String: Any]
         do {
-            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw ServerConfigurationError("config-file", "'\(path)' does not hold one JSON object")
+            let parsed: Any? =
+                yaml
+                ? try Yams.load(yaml: String(decoding: data, as: UTF8.self))
+                : try JSONSerialization.jsonObject(with: data)
+            guard let parsed = parsed as? [String: Any] else {
+                throw ServerConfigurationError("config-file", "'\(path)' does not hold one \(format) object")
             }
             object = parsed
         } catch let error as ServerConfigurationError {
             throw error
         } catch {
-            throw ServerConfigurationError("config-file", "'\(path)' is not valid JSON")
+            throw ServerConfigurationError("config-file", "'\(path)' is not valid \(format)")
         }
-        // The JSON provider reads `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
+        // The providers read `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
         let booleanType = type(of: NSNumber(value: true))
         for (key, value) in leaves(of: object) {
             guard known.contains(key) else { throw ServerConfigurationError(key, "is not a setting (in '\(path)')") }
             let items = value as? [Any] ?? [value]
-            if items.contains(where: { type(of: $0) == booleanType }) {
+            // Yams gives Swift's Bool, JSONSerialization a boolean NSNumber.
+            if items.contains(where: { yaml ? type(of: $0) == Bool.self : type(of: $0) == booleanType }) {
                 throw ServerConfigurationError(key, "is true or false, which no setting takes (in '\(path)')")
             }
         }
         do {
-            // `FileProvider(config:)` takes the path as a setting, which spares this module SystemPackage.
             let location = ConfigReader(
                 provider: InMemoryProvider(values: ["filePath": .init(.string(path), isSecret: false)]))
+            if yaml {
+                return try await FileProvider<YAMLSnapshot>(
+                    parsingOptions: .init(secretsSpecifier: .specific(secrets)), config: location)
+            }
             return try await FileProvider<JSONSnapshot>(
                 parsingOptions: .init(secretsSpecifier: .specific(secrets)), config: location)
         } catch {

@@ -4,7 +4,7 @@ import Hummingbird
 import NIOCore
 
 extension APIError {
-    /// A refusal or failure of the flows: the status is the kind's (``AttestKitFlows/FlowError/Kind/httpStatus``, the
+    /// A refusal or failure of the flows: the status is the kind's (`FlowError.Kind.httpStatus`, the
     /// table every edge shares). The code and reason are the flow error's; `Retry-After` comes with rate limits and some
     /// unavailability.
     public init(_ error: FlowError) {

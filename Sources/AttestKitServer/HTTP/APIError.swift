@@ -6,10 +6,10 @@ import Foundation
 import NIOCore
 
 /// An error answer of the HTTP API: a status, a stable snake_case code and a human message, written as
-/// `{"error": {"code": "...", "message": "..."}}` (``AttestKitWire/ErrorResponse``).
+/// `{"error": {"code": "...", "message": "..."}}` (`ErrorResponse`).
 ///
 /// Every failure a handler or ``AttestKitMiddleware`` meets becomes one of these through
-/// ``APIError/init(any:)``, and a flow's ``AttestKitFlows/FlowError`` through ``APIError/init(_:)`` (its kind
+/// ``APIError/init(any:)``, and a flow's `FlowError` through ``APIError/init(_:)`` (its kind
 /// gives the status, once), so clients and metrics see the same codes as the library's errors.
 public struct APIError: Error, Sendable, Hashable, CustomStringConvertible, HTTPResponseError {
     /// The HTTP status.
@@ -46,7 +46,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible, HTTP
 extension APIError {
     /// 400 `invalid_json`.
     static func invalidJSON(_ message: String) -> APIError { APIError(.badRequest, "invalid_json", message) }
-    /// 400 `invalid_field`, naming the field: the flows' ``AttestKitFlows/FlowError/invalidField(_:_:file:line:)``.
+    /// 400 `invalid_field`, naming the field: the flows' `FlowError.invalidField(_:_:file:line:)`.
     static func invalidField(_ field: String, _ message: String) -> APIError {
         APIError(FlowError.invalidField(field, message))
     }

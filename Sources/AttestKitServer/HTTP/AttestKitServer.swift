@@ -33,6 +33,9 @@ public final class AttestKitServer: Service, Sendable {
     public let receiptRefresh: ReceiptRefreshService?
     /// Expired challenge cleanup.
     public let challengeCleanup: ChallengeCleanupService
+    /// The DeviceCheck fallback of guarded routes, when an Apple key is configured.
+    public let deviceTokens: DeviceTokenValidator?
+    private let debugTokens: DebugTokens
     private let api: AttestKitAPI
     private let logger: Logger
     private let ownsStore: Bool
@@ -62,6 +65,7 @@ public final class AttestKitServer: Service, Sendable {
     ) throws {
         try configuration.validate()
         let metrics = ServerMetrics()
+        metrics.trustAnchors(configuration.trustAnchors)
         self.connections = try ConnectionPolicy(
             configuration.connectionLimits, descriptors: DescriptorLimit.raised(), metrics: metrics, logger: logger)
         self.configuration = configuration
@@ -104,20 +108,40 @@ public final class AttestKitServer: Service, Sendable {
         }
         self.gate = AssertionGate(
             store: store, timestampWindow: configuration.timestampWindow, recorder: recorder, now: now)
+        let debugTokens: DebugTokens
+        do {
+            debugTokens = try DebugTokens(configuration.debugTokens, environments: configuration.environments)
+        } catch {
+            try? httpClient.syncShutdown()
+            throw ServerConfigurationError("debug.tokens", error.reason)
+        }
+        self.debugTokens = debugTokens
+        self.deviceTokens = apple.map {
+            DeviceTokenValidator(
+                client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
+                ttl: configuration.deviceTokenCache.ttl)
+        }
+        let registrar = AttestationRegistrar(
+            verifier: verifier, store: store, policy: configuration.policy.attestationPolicy, recorder: recorder)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
             challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),
-            registrar: AttestationRegistrar(
-                verifier: verifier, store: store, policy: configuration.policy.attestationPolicy, recorder: recorder),
+            registrar: registrar,
+            keyAttestation: KeyAttestation(registrar: registrar, authority: configuration.keyAttestationAuthority),
             keys: KeyAdministration(store: store, now: now),
             gate: gate,
             tokens: configuration.tokens.map {
-                TokenService(configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy, now: now)
+                TokenService(
+                    configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy,
+                    debugTokens: debugTokens, now: now)
             },
             apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
-            credentials: Credentials(backendTokens: configuration.backendTokens, adminToken: configuration.adminToken),
+            dashboardLoginsPerIP: RateLimiter(perMinute: configuration.rateLimits.dashboardLoginsPerIP),
+            credentials: Credentials(
+                backendTokens: configuration.backendTokens, adminToken: configuration.adminToken,
+                sessions: DashboardSessions(lifetime: configuration.dashboardSessionLifetime), now: now),
             clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies), now: now)
         self.receiptRefresh = apple.map {
             ReceiptRefreshService(
@@ -163,6 +187,30 @@ public final class AttestKitServer: Service, Sendable {
         port.settle(.failure(CancellationError()))
         backendPort.settle(.failure(CancellationError()))
         await shutdown()
+    }
+
+    /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:)``: this
+    /// server's gate, debug tokens, DeviceCheck fallback, risk policy and metrics, under `policy` (by default the
+    /// configured ``ServerConfiguration/enforcement`` for the group `group`).
+    /// - Throws: ``ServerConfigurationError`` for a group name that is not a closed label.
+    public func routeGuard(group: String = "default", policy: EnforcementPolicy? = nil) throws -> RouteGuard {
+        let defaults = configuration.enforcement
+        let chosen: EnforcementPolicy
+        do throws(FlowError) {
+            if let policy {
+                chosen = policy
+            } else {
+                chosen = try EnforcementPolicy(
+                    group: group, mode: defaults.mode,
+                    rollout: try Rollout(fraction: defaults.rollout, salt: defaults.rolloutSalt),
+                    minimumTrust: defaults.minimumTrust)
+            }
+        } catch {
+            throw ServerConfigurationError("enforcement", error.reason)
+        }
+        return RouteGuard(
+            gate: gate, policy: chosen, debugTokens: debugTokens, deviceTokens: deviceTokens,
+            riskPolicy: configuration.policy.riskPolicy, metrics: metrics.flows, logger: logger)
     }
 
     /// The API's routes, to mount on an application's own router (``AttestKitController``).

@@ -45,8 +45,9 @@ struct RequestMetricsMiddleware: RouterMiddleware {
             if let allow { response.headers[.allow] = allow }
         }
         let route = matched ?? "unmatched"
-        metrics.request(route: route, method: request.method.rawValue, status: response.status.code)
-        let elapsed = (ContinuousClock.now - start).components
+        let duration = ContinuousClock.now - start
+        metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: duration)
+        let elapsed = duration.components
         let milliseconds = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
         context.logger.info(
             "request",

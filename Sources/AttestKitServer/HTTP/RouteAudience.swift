@@ -1,4 +1,5 @@
 import AttestKit
+import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -11,6 +12,8 @@ import Hummingbird
 /// | ``backend`` | assertion checks, token consumption, DeviceCheck | `Authorization: Bearer` one of `backend.tokens` |
 /// | ``operator`` | key records, revocation | `Authorization: Bearer` the `admin.token` |
 /// | ``monitoring`` | `/metrics` | a backend token or the admin token |
+/// | ``dashboard`` | `GET /dashboard` | `Authorization: Bearer` the `admin.token`, or a live dashboard session cookie |
+/// | ``dashboardLogin`` | `GET`, `POST /dashboard/login` | none; the login checks the admin token, rate limited |
 /// | ``probe`` | `/health`, `/ready` | none |
 /// | ``anyone`` | `/.well-known/jwks.json` | none: public keys |
 ///
@@ -27,6 +30,10 @@ enum RouteAudience: String, Sendable, Hashable, CaseIterable {
     case monitoring
     /// Load balancers and orchestrators: liveness and readiness, nothing else.
     case probe
+    /// The operator's browser (or tools): the admin token, or a session opened by logging in with it.
+    case dashboard
+    /// The dashboard's login form: anyone who reaches the listener; the login checks the admin token itself.
+    case dashboardLogin
     /// Anyone: public information (the keys that verify session tokens), nothing else.
     case anyone
 
@@ -41,8 +48,14 @@ enum RouteAudience: String, Sendable, Hashable, CaseIterable {
     ///   `backend_not_configured` / `admin_not_configured` when the deployment set none.
     func authorize(_ request: Request, credentials: Credentials) throws(APIError) {
         switch self {
-        case .app, .probe, .anyone:
+        case .app, .probe, .anyone, .dashboardLogin:
             return
+        case .dashboard:
+            guard let admin = credentials.adminToken else { throw Credentials.adminNotConfigured }
+            if Credentials.matches(request.headers, admin) { return }
+            guard let cookie = DashboardSessions.cookie(in: request.headers[values: .cookie]),
+                credentials.sessions.isValid(cookie, now: credentials.now())
+            else { throw Credentials.adminUnauthorized }
         case .backend:
             guard !credentials.backendTokens.isEmpty else { throw Credentials.backendNotConfigured }
             guard credentials.isBackend(request.headers) else { throw Credentials.backendUnauthorized }
@@ -72,10 +85,20 @@ struct Credentials: Sendable {
     let backendTokens: [[UInt8]]
     /// The admin token, or `nil` when operator routes are off.
     let adminToken: [UInt8]?
+    /// The dashboard's browser sessions, opened by logging in with the admin token.
+    let sessions: DashboardSessions
+    /// The clock sessions expire by.
+    let now: @Sendable () -> Date
 
-    init(backendTokens: [String], adminToken: String?) {
+    init(
+        backendTokens: [String], adminToken: String?,
+        sessions: DashboardSessions = DashboardSessions(lifetime: 3_600),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.backendTokens = backendTokens.map { Array($0.utf8) }
         self.adminToken = adminToken.map { Array($0.utf8) }
+        self.sessions = sessions
+        self.now = now
     }
 
     /// Whether the request presents one of the backend tokens. Every token is compared, whatever matched, so the

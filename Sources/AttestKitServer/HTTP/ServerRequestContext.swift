@@ -1,3 +1,4 @@
+public import AttestKitFlows
 public import AttestKitStore
 public import Hummingbird
 public import NIOCore
@@ -8,6 +9,17 @@ public protocol AttestedRequestContext: RequestContext {
     /// The key whose assertion authenticated this request, with this assertion's counter, set by
     /// ``AttestKitMiddleware``; `nil` before.
     var attestedKey: KeyRecord? { get set }
+    /// What ``AttestKitMiddleware`` decided (trust level, step-up, a reported refusal). A context that does not
+    /// store it gets the default, which keeps nothing: declare a stored `var attestation: RequestAttestation?`.
+    var attestation: RequestAttestation? { get set }
+}
+
+extension AttestedRequestContext {
+    /// Keeps nothing: a context that wants the decision declares a stored property.
+    public var attestation: RequestAttestation? {
+        get { nil }
+        set {}
+    }
 }
 
 /// The request context of ``AttestKitServer``: the client's address (for rate limits) and the attested key.
@@ -18,12 +30,15 @@ public struct ServerRequestContext: AttestedRequestContext, RemoteAddressRequest
     public let remoteAddress: SocketAddress?
     /// The key verified by ``AttestKitMiddleware``, if any.
     public var attestedKey: KeyRecord?
+    /// What ``AttestKitMiddleware`` decided, if it guarded the route.
+    public var attestation: RequestAttestation?
 
     /// Creates a context for a request on `source`'s channel.
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
         self.attestedKey = nil
+        self.attestation = nil
     }
 
     /// The request limit enforced while collecting bodies; handlers apply the configured, smaller limit.

@@ -1,7 +1,7 @@
 import AttestKitFlows
 import HTTPTypes
 
-/// Looks the AttestKit headers (``AttestKitWire/AttestKitHeaderNames``) up in Hummingbird's fields.
+/// Looks the AttestKit headers (`AttestKitHeaderNames`) up in Hummingbird's fields.
 enum AttestKitHeaders {
     /// The value of the one field named `name` (case-insensitive) in `fields`.
     /// - Returns: `.absent` when absent, `.repeated` when sent more than once (ambiguous, refused).

@@ -3,14 +3,19 @@ public import Hummingbird
 
 /// Guards Hummingbird routes with App Attest assertions.
 ///
-/// For every request it reads the AttestKit headers (``AttestKitWire/AttestKitHeaderNames``: key id, assertion, and a challenge id or a timestamp),
-/// rebuilds the canonical client data (``AttestKitWire/RequestBinding``) from the request actually received
+/// Each route group has its `EnforcementPolicy`: `enforce`, `report` (verify, count apart, let
+/// through unverified) or `off`, a rollout share, and the least trust level; a request may present a DeviceCheck
+/// token or a debug token instead of an assertion, at a lower trust level (`RouteGuard`).
+///
+/// For every request it reads the AttestKit headers (`AttestKitHeaderNames`: key id, assertion,
+/// and a challenge id or a timestamp),
+/// rebuilds the canonical client data (`RequestBinding`) from the request actually received
 /// (method, path and query as sent, SHA-256 of the body), verifies the assertion with the stored key, advances
 /// the counter atomically, and puts the key on the context (``AttestedRequestContext/attestedKey``) before
 /// calling the route. The body is collected (up to ``bodyLimit``) and handed on intact.
 ///
-/// The headers, the binding and the verification are the flows' (``AttestKitFlows/AssertionHeaders``,
-/// ``AttestKitFlows/AssertionBinding``, ``AttestKitFlows/AssertionGate``); refusals become ``APIError``s once:
+/// The headers, the binding and the verification are the flows' (`AssertionHeaders`,
+/// `AssertionBinding`, `AssertionGate`); refusals become ``APIError``s once:
 /// 401 `assertion_required` without the headers, 400 for malformed headers, 403 for a failed verification (`signature_invalid`, `key_not_found`, `key_revoked`, `challenge_*`,
 /// `timestamp_outside_window`), 409 for a replay (`counter_not_increasing`, `challenge_consumed`), 413 for a body
 /// over the limit.
@@ -25,31 +30,46 @@ public import Hummingbird
 /// ```
 public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddleware {
     /// The gate that decides.
-    public let gate: AssertionGate
+    public var gate: AssertionGate { routeGuard.gate }
     /// The largest body hashed, in bytes.
     public let bodyLimit: Int
+    /// The route group's guard: its mode, rollout, least trust, fallbacks (`RouteGuard`).
+    public let routeGuard: RouteGuard
+    /// The rollout subject of a request (a user id, say), or `nil` to use the key id it sends.
+    public let subject: (@Sendable (Request, Context) -> String?)?
 
-    /// Creates the middleware.
+    /// Creates the middleware: enforced for everyone, App Attest only.
     public init(gate: AssertionGate, bodyLimit: Int = 65_536) {
-        self.gate = gate
-        self.bodyLimit = bodyLimit
+        self.init(guard: RouteGuard(gate: gate), bodyLimit: bodyLimit)
     }
 
-    /// Verifies the request's assertion, then calls `next` with the key on the context.
+    /// Creates the middleware of a route group guarded by `routeGuard` (mode, rollout, least trust, DeviceCheck and
+    /// debug-token fallbacks), placing requests in the rollout by `subject` (`nil`: by the key id sent).
+    public init(
+        guard routeGuard: RouteGuard, bodyLimit: Int = 65_536,
+        subject: (@Sendable (Request, Context) -> String?)? = nil
+    ) {
+        self.routeGuard = routeGuard
+        self.bodyLimit = bodyLimit
+        self.subject = subject
+    }
+
+    /// Decides about the request (`RouteGuard`), then calls `next` with the decision on the context
+    /// (``AttestedRequestContext/attestation``) and the verified key (``AttestedRequestContext/attestedKey``).
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
+        guard routeGuard.readsRequests else { return try await next(request, context) }
         var request = request
         var context = context
         do {
-            let headers = try AssertionHeaders { AttestKitHeaders.value($0, in: request.headers) }
             let body = try await request.collectBody(upTo: bodyLimit)
-            let binding = try AssertionBinding(
-                method: request.method.rawValue, target: request.head.path ?? "/", body: body.readableBytesView,
-                freshness: headers.freshness)
-            context.attestedKey = try await gate.verify(
-                keyID: headers.keyID, assertion: headers.assertion, binding: binding
-            ).key
+            let headers = request.headers
+            let attestation = try await routeGuard.check(
+                lookup: { AttestKitHeaders.value($0, in: headers) }, method: request.method.rawValue,
+                target: request.head.path ?? "/", body: body.readableBytesView, subject: subject?(request, context))
+            context.attestation = attestation
+            context.attestedKey = attestation.key
         } catch {
             // The flows throw FlowErrors and a body over the limit a NIOTooManyBytesError, neither of them an
             // HTTPResponseError: unmapped, an application's router would answer 500 (or a bare 413). Mapped here, as

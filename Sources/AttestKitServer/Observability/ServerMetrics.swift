@@ -5,6 +5,7 @@ import CoreMetrics
 import Foundation
 import Metrics
 public import Prometheus
+import X509
 
 /// The service's metrics, recorded through swift-metrics into its own Prometheus registry (not the process-wide
 /// `MetricsSystem`, so that several servers, as in tests, keep separate counts) and exposed at `/metrics`.
@@ -15,27 +16,102 @@ public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     /// The flows' metrics (verifications, rate limits, receipt refreshes, risk), recorded into the same registry.
     public let flows: FlowMetrics
-    private let factory: PrometheusMetricsFactory
+    private let factory: DocumentedMetricsFactory
 
-    /// Creates metrics over a new registry.
+    /// Creates metrics over a new registry, with every series an alert rule reads present from the start (at zero).
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
-            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
-        ]
+        let factory = DocumentedMetricsFactory(
+            registry: registry,
+            durationBuckets: [
+                .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+                .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+            ],
+            valueBuckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000])
         self.factory = factory
         self.flows = FlowMetrics(factory: factory)
+        initialiseSeries()
     }
 
-    /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`.
-    func request(route: String, method: String, status: Int) {
+    /// Creates, at zero, the series the alert rules of `deploy/prometheus/` read, so that a rate is defined from
+    /// the first scrape rather than after the first event.
+    private func initialiseSeries() {
+        for kind in ["attestation", "assertion"] {
+            counter("attestkit_verifications_total", [("kind", kind), ("outcome", "accepted"), ("code", "")])
+            for code in Self.watchedCodes {
+                counter("attestkit_verifications_total", [("kind", kind), ("outcome", "rejected"), ("code", code)])
+            }
+        }
+        for result in ["refreshed", "not_modified", "error"] {
+            counter("attestkit_receipt_refresh_total", [("result", result)])
+        }
+        for operation in ["query", "update", "validate"] {
+            for outcome in ["ok", "rate_limited", "service_unavailable", "server_error"] {
+                counter("attestkit_devicecheck_requests_total", [("operation", operation), ("outcome", outcome)])
+            }
+        }
+        for limit in ["attestations_per_ip", "attestations_per_app", "challenges_per_ip"] {
+            counter("attestkit_rate_limited_total", [("limit", limit)])
+        }
+        counter("attestkit_storage_errors_total", [])
+        for trust in [TrustLevel.appAttest, .debug] {
+            counter("attestkit_tokens_issued_total", [("trust", trust.rawValue)])
+        }
+        for environment in AppAttestEnvironment.allCases {
+            counter("attestkit_risk_metric_above_threshold_total", [("environment", environment.rawValue)])
+        }
+        Gauge(label: "attestkit_storage_up", factory: factory).record(1)
+    }
+
+    /// The rejection codes whose series exist from the start: replays, signatures, keys, challenges, freshness.
+    static let watchedCodes = [
+        "counter_not_increasing", "challenge_consumed", "signature_invalid", "key_not_found", "key_revoked",
+        "challenge_not_found", "challenge_expired", "timestamp_outside_window", "certificate_untrusted",
+        "nonce_mismatch", "app_id_mismatch", "policy_validation_category", "policy_os_version",
+    ]
+
+    private func counter(_ label: String, _ dimensions: [(String, String)]) {
+        Counter(label: label, dimensions: dimensions, factory: factory).increment(by: 0)
+    }
+
+    /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`, in `duration`.
+    func request(route: String, method: String, status: Int, duration: Duration = .zero) {
         Counter(
             label: "attestkit_http_requests_total",
             dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory
         ).increment()
+        Metrics.Timer(
+            label: "attestkit_http_request_duration_seconds", dimensions: [("route", route), ("method", method)],
+            factory: factory
+        ).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// The store answered (`true`) or not the last check (`/ready`, `/metrics`, the dashboard).
+    func storage(up: Bool) {
+        Gauge(label: "attestkit_storage_up", factory: factory).record(up ? 1 : 0)
+    }
+
+    /// A request answered 503 because storage was unavailable.
+    func storageError() {
+        Counter(label: "attestkit_storage_errors_total", factory: factory).increment()
+    }
+
+    /// When the trust anchors expire.
+    func trustAnchors(_ anchors: TrustAnchors) {
+        for (name, anchor) in [("attestation", anchors.attestation), ("receipt", anchors.receipt)] {
+            Gauge(
+                label: "attestkit_trust_anchor_expiry_timestamp_seconds", dimensions: [("anchor", name)],
+                factory: factory
+            )
+            .record(anchor.certificate.notValidAfter.timeIntervalSince1970)
+        }
+    }
+
+    /// An operator dashboard login: `ok`, `refused` or `rate_limited`.
+    func dashboardLogin(_ result: String) {
+        Counter(label: "attestkit_dashboard_logins_total", dimensions: [("result", result)], factory: factory)
+            .increment()
     }
 
     /// One DeviceCheck call and its outcome (`ok` or an error code).

@@ -28,7 +28,7 @@ extension AttestKitAPI {
     }
 
     /// The client data to verify and the freshness to enforce, from raw `clientData` or from the request parts
-    /// (the flows' ``AssertionBinding`` decides; this only picks the JSON fields).
+    /// (the flows' `AssertionBinding` decides; this only picks the JSON fields).
     static func binding(of body: AssertionRequest, limit: Int) throws(FlowError) -> AssertionBinding {
         let challengeID = try body.challengeId.map { text throws(FlowError) in try Field.challengeID(text) }
         switch (body.clientData, body.request) {

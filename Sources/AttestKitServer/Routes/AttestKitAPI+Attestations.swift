@@ -15,11 +15,25 @@ extension AttestKitAPI {
         let keyID = try Field.keyID(body.keyId)
         let attestation = try Field.bytes(body.attestation, "attestation", maximum: configuration.bodyLimit)
         let challengeID = try Field.challengeID(body.challengeId)
+        return try await registering(context) { admit throws(FlowError) in
+            let record = try await registrar.register(
+                keyID: keyID, attestation: attestation, challengeID: challengeID, now: now(), admit: admit)
+            return (record, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
+        }
+    }
+
+    /// Runs a registration (`POST /v1/attestations`, `POST /v1/key-attestations`) with the per-app budget as its
+    /// `admit` hook, counts and logs its outcome (both are attestation verifications, for the metrics and alerts),
+    /// and answers 201 with the record it returns.
+    func registering(
+        _ context: RouteContext,
+        _ register: (_ admit: (AppID) async throws(FlowError) -> Void) async throws(FlowError) -> (
+            KeyRecord, KeyRecordResponse
+        )
+    ) async throws -> Response {
         let start = ContinuousClock.now
         do {
-            let record = try await registrar.register(
-                keyID: keyID, attestation: attestation, challengeID: challengeID, now: now()
-            ) { appID throws(FlowError) in
+            let (record, answer) = try await register { appID throws(FlowError) in
                 // Per-app budget against token farming: counted on verified attestations only, so that forged
                 // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
                 // database share it.
@@ -28,13 +42,15 @@ extension AttestKitAPI {
                     name: "attestations_per_app")
             }
             metrics.flows.verification("attestation", code: nil, duration: ContinuousClock.now - start)
+            metrics.flows.keyRegistered(
+                environment: record.environment, validationCategory: record.validationCategory)
             context.logger.info(
                 "key registered",
                 metadata: [
                     "keyId": "\(record.keyID)", "appId": "\(record.appID)",
-                    "environment": "\(record.environment.rawValue)",
+                    "environment": "\(record.environment.rawValue)", "appKeyBound": "\(record.appKey != nil)",
                 ])
-            return JSONResponse.make(.created, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
+            return JSONResponse.make(.created, answer)
         } catch {
             let failure = APIError(any: error)
             metrics.flows.verification("attestation", code: failure.code, duration: ContinuousClock.now - start)

@@ -5,7 +5,7 @@ import Foundation
 import Hummingbird
 
 extension AttestKitAPI {
-    /// `POST /v1/challenges`: the flows' ``ChallengeIssuer`` behind the per-IP limit.
+    /// `POST /v1/challenges`: the flows' `ChallengeIssuer` behind the per-IP limit.
     func issueChallenge(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
         try limit(challengesPerIP, clientKey(request, context), name: "challenges_per_ip")

@@ -2,6 +2,7 @@ import AttestKitApple
 import AttestKitFlows
 import AttestKitWire
 import Hummingbird
+import Logging
 
 extension AttestKitAPI {
     /// `POST /v1/devicecheck/query`.
@@ -21,8 +22,18 @@ extension AttestKitAPI {
                 state: configuration.deviceCheckStates?.name(bit0: result.bit0, bit1: result.bit1)))
     }
 
-    /// `POST /v1/devicecheck/update`.
+    /// `POST /v1/devicecheck/update` (backend): refuses to move a device out of the `banned` state.
     func deviceCheckUpdate(_ request: Request, _ context: RouteContext) async throws -> Response {
+        try await deviceCheckUpdate(request, context, mayUnban: false)
+    }
+
+    /// `POST /v1/devicecheck/unban` (operator): an update that may move a device out of the `banned` state.
+    func deviceCheckUnban(_ request: Request, _ context: RouteContext) async throws -> Response {
+        try await deviceCheckUpdate(request, context, mayUnban: true)
+    }
+
+    private func deviceCheckUpdate(_ request: Request, _ context: RouteContext, mayUnban: Bool) async throws -> Response
+    {
         var request = request
         let client = try deviceCheckClient()
         let body = try await JSONRequest.decode(
@@ -44,9 +55,23 @@ extension AttestKitAPI {
         guard bits.bit0 != nil || bits.bit1 != nil else {
             throw APIError.invalidField("bit0", "give bit0, bit1, both, or a state")
         }
+        if !mayUnban, let states = configuration.deviceCheckStates, states.bits(of: DeviceCheckStates.bannedName) != nil
+        {
+            // Banned is sticky for the backend: read the device's state first (Apple offers no compare-and-set).
+            let current = try await calling("query") { () async throws(AppleServiceError) in
+                try await client.query(deviceToken: token, logger: context.logger)
+            }
+            let next = (bits.bit0 ?? current.bit0, bits.bit1 ?? current.bit1)
+            if states.isBanned(bit0: current.bit0, bit1: current.bit1), !states.isBanned(bit0: next.0, bit1: next.1) {
+                throw APIError(
+                    .forbidden, "devicecheck_unban_requires_admin",
+                    "the device is banned; only the operator (POST /v1/devicecheck/unban, admin token) lifts a ban")
+            }
+        }
         try await calling("update") { () async throws(AppleServiceError) in
             try await client.update(deviceToken: token, bit0: bits.bit0, bit1: bits.bit1, logger: context.logger)
         }
+        if mayUnban { context.logger.notice("devicecheck state set by the operator") }
         return JSONResponse.make(.ok, DeviceCheckUpdateResponse(updated: true))
     }
 

@@ -15,6 +15,7 @@ struct AttestKitAPI: Sendable {
     let store: any AttestationStore
     let challenges: ChallengeIssuer
     let registrar: AttestationRegistrar
+    let keyAttestation: KeyAttestation
     let keys: KeyAdministration
     let gate: AssertionGate
     let tokens: TokenService?
@@ -22,6 +23,8 @@ struct AttestKitAPI: Sendable {
     let metrics: ServerMetrics
     let attestationsPerIP: RateLimiter
     let challengesPerIP: RateLimiter
+    let dashboardLoginsPerIP: RateLimiter
+    let dashboardHistory = DashboardHistory()
     let credentials: Credentials
     let clientAddress: ClientAddress
     let now: @Sendable () -> Date
@@ -38,6 +41,7 @@ struct AttestKitAPI: Sendable {
     static let endpoints: [Endpoint] = [
         Endpoint(method: .post, path: "/v1/challenges", audience: .app) { $0.issueChallenge },
         Endpoint(method: .post, path: "/v1/attestations", audience: .app) { $0.attest },
+        Endpoint(method: .post, path: "/v1/key-attestations", audience: .app) { $0.attestKey },
         Endpoint(method: .post, path: "/v1/assertions/verify", audience: .backend) { $0.verifyAssertion },
         Endpoint(method: .post, path: "/v1/devicecheck/query", audience: .backend) { $0.deviceCheckQuery },
         Endpoint(method: .post, path: "/v1/devicecheck/update", audience: .backend) { $0.deviceCheckUpdate },
@@ -47,9 +51,13 @@ struct AttestKitAPI: Sendable {
         Endpoint(method: .get, path: "/.well-known/jwks.json", audience: .anyone) { $0.tokenKeys },
         Endpoint(method: .get, path: "/v1/keys/{keyId}", audience: .operator) { $0.adminKey },
         Endpoint(method: .post, path: "/v1/keys/{keyId}/revoke", audience: .operator) { $0.adminRevoke },
+        Endpoint(method: .post, path: "/v1/devicecheck/unban", audience: .operator) { $0.deviceCheckUnban },
         Endpoint(method: .get, path: "/health", audience: .probe) { $0.health },
         Endpoint(method: .get, path: "/ready", audience: .probe) { $0.ready },
         Endpoint(method: .get, path: "/metrics", audience: .monitoring) { $0.metricsExposition },
+        Endpoint(method: .get, path: "/dashboard", audience: .dashboard) { $0.dashboard },
+        Endpoint(method: .get, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLoginForm },
+        Endpoint(method: .post, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLogin },
     ]
 
     /// Every route as `METHOD /path`, derived from ``endpoints``. The OpenAPI document must list the same.
@@ -70,8 +78,9 @@ struct AttestKitAPI: Sendable {
             let handler = endpoint.handler(self)
             let audience = endpoint.audience
             let credentials = self.credentials
+            let metrics = self.metrics
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
-                try audience.authorize(request, credentials: credentials)
+                if let redirect = try Self.authorize(audience, request, credentials) { return redirect }
                 do {
                     // The request's store calls share one deadline, also where the routes are mounted on an
                     // application's router (under the server's request middleware, its earlier start is kept).
@@ -79,19 +88,34 @@ struct AttestKitAPI: Sendable {
                         try await handler(request, RouteContext(context))
                     }
                 } catch {
-                    throw Self.answer(error, logger: context.logger)
+                    throw Self.answer(error, logger: context.logger, metrics: metrics)
                 }
             }
+        }
+    }
+
+    /// Checks the request's credential for `audience`; a browser without a dashboard session is sent to the login
+    /// form (the redirect returned), tools get the 401.
+    static func authorize(
+        _ audience: RouteAudience, _ request: Request, _ credentials: Credentials
+    ) throws(APIError) -> Response? {
+        do {
+            try audience.authorize(request, credentials: credentials)
+            return nil
+        } catch {
+            guard audience == .dashboard, error.status == .unauthorized, acceptsHTML(request) else { throw error }
+            return redirect(to: "dashboard/login")
         }
     }
 
     /// The one mapping of a handler's error to its answer: ``APIError/init(any:)``, logging what the operator needs
     /// when storage fails (the store's reason names the operation and the error class, `SQLite database or disk is
     /// full`, never a query or a value).
-    static func answer(_ error: any Error, logger: Logger) -> APIError {
+    static func answer(_ error: any Error, logger: Logger, metrics: ServerMetrics? = nil) -> APIError {
         let failure = APIError(any: error)
         let store = (error as? StoreError) ?? ((error as? FlowError)?.underlying as? StoreError)
         if let store, failure.status == .serviceUnavailable {
+            metrics?.storageError()
             logger.error(
                 "storage unavailable: answering 503", metadata: ["code": "\(store.code)", "reason": "\(store.reason)"])
         }
@@ -154,7 +178,9 @@ struct AttestKitAPI: Sendable {
     private func ready(_: Request, _: RouteContext) async throws -> Response {
         do {
             _ = try await store.keyCounts()
+            metrics.storage(up: true)
         } catch {
+            metrics.storage(up: false)
             throw APIError(.serviceUnavailable, "storage_unavailable", "storage is unavailable")
         }
         return JSONResponse.make(.ok, ["status": "ready"])
@@ -162,11 +188,23 @@ struct AttestKitAPI: Sendable {
 
     /// The Prometheus exposition, with the key gauges refreshed from the store.
     private func metricsExposition(_: Request, _: RouteContext) async -> Response {
-        if let counts = try? await store.keyCounts() { metrics.keys(counts) }
+        await refreshGauges()
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(
             status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+    }
+}
+
+extension AttestKitAPI {
+    /// Refreshes the gauges read from the store (keys by environment and state, storage up) before they are read.
+    func refreshGauges() async {
+        if let counts = try? await store.keyCounts() {
+            metrics.keys(counts)
+            metrics.storage(up: true)
+        } else {
+            metrics.storage(up: false)
+        }
     }
 }
 

@@ -2,7 +2,7 @@ public import Hummingbird
 
 /// The HTTP API's routes, to mount on an application's own router, in the manner of Hummingbird's
 /// `RouterController`: challenges, attestations, assertion checks, DeviceCheck, key administration, probes and
-/// metrics, each behind the check of its audience (``RouteAudience``, exactly as on ``AttestKitServer``'s own
+/// metrics, each behind the check of its audience (the route's audience, exactly as on ``AttestKitServer``'s own
 /// listener).
 ///
 /// Errors are answered with the API's JSON envelope by the routes themselves (``APIError``), so the application's

@@ -30,6 +30,8 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
     public let bundleVersion: String?
     /// iOS 27+: the launch validation category reported at attestation.
     public let validationCategory: UInt32?
+    /// The app key a key attestation bound to this key, or `nil` when it was registered by a plain attestation.
+    public let appKey: AppKey?
     /// When the key was registered.
     public let createdAt: Date
     /// When the counter last advanced, or `nil` before the first assertion.
@@ -44,7 +46,7 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
     package init(
         keyID: KeyID, publicKeyX963: [UInt8], appID: AppID, environment: AppAttestEnvironment, counter: UInt32,
         receipt: [UInt8]?, receiptCreatedAt: Date?, receiptRefreshAt: Date?, riskMetric: Int?,
-        osVersion: String?, bundleVersion: String?, validationCategory: UInt32?, createdAt: Date,
+        osVersion: String?, bundleVersion: String?, validationCategory: UInt32?, appKey: AppKey?, createdAt: Date,
         lastAssertionAt: Date?, revokedAt: Date?
     ) {
         self.keyID = keyID
@@ -59,6 +61,7 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
         self.osVersion = osVersion
         self.bundleVersion = bundleVersion
         self.validationCategory = validationCategory
+        self.appKey = appKey
         self.createdAt = createdAt
         self.lastAssertionAt = lastAssertionAt
         self.revokedAt = revokedAt
@@ -71,11 +74,12 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
             environment: registration.environment, counter: 0, receipt: registration.receipt,
             receiptCreatedAt: registration.receiptCreatedAt, receiptRefreshAt: registration.receiptRefreshAt,
             riskMetric: nil, osVersion: registration.osVersion, bundleVersion: registration.bundleVersion,
-            validationCategory: registration.validationCategory, createdAt: now, lastAssertionAt: nil,
+            validationCategory: registration.validationCategory, appKey: registration.appKey, createdAt: now,
+            lastAssertionAt: nil,
             revokedAt: nil)
     }
 
-    /// The App ID, environment, counter, state and times; never the key, its identifier or the receipt.
+    /// The App ID, environment, counter, state and times; never the key, its identifier, the app key or the receipt.
     public var description: String {
         var text = "KeyRecord(appID: \(appID), environment: \(environment.rawValue), counter: \(counter), "
         text += "state: \(state), createdAt: \(createdAt)"

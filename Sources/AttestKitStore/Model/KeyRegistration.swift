@@ -4,7 +4,7 @@ public import Foundation
 
 /// What a store needs to register a freshly attested key.
 ///
-/// Build one from a ``VerifiedAttestation`` with ``init(_:receiptRefreshAt:)``, or from its parts. The
+/// Build one from a `VerifiedAttestation` with ``init(_:receiptRefreshAt:appKey:)``, or from its parts. The
 /// initialisers check every field (the public key is a P-256 point whose SHA-256 is the key identifier,
 /// versions are short printable text, the receipt is bounded) so nothing malformed reaches a database.
 public struct KeyRegistration: Sendable, Hashable {
@@ -28,6 +28,8 @@ public struct KeyRegistration: Sendable, Hashable {
     public let bundleVersion: String?
     /// iOS 27+: the validation category from the authenticator data extensions.
     public let validationCategory: UInt32?
+    /// The app key a key attestation bound to this key, when it was registered by one.
+    public let appKey: AppKey?
 
     /// Creates a registration from its parts.
     ///
@@ -44,7 +46,8 @@ public struct KeyRegistration: Sendable, Hashable {
         receiptRefreshAt: Date? = nil,
         osVersion: String? = nil,
         bundleVersion: String? = nil,
-        validationCategory: UInt32? = nil
+        validationCategory: UInt32? = nil,
+        appKey: AppKey? = nil
     ) throws(StoreError) {
         guard publicKeyX963.count == 65, publicKeyX963.first == 0x04,
             let key = try? P256.Signing.PublicKey(x963Representation: publicKeyX963)
@@ -70,12 +73,14 @@ public struct KeyRegistration: Sendable, Hashable {
         self.osVersion = osVersion
         self.bundleVersion = bundleVersion
         self.validationCategory = validationCategory
+        self.appKey = appKey
     }
 
-    /// The registration of a verified attestation, its receipt due for exchange at once.
+    /// The registration of a verified attestation, its receipt due for exchange at once, with the app key a key
+    /// attestation bound to it.
     /// - Throws: ``StoreError/Code/invalidInput`` as the memberwise initialiser does.
-    public init(_ attestation: VerifiedAttestation) throws(StoreError) {
-        try self.init(attestation, receiptRefreshAt: attestation.receipt?.creationTime)
+    public init(_ attestation: VerifiedAttestation, appKey: AppKey? = nil) throws(StoreError) {
+        try self.init(attestation, receiptRefreshAt: attestation.receipt?.creationTime, appKey: appKey)
     }
 
     /// The registration of a verified attestation.
@@ -83,8 +88,9 @@ public struct KeyRegistration: Sendable, Hashable {
     /// - Parameters:
     ///   - attestation: The verifier's result.
     ///   - receiptRefreshAt: When to first exchange the receipt with Apple, or `nil` for never.
+    ///   - appKey: The app key a key attestation bound to the key, if any.
     /// - Throws: ``StoreError/Code/invalidInput`` as the memberwise initialiser does.
-    public init(_ attestation: VerifiedAttestation, receiptRefreshAt: Date?) throws(StoreError) {
+    public init(_ attestation: VerifiedAttestation, receiptRefreshAt: Date?, appKey: AppKey? = nil) throws(StoreError) {
         try self.init(
             keyID: attestation.keyID,
             publicKeyX963: attestation.publicKeyX963,
@@ -95,6 +101,7 @@ public struct KeyRegistration: Sendable, Hashable {
             receiptRefreshAt: receiptRefreshAt,
             osVersion: attestation.osVersion,
             bundleVersion: attestation.bundleVersion,
-            validationCategory: attestation.validationCategory)
+            validationCategory: attestation.validationCategory,
+            appKey: appKey)
     }
 }

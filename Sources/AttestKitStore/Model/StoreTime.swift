@@ -2,7 +2,7 @@ import Foundation
 
 /// Times as every backend stores them: whole milliseconds since 1970, in a signed 64-bit integer.
 ///
-/// Every ``Date`` that enters a store is rounded to the millisecond first, so the in-memory, SQLite and
+/// Every `Date` that enters a store is rounded to the millisecond first, so the in-memory, SQLite and
 /// PostgreSQL backends compare and return exactly the same instants.
 enum StoreTime {
     /// The latest instant a store accepts: 9999-12-31T23:59:59.999Z.

@@ -94,6 +94,13 @@ struct PostgresSchema: Sendable {
                 """,
                 "CREATE INDEX consumed_tokens_expiry ON \(table("consumed_tokens")) (expires_at_ms)",
             ],
+            // 4: the app key a key attestation bound to the key (SubjectPublicKeyInfo DER).
+            [
+                """
+                ALTER TABLE \(table("keys")) ADD COLUMN app_key BYTEA
+                    CHECK (app_key IS NULL OR octet_length(app_key) BETWEEN 1 AND 1024)
+                """
+            ],
         ]
     }
 

@@ -95,16 +95,16 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
             .integer(try StoreTime.milliseconds(ifPresent: registration.receiptRefreshAt, "receiptRefreshAt")),
             .text(registration.osVersion), .text(registration.bundleVersion),
             .integer(registration.validationCategory.map { Int64($0) }),
-            .integer(try StoreTime.milliseconds(now, "now")),
+            .integer(try StoreTime.milliseconds(now, "now")), .bytes(registration.appKey?.der),
         ]
-        let values = (1...4).map(parameter) + ["0"] + (5...11).map(parameter)
+        let values = (1...4).map(parameter) + ["0"] + (5...12).map(parameter)
         let rows = try await executor.query(
             "registering a key",
             SQLStatement(
                 """
                 INSERT INTO \(executor.table("keys")) (key_id, public_key, app_id, environment, counter, receipt,
                     receipt_created_at_ms, receipt_refresh_at_ms, os_version, bundle_version, validation_category,
-                    created_at_ms)
+                    created_at_ms, app_key)
                 VALUES (\(values.joined(separator: ", "))) ON CONFLICT (key_id) DO NOTHING
                 RETURNING \(StoreColumns.key)
                 """, binds), access: .write)

@@ -18,7 +18,7 @@ enum StoreColumns {
     static let key = """
         key_id, public_key, app_id, environment, counter, receipt, receipt_created_at_ms, receipt_refresh_at_ms, \
         risk_metric, os_version, bundle_version, validation_category, created_at_ms, last_assertion_at_ms, \
-        revoked_at_ms
+        revoked_at_ms, app_key
         """
     /// Every column of `challenges`.
     static let challenge = "id, challenge, purpose, key_id, created_at_ms, expires_at_ms, consumed_at_ms"
@@ -66,6 +66,11 @@ extension StoreRow {
             throw malformed("environment")
         }
         guard let counter = try uint32("counter") else { throw malformed("counter") }
+        var appKey: AppKey?
+        if let der = try bytes("app_key") {
+            guard let parsed = try? AppKey(subjectPublicKeyInfo: der) else { throw malformed("app_key") }
+            appKey = parsed
+        }
         return KeyRecord(
             keyID: keyID,
             publicKeyX963: try requiredBytes("public_key"),
@@ -79,6 +84,7 @@ extension StoreRow {
             osVersion: try text("os_version"),
             bundleVersion: try text("bundle_version"),
             validationCategory: try uint32("validation_category"),
+            appKey: appKey,
             createdAt: StoreTime.date(try requiredInteger("created_at_ms")),
             lastAssertionAt: StoreTime.date(ifPresent: try integer("last_assertion_at_ms")),
             revokedAt: StoreTime.date(ifPresent: try integer("revoked_at_ms")))

@@ -82,6 +82,8 @@ enum SQLiteSchema {
             """,
             "CREATE INDEX consumed_tokens_expiry ON consumed_tokens (expires_at_ms)",
         ],
+        // 4: the app key a key attestation bound to the key (SubjectPublicKeyInfo DER).
+        ["ALTER TABLE keys ADD COLUMN app_key BLOB CHECK (app_key IS NULL OR length(app_key) BETWEEN 1 AND 1024)"],
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.

@@ -1,3 +1,4 @@
+public import AttestKitFlows
 public import AttestKitStore
 public import Vapor
 
@@ -17,7 +18,19 @@ public struct AttestKitRequest: Sendable {
     /// The application's flows, or `nil` before they are configured.
     public var services: AttestKitServices? { request.application.attestKit }
 
-    func setKey(_ key: KeyRecord) { request.storage[VerifiedKeyKey.self] = key }
+    /// What ``AttestKitMiddleware`` decided (trust level, step-up, a reported refusal), or `nil` on a route it does
+    /// not guard.
+    public var attestation: RequestAttestation? { request.storage[AttestationKey.self] }
+
+    func setAttestation(_ attestation: RequestAttestation) {
+        request.storage[AttestationKey.self] = attestation
+        if let key = attestation.key { request.storage[VerifiedKeyKey.self] = key }
+    }
+}
+
+/// Where the guard's decision lives in `Request.storage`.
+struct AttestationKey: StorageKey {
+    typealias Value = RequestAttestation
 }
 
 /// Where the verified key lives in `Request.storage`.

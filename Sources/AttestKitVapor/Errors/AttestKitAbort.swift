@@ -4,8 +4,8 @@ import Foundation
 import NIOHTTP1
 public import Vapor
 
-/// The one place a ``AttestKitFlows/FlowError`` becomes Vapor's HTTP: the status from its kind
-/// (``AttestKitFlows/FlowError/Kind/httpStatus``, the table the Hummingbird edge uses too), `Retry-After` where the
+/// The one place a `FlowError` becomes Vapor's HTTP: the status from its kind
+/// (`FlowError.Kind.httpStatus`, the table the Hummingbird edge uses too), `Retry-After` where the
 /// kind carries one, and the body `{"error": {"code": "...", "message": "..."}}` with the service's codes.
 ///
 /// It is an `AbortError` (so Vapor's `ErrorMiddleware` gives the right status when one escapes) and writes the

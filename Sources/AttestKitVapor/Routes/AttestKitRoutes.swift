@@ -6,10 +6,12 @@ import Foundation
 public import Vapor
 
 /// The routes an app mounts to hand out challenges and register keys, with the same JSON messages and answers
-/// as the service's `/v1/challenges` and `/v1/attestations`:
+/// as the service's `/v1/challenges`, `/v1/attestations` and `/v1/key-attestations`:
 ///
 /// - `POST challenges`: `{"purpose": "attest" | "assert", "keyId": "..."}` → 201 with the challenge;
-/// - `POST attestations`: `{"keyId", "attestation", "challengeId"}` → 201 with the key record.
+/// - `POST attestations`: `{"keyId", "attestation", "challengeId"}` → 201 with the key record;
+/// - `POST key-attestations`: `{"keyId", "attestation", "challengeId", "appKey"}` → 201 with the key record and
+///   the bound app key (docs/key-attestation.md).
 ///
 /// ```swift
 /// try app.grouped("v1").register(collection: AttestKitRoutes())
@@ -18,13 +20,16 @@ public struct AttestKitRoutes: RouteCollection {
     /// Creates the collection; its routes use the flows configured on `app.attestKit`.
     public init() {}
 
-    /// Mounts `POST challenges` and `POST attestations` on `routes`.
+    /// Mounts `POST challenges`, `POST attestations` and `POST key-attestations` on `routes`.
     public func boot(routes: any RoutesBuilder) throws {
         routes.on(.POST, "challenges", body: .stream) { request in
             await Self.answer(request) { services in try await Self.issueChallenge(request, services) }
         }
         routes.on(.POST, "attestations", body: .stream) { request in
             await Self.answer(request) { services in try await Self.attest(request, services) }
+        }
+        routes.on(.POST, "key-attestations", body: .stream) { request in
+            await Self.answer(request) { services in try await Self.attestKey(request, services) }
         }
     }
 
@@ -47,6 +52,17 @@ public struct AttestKitRoutes: RouteCollection {
         let record = try await services.registrar.register(
             keyID: keyID, attestation: attestation, challengeID: challengeID, now: Date())
         return try created(KeyRecordResponse(record, policy: services.policy.riskPolicy))
+    }
+
+    static func attestKey(_ request: Request, _ services: AttestKitServices) async throws -> Response {
+        let body = try await decode(KeyAttestationRequest.self, request, services, emptyAsObject: false)
+        let keyID = try Field.keyID(body.keyId)
+        let attestation = try Field.bytes(body.attestation, "attestation", maximum: services.bodyLimit)
+        let challengeID = try Field.challengeID(body.challengeId)
+        let appKey = try Field.bytes(body.appKey, "appKey", maximum: KeyAttestationClientData.maximumAppKeyLength)
+        let registered = try await services.keyAttestation.register(
+            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
+        return try created(registered.response(policy: services.policy.riskPolicy))
     }
 
     /// Runs `route` with the configured flows; any error becomes the AttestKit envelope (``AttestKitAbort``).

@@ -1,8 +1,9 @@
 /// The request headers of an assertion-protected request: the names every middleware reads and every client sends.
 ///
 /// The four App Attest headers carry an assertion bound to the request (``RequestBinding``): the key, the
-/// assertion, and exactly one of the challenge id and the timestamp the client data names. ``deviceToken`` is
-/// for the DeviceCheck fallback, which an app's own server reads and forwards to `POST /v1/devicecheck/validate`.
+/// assertion, and exactly one of the challenge id and the timestamp the client data names. A request without them
+/// may carry ``deviceToken`` (the DeviceCheck fallback of devices without App Attest) or ``debugToken`` (Simulator
+/// and CI builds) instead, at a lower trust level.
 public enum AttestKitHeaderNames: Sendable {
     /// `X-AttestKit-Key-Id`: the key identifier, Base64.
     public static let keyID = "X-AttestKit-Key-Id"
@@ -12,9 +13,12 @@ public enum AttestKitHeaderNames: Sendable {
     public static let challenge = "X-AttestKit-Challenge"
     /// `X-AttestKit-Timestamp`: the Unix milliseconds the client data names.
     public static let timestamp = "X-AttestKit-Timestamp"
-    /// `X-AttestKit-Device-Token`: a DeviceCheck token, Base64 (the DeviceCheck fallback; not read by the
-    /// AttestKit middlewares).
+    /// `X-AttestKit-Device-Token`: a DeviceCheck token, Base64 (the DeviceCheck fallback): the AttestKit
+    /// middlewares validate it with Apple; an app's own server may forward it to `POST /v1/devicecheck/validate`.
     public static let deviceToken = "X-AttestKit-Device-Token"
+    /// `X-AttestKit-Debug-Token`: a debug token of the deployment's allow-list (Simulator and CI builds), accepted
+    /// by the middlewares and `POST /v1/tokens` only where production keys are not allowed.
+    public static let debugToken = "X-AttestKit-Debug-Token"
 
     /// The freshness headers of `freshness`: its name and value (`nil` for ``Freshness/vouchedByCaller``, which
     /// no header carries).

@@ -64,13 +64,16 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
     public var stepUp: Bool
     /// The risk metric history, newest first (the operator's view only).
     public var riskHistory: [RiskEntry]?
+    /// The app key bound to this key by a key attestation (`POST /v1/key-attestations`); absent when none is.
+    public var appKey: AppKey?
 
     /// Creates a key record answer.
     public init(
         keyId: String, appId: String, environment: String, state: String, counter: UInt32, createdAt: String,
         lastAssertionAt: String? = nil, revokedAt: String? = nil, osVersion: String? = nil,
         bundleVersion: String? = nil, validationCategory: UInt32? = nil, receipt: ReceiptInfo? = nil,
-        riskMetric: Int? = nil, riskStatus: String, stepUp: Bool, riskHistory: [RiskEntry]? = nil
+        riskMetric: Int? = nil, riskStatus: String, stepUp: Bool, riskHistory: [RiskEntry]? = nil,
+        appKey: AppKey? = nil
     ) {
         self.keyId = keyId
         self.appId = appId
@@ -88,5 +91,6 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
         self.riskStatus = riskStatus
         self.stepUp = stepUp
         self.riskHistory = riskHistory
+        self.appKey = appKey
     }
 }

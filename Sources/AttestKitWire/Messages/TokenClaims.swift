@@ -8,7 +8,8 @@ public struct TokenClaims: Codable, Sendable, Hashable {
     public var iss: String
     /// `aud`: who the token is for (`tokens.audience`).
     public var aud: String
-    /// `sub`: the App Attest key identifier that proved itself, base64url without padding.
+    /// `sub`: the App Attest key identifier that proved itself, base64url without padding; for a token bought with
+    /// a debug token (``trust`` `debug`), `debug:` and a fingerprint of that debug token instead.
     public var sub: String
     /// `iat`: issued at, Unix seconds.
     public var iat: Int64
@@ -26,11 +27,15 @@ public struct TokenClaims: Codable, Sendable, Hashable {
     public var riskStatus: String
     /// Whether the deployment's risk policy asks for more verification of this key.
     public var stepUp: Bool
+    /// What proved the app when the token was issued: `app_attest` (an App Attest assertion) or `debug` (a debug
+    /// token of a Simulator or CI build, only ever accepted by a deployment that allows no production keys). A
+    /// production backend accepts `app_attest` only.
+    public var trust: String
 
     /// Creates claims.
     public init(
         iss: String, aud: String, sub: String, iat: Int64, exp: Int64, jti: String, appId: String,
-        environment: String, riskMetric: Int?, riskStatus: String, stepUp: Bool
+        environment: String, riskMetric: Int?, riskStatus: String, stepUp: Bool, trust: String
     ) {
         self.iss = iss
         self.aud = aud
@@ -43,5 +48,6 @@ public struct TokenClaims: Codable, Sendable, Hashable {
         self.riskMetric = riskMetric
         self.riskStatus = riskStatus
         self.stepUp = stepUp
+        self.trust = trust
     }
 }

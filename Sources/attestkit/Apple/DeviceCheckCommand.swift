@@ -1,6 +1,8 @@
 import ArgumentParser
 import AsyncHTTPClient
 import AttestKitApple
+import AttestKitServer
+import AttestKitWire
 import Foundation
 
 /// `attestkit devicecheck query|update|validate`: Apple's DeviceCheck two bits from the shell.
@@ -9,9 +11,13 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         commandName: "devicecheck",
         abstract: "Query or update a device's two DeviceCheck bits, or validate a device token, with Apple.",
         discussion: """
-            Each call signs an ES256 provider token with --key-file (never printed) and POSTs to Apple's \
-            DeviceCheck in --environment, or to --base-url (attestkit mock-apple). Apple's errors print as \
-            'CODE (HTTP STATUS): reason - Apple said "TEXT"' and exit 1.
+            Each call signs an ES256 provider token with the Apple key (never printed) and POSTs to Apple's \
+            DeviceCheck in --environment, or to --base-url (attestkit mock-apple). The key and the service are the \
+            settings of attestkit serve: the flags, else ATTESTKIT_APPLE_KEY_FILE, ATTESTKIT_APPLE_KEY_ID, \
+            ATTESTKIT_APPLE_TEAM_ID, ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT, ATTESTKIT_APPLE_DEVICECHECK_URL and \
+            ATTESTKIT_APPLE_TIMEOUT, else the apple section of --config. --json prints the answers of the service's \
+            /v1/devicecheck routes (with the state name of devicecheck.states when configured). Apple's errors \
+            print as 'CODE (HTTP STATUS): reason - Apple said "TEXT"' and exit 1.
             """,
         subcommands: [Query.self, Update.self, Validate.self, ProviderToken.self]
     )
@@ -21,19 +27,23 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The device token: Base64 of DCDevice.generateToken(), no line breaks.")
         var deviceToken: String
 
-        @OptionGroup var key: AppleKeyOptions
-        @OptionGroup var service: AppleServiceOptions
+        @OptionGroup var apple: AppleOptions
+
+        @Flag(name: .long, help: "Print the answer as the service's /v1/devicecheck routes do, in JSON.")
+        var json = false
 
         /// Runs `body` with a client, inside an HTTP client that is shut down afterwards.
-        func withClient<Result: Sendable>(_ body: (DeviceCheckClient) async throws -> Result) async throws -> Result {
-            let tokens = try key.tokens()
-            let configuration =
-                service.trimmedBaseURL.map {
-                    DeviceCheckClient.Configuration(baseURL: $0, transport: service.transport)
-                }
-                ?? DeviceCheckClient.Configuration(environment: service.environment, transport: service.transport)
-            return try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) { http in
-                try await body(DeviceCheckClient(configuration: configuration, tokens: tokens, httpClient: http))
+        /// `body` also gets the state names of `devicecheck.states`, if configured.
+        func withClient<Result: Sendable>(
+            _ body: (DeviceCheckClient, DeviceCheckStates?) async throws -> Result
+        ) async throws -> Result {
+            let settings = try await apple.settings()
+            let tokens = try settings.apple.tokenProvider()
+            return try await HTTPClient.withHTTPClient(configuration: AppleOptions.httpConfiguration) { http in
+                try await body(
+                    DeviceCheckClient(
+                        configuration: settings.apple.deviceCheckConfiguration, tokens: tokens, httpClient: http),
+                    settings.deviceCheckStates)
             }
         }
     }
@@ -46,20 +56,22 @@ struct DeviceCheckCommand: AsyncParsableCommand {
 
         @OptionGroup var common: Common
 
-        @Flag(name: .long, help: "Print JSON: {\"found\", \"bit0\", \"bit1\", \"last_update_time\"}.")
-        var json = false
-
         func run() async throws {
-            let result = try await common.withClient { try await $0.query(deviceToken: common.deviceToken) }
-            if json {
-                let month = result.lastUpdateTime.map { "\"\($0)\"" } ?? "null"
-                print(
-                    "{\"found\":\(result.isFound),\"bit0\":\(result.bit0),\"bit1\":\(result.bit1),"
-                        + "\"last_update_time\":\(month)}")
+            let (result, states) = try await common.withClient { client, states in
+                (try await client.query(deviceToken: common.deviceToken), states)
+            }
+            let state = states?.name(bit0: result.bit0, bit1: result.bit1)
+            if common.json {
+                // The answer of POST /v1/devicecheck/query, field for field.
+                try AppleOptions.printJSON(
+                    DeviceCheckQueryResponse(
+                        found: result.isFound, bit0: result.bit0, bit1: result.bit1,
+                        lastUpdateTime: result.lastUpdateTime?.description, state: state))
             } else if result.isFound {
                 print("bit0: \(result.bit0)")
                 print("bit1: \(result.bit1)")
-                print("last_update_time: \(result.lastUpdateTime?.description ?? "none")")
+                print("lastUpdateTime: \(result.lastUpdateTime?.description ?? "none")")
+                if let state { print("state: \(state)") }
             } else {
                 print("not found: the bits of this device were never set (both read as false)")
             }
@@ -83,9 +95,15 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await common.withClient { try await $0.update(deviceToken: common.deviceToken, bit0: bit0, bit1: bit1) }
+            try await common.withClient { client, _ in
+                try await client.update(deviceToken: common.deviceToken, bit0: bit0, bit1: bit1)
+            }
             let changed = [bit0.map { "bit0=\($0)" }, bit1.map { "bit1=\($0)" }].compactMap { $0 }
-            print("updated: \(changed.joined(separator: " "))")
+            if common.json {
+                try AppleOptions.printJSON(DeviceCheckUpdateResponse(updated: true))
+            } else {
+                print("updated: \(changed.joined(separator: " "))")
+            }
         }
     }
 
@@ -96,8 +114,12 @@ struct DeviceCheckCommand: AsyncParsableCommand {
         @OptionGroup var common: Common
 
         func run() async throws {
-            try await common.withClient { try await $0.validate(deviceToken: common.deviceToken) }
-            print("valid: Apple accepted the device token")
+            try await common.withClient { client, _ in try await client.validate(deviceToken: common.deviceToken) }
+            if common.json {
+                try AppleOptions.printJSON(DeviceCheckValidateResponse(valid: true))
+            } else {
+                print("valid: Apple accepted the device token")
+            }
         }
     }
 
@@ -108,13 +130,13 @@ struct DeviceCheckCommand: AsyncParsableCommand {
             abstract: "Write a provider token (JWT) to a file (mode 0600), for interoperability checks.",
             shouldDisplay: false)
 
-        @OptionGroup var key: AppleKeyOptions
+        @OptionGroup var apple: AppleOptions
 
         @Option(name: .long, help: "The file to write the token to.")
         var out: String
 
         func run() async throws {
-            let token = try await key.tokens().token()
+            let token = try await apple.apple().tokenProvider().token()
             let created = FileManager.default.createFile(
                 atPath: out, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
             guard created else { throw AppleCommandFailure("cannot write \(out)") }

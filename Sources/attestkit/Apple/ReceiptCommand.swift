@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import AttestKit
 import AttestKitApple
+import AttestKitServer
 import Crypto
 import Foundation
 import SwiftASN1
@@ -23,7 +24,14 @@ struct ReceiptCommand: AsyncParsableCommand {
                 --receipt is the raw receipt or its Base64 text (an ATTEST receipt from an attestation, or a \
                 RECEIPT from a previous exchange). It is verified first, which gives the App ID and key the new \
                 receipt must match; the new one is verified before it is printed (and written with --out, Base64). \
-                Before the receipt's Not Before Apple answers 304: 'not_modified' is printed and the exit code is 0.
+                Before the receipt's Not Before Apple answers 304: 'refreshed: false' is printed and the exit code is 0. \
+                The Apple key and the exchange's URL are the settings of attestkit serve: the flags, else \
+                ATTESTKIT_APPLE_KEY_FILE, ATTESTKIT_APPLE_KEY_ID, ATTESTKIT_APPLE_TEAM_ID, \
+                ATTESTKIT_APPLE_RECEIPT_URL and ATTESTKIT_APPLE_TIMEOUT, else the apple section of --config. The \
+                exchange is the receipt's own environment's unless --environment says otherwise. The answer \
+                prints as 'name: value' lines, or with --json as one JSON object, in the API's field names \
+                (refreshed, receiptType, appId, keyId, environment, riskMetric, createdAt, notBefore, expiresAt; \
+                retryAfter when not modified; times as RFC 3339 with milliseconds).
                 """)
 
         @Option(name: .long, help: "The receipt file: raw bytes or Base64.")
@@ -32,8 +40,10 @@ struct ReceiptCommand: AsyncParsableCommand {
         @Option(name: .long, help: "Write the new receipt here, Base64.")
         var out: String?
 
-        @OptionGroup var key: AppleKeyOptions
-        @OptionGroup var service: AppleServiceOptions
+        @Flag(name: .long, help: "Print the answer as one line of JSON, in the API's field names.")
+        var json = false
+
+        @OptionGroup var apple: AppleOptions
         @OptionGroup var roots: RootOptions
 
         func run() async throws {
@@ -48,36 +58,42 @@ struct ReceiptCommand: AsyncParsableCommand {
             }
             let appID = try AppID(stored.appID)
             let keyID = try Self.keyID(in: bytes)
-            let tokens = try key.tokens()
-            let configuration =
-                service.trimmedBaseURL.map {
-                    ReceiptExchangeClient.Configuration(
-                        url: $0 + AppAttestEnvironment.receiptExchangePath, environment: service.environment,
-                        transport: service.transport, receiptAnchor: anchor)
-                }
-                ?? ReceiptExchangeClient.Configuration(
-                    environment: service.environment, transport: service.transport, receiptAnchor: anchor)
-            let result = try await HTTPClient.withHTTPClient(configuration: AppleServiceOptions.httpConfiguration) {
+            let settings = try await apple.apple()
+            let tokens = try settings.tokenProvider()
+            guard let environment = apple.chosenEnvironment ?? Self.environment(of: stored) else {
+                throw AppleCommandFailure("the receipt names no environment: give --environment")
+            }
+            let configuration = settings.receiptExchangeConfiguration(
+                environment: environment, receiptAnchor: anchor, leeway: 300)
+            let result = try await HTTPClient.withHTTPClient(configuration: AppleOptions.httpConfiguration) {
                 http in
                 try await ReceiptExchangeClient(configuration: configuration, tokens: tokens, httpClient: http)
                     .exchange(bytes, appID: appID, keyID: keyID)
             }
+            let answer: ReceiptRefreshAnswer
             switch result {
             case .refreshed(let receipt):
-                print("refreshed: \(receipt.type.rawValue)")
-                print("app_id: \(receipt.appID)")
-                print("risk_metric: \(receipt.riskMetric.map(String.init) ?? "none")")
-                print("creation_time: \(Self.iso(receipt.creationTime))")
-                print("not_before: \(receipt.notBefore.map(Self.iso) ?? "none")")
-                print("expiration_time: \(receipt.expirationTime.map(Self.iso) ?? "none")")
-                print("environment: \(receipt.environment ?? "none")")
+                answer = ReceiptRefreshAnswer(refreshed: receipt, keyID: keyID)
                 if let out {
                     try Data(Base64.encode(receipt.bytes).utf8).write(to: URL(fileURLWithPath: out))
-                    print("wrote the new receipt to \(out)")
                 }
             case .notModified(let retryAfter):
-                print("not_modified: Apple keeps the current receipt until its Not Before")
-                print("retry_after: \(retryAfter.map(Self.iso) ?? "unknown")")
+                answer = ReceiptRefreshAnswer(notModifiedUntil: retryAfter)
+            }
+            if json {
+                try AppleOptions.printJSON(answer)
+            } else {
+                answer.printText()
+                if case .refreshed = result, let out { print("wrote the new receipt to \(out)") }
+            }
+        }
+
+        /// The environment a receipt names (field 7: `production`, or `sandbox` for development).
+        private static func environment(of receipt: Receipt) -> AppAttestEnvironment? {
+            switch receipt.environment {
+            case "production": .production
+            case "sandbox", "development": .development
+            default: nil
             }
         }
 
@@ -104,12 +120,6 @@ struct ReceiptCommand: AsyncParsableCommand {
                 throw AppleCommandFailure("the receipt's attested certificate holds no P-256 key")
             }
             return KeyID(publicKey: key)
-        }
-
-        private static func iso(_ date: Date) -> String {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return formatter.string(from: date)
         }
     }
 }

@@ -3,6 +3,7 @@ import AttestKitServer
 import Configuration
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 import UnixSignals
 
@@ -13,7 +14,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the AttestKit HTTP service (challenges, attestations, assertions, DeviceCheck, key admin).",
         discussion: """
             With no arguments it listens on 127.0.0.1:8080 with SQLite under ./attestkit-data/. Settings come from \
-            flags, then ATTESTKIT_* environment variables, then the JSON file of --config, then defaults; every \
+            flags, then ATTESTKIT_* environment variables, then the files of --secrets-dir (or \
+            ATTESTKIT_SECRETS_DIR: one file per setting, named like admin-token), then the JSON or YAML file of \
+            --config, then defaults; every \
             setting has a dotted key (http.port, apps, storage.url, ...; see docs/service.md 'Configuration') \
             that --set KEY=VALUE sets from the command line. The admin token is read from ATTESTKIT_ADMIN_TOKEN or the file \
             only, never from a flag (command lines are visible to other users). SIGINT or SIGTERM shuts down \
@@ -21,8 +24,13 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "A JSON configuration file.")
+    @Option(name: .long, help: "A configuration file: JSON, or YAML when it ends in .yaml or .yml.")
     var config: String?
+
+    @Option(
+        name: .long,
+        help: "A directory of secret files, one per setting, named like admin-token (default: $ATTESTKIT_SECRETS_DIR).")
+    var secretsDir: String?
 
     @Option(name: .long, help: "The address to bind (http.host).")
     var host: String?
@@ -63,7 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (log.level).")
     var logLevel: String?
 
-    @Option(name: .long, help: "json or text (log.format).")
+    @Option(name: .long, help: "auto (text on a terminal, JSON otherwise), json or text (log.format).")
     var logFormat: String?
 
     @Option(
@@ -74,7 +82,8 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration: ServerConfiguration
         do {
-            configuration = try await ServerConfigurationSource.load(flags: try flags(), file: config)
+            configuration = try await ServerConfigurationSource.load(
+                flags: try flags(), file: config, secretsDirectory: secretsDir)
         } catch {
             throw ServeFailure("configuration: \(error)")
         }
@@ -82,13 +91,17 @@ struct ServeCommand: AsyncParsableCommand {
         let server = try AttestKitServer(configuration: configuration, logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let bound = try await server.boundPort()
-            if let portFile { try Data("\(bound)\n".utf8).write(to: URL(fileURLWithPath: portFile)) }
-            FileHandle.standardOutput.write(
-                Data("attestkit serve listening on http://\(configuration.host):\(bound)\n".utf8))
-            try await tasks.waitForAll()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                let bound = try await server.boundPort()
+                if let portFile { try Data("\(bound)\n".utf8).write(to: URL(fileURLWithPath: portFile)) }
+                FileHandle.standardOutput.write(
+                    Data("attestkit serve listening on http://\(configuration.host):\(bound)\n".utf8))
+                try await tasks.waitForAll()
+            }
+        } catch let error as IOError {
+            throw ServeFailure(ListenFailure.describe(error, configuration: configuration))
         }
     }
 
@@ -123,10 +136,11 @@ struct ServeCommand: AsyncParsableCommand {
         return values.mapValues { ConfigValue(.string($0), isSecret: false) }
     }
 
-    /// The process's logger: JSON lines or text on standard error, at the configured level.
+    /// The process's logger: JSON lines or text on standard error, at the configured level; `auto` writes text to
+    /// a terminal and JSON elsewhere.
     static func logger(_ configuration: ServerConfiguration) -> Logger {
         let level = configuration.logLevel
-        let json = configuration.logFormat == .json
+        let json = configuration.logFormat.resolved(terminal: isatty(STDERR_FILENO) == 1) == .json
         LoggingSystem.bootstrap { label in
             guard json else {
                 var handler = StreamLogHandler.standardError(label: label)

@@ -50,6 +50,6 @@ struct SimulateAssertionCommand: AsyncParsableCommand {
         try device.save(to: URL(fileURLWithPath: state))
         let vector = SimulatedVector.assertion(
             object, device: device, keyID: keyID, clientData: data, previousCounter: previous, fault: common.fault)
-        try SimulationOutput(path: common.out).write(vector, apple: device.apple)
+        try SimulationOutput(path: common.out, json: common.json).write(vector, apple: device.apple)
     }
 }

@@ -10,9 +10,10 @@ struct SimulateAttestationCommand: AsyncParsableCommand {
         commandName: "attestation",
         abstract: "Attest a new key of a simulated device and write the attestation vector.",
         discussion: """
-            --challenge TEXT makes clientDataHash = SHA-256(TEXT), Apple's documented rule; \
-            --client-data-hash B64 passes the bytes as they are. With --state FILE the software Apple and the \
-            device are read from FILE when it exists (created otherwise) and saved back.
+            --challenge B64 takes the challenge exactly as POST /v1/challenges returns it (Base64 bytes) and makes \
+            clientDataHash = SHA-256 of those bytes, Apple's documented rule; --client-data-hash B64 passes the \
+            bytes as they are. With --state FILE the software Apple and the device are read from FILE when it \
+            exists (created otherwise, as by 'simulate device') and saved back.
             """
     )
 
@@ -22,7 +23,9 @@ struct SimulateAttestationCommand: AsyncParsableCommand {
     @Option(name: .long, help: "production or development.", transform: SimulationArguments.environment)
     var environment: AppAttestEnvironment
 
-    @Option(name: .long, help: "The server challenge (UTF-8); clientDataHash = SHA-256 of it.")
+    @Option(
+        name: .long,
+        help: "The server challenge, Base64 as POST /v1/challenges returns it; clientDataHash = SHA-256 of its bytes.")
     var challenge: String?
 
     @Option(name: .long, help: "The exact clientDataHash bytes, Base64.")
@@ -41,15 +44,27 @@ struct SimulateAttestationCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (challenge == nil) != (clientDataHash == nil) else {
-            throw ValidationError("give exactly one of --challenge TEXT or --client-data-hash B64")
+            throw ValidationError("give exactly one of --challenge B64 or --client-data-hash B64")
         }
+        if let challenge, Self.challengeBytes(challenge) == nil {
+            throw ValidationError(
+                "--challenge is the Base64 challenge as POST /v1/challenges returns it, and '\(challenge)' is not "
+                    + "Base64 (to hash other bytes, pass --client-data-hash with their SHA-256)")
+        }
+    }
+
+    /// The bytes of a Base64 (or base64url) challenge, or `nil` when the text is not Base64 or decodes to nothing.
+    static func challengeBytes(_ text: String) -> [UInt8]? {
+        guard let bytes = Base64.decode(text), !bytes.isEmpty else { return nil }
+        return bytes
     }
 
     func run() async throws {
         let time = try common.time()
-        let appID = try AppID(appId)
-        let device = try makeDevice(appID: appID, at: time)
-        let challengeBytes = challenge.map { Array($0.utf8) }
+        let appID = try AppID(validating: appId)
+        let device = try SimulationArguments.device(
+            state: state, appID: appID, environment: environment, seed: seed, iOS27: iOS27, at: time)
+        let challengeBytes = challenge.flatMap(Self.challengeBytes)
         let hash: [UInt8]
         if let challengeBytes {
             hash = Array(SHA256.hash(data: challengeBytes))
@@ -65,22 +80,6 @@ struct SimulateAttestationCommand: AsyncParsableCommand {
         let vector = SimulatedVector.attestation(
             object, device: device, keyID: keyID, clientDataHash: hash, challenge: challengeBytes,
             fault: common.fault, at: time)
-        try SimulationOutput(path: common.out).write(vector, apple: device.apple)
-    }
-
-    /// The state file's device (which must run the same app), or a new device with a new software Apple.
-    private func makeDevice(appID: AppID, at time: Date) throws -> SimulatedDevice {
-        if let state, FileManager.default.fileExists(atPath: state) {
-            let device = try SimulatedDevice.load(from: URL(fileURLWithPath: state))
-            guard device.configuration.appID == appID, device.configuration.environment == environment else {
-                throw SimulationFailure(
-                    "\(state) simulates \(device.configuration.appID) in \(device.configuration.environment.rawValue); "
-                        + "use another --state file for another app or environment")
-            }
-            return device
-        }
-        let apple = try SoftwareApple(seed: seed.map { Array($0.utf8) }, at: time)
-        return SimulatedDevice(
-            apple: apple, configuration: .init(appID: appID, environment: environment, iOS27: iOS27))
+        try SimulationOutput(path: common.out, json: common.json).write(vector, apple: device.apple)
     }
 }

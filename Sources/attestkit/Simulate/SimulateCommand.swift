@@ -13,7 +13,8 @@ struct SimulateCommand: AsyncParsableCommand {
             --state FILE keeps the software Apple and the device (TEST private keys only) between calls.
             """,
         subcommands: [
-            SimulateAttestationCommand.self, SimulateAssertionCommand.self, SimulateReceiptRefreshCommand.self,
+            SimulateDeviceCommand.self, SimulateAttestationCommand.self, SimulateAssertionCommand.self,
+            SimulateReceiptRefreshCommand.self,
         ]
     )
 }

@@ -32,6 +32,6 @@ struct SimulateReceiptRefreshCommand: AsyncParsableCommand {
         let receipt = try device.refreshReceipt(for: keyID, riskMetric: riskMetric, fault: common.fault, at: time)
         try device.save(to: URL(fileURLWithPath: state))
         let vector = SimulatedVector.receipt(receipt, device: device, keyID: keyID, fault: common.fault, at: time)
-        try SimulationOutput(path: common.out).write(vector, apple: device.apple)
+        try SimulationOutput(path: common.out, json: common.json).write(vector, apple: device.apple)
     }
 }

@@ -18,6 +18,9 @@ struct SimulationArguments: ParsableArguments {
         transform: SimulationArguments.fault)
     var fault: SoftwareAppleFault?
 
+    @Flag(name: .long, help: "Print the vector as one JSON line on standard output instead of a summary.")
+    var json = false
+
     /// Parses a fault name.
     static func fault(_ name: String) throws -> SoftwareAppleFault {
         guard let fault = SoftwareAppleFault(rawValue: name) else {
@@ -46,10 +49,30 @@ struct SimulationArguments: ParsableArguments {
         return date
     }
 
+    /// The state file's device (which must run the same app in the same environment), or a new device with a new
+    /// software Apple when there is no state file yet.
+    static func device(
+        state: String?, appID: AppID, environment: AppAttestEnvironment, seed: String?, iOS27: Bool, at time: Date
+    ) throws -> SimulatedDevice {
+        if let state, FileManager.default.fileExists(atPath: state) {
+            let device = try SimulatedDevice.load(from: URL(fileURLWithPath: state))
+            guard device.configuration.appID == appID, device.configuration.environment == environment else {
+                throw SimulationFailure(
+                    "\(state) simulates \(device.configuration.appID) in \(device.configuration.environment.rawValue); "
+                        + "use another --state file for another app or environment")
+            }
+            return device
+        }
+        let apple = try SoftwareApple(seed: seed.map { Array($0.utf8) }, at: time)
+        return SimulatedDevice(
+            apple: apple, configuration: .init(appID: appID, environment: environment, iOS27: iOS27))
+    }
+
     /// Loads the device of a state file.
     static func loadDevice(_ path: String) throws -> SimulatedDevice {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw SimulationFailure("no state file at \(path): run 'attestkit simulate attestation --state \(path)' first")
+            throw SimulationFailure(
+                "no state file at \(path): run 'attestkit simulate attestation --state \(path)' first")
         }
         return try SimulatedDevice.load(from: URL(fileURLWithPath: path))
     }

@@ -6,7 +6,11 @@ struct SimulationOutput {
     /// The output directory.
     let directory: URL
 
-    init(path: String) throws {
+    /// Whether to print the vector as one JSON line rather than a summary.
+    let json: Bool
+
+    init(path: String, json: Bool = false) throws {
+        self.json = json
         directory = URL(fileURLWithPath: path, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -18,14 +22,20 @@ struct SimulationOutput {
         var file: String
     }
 
-    /// Writes `vector` as `NAME.json` (one JSON line), records it in `index.json`, writes both roots as PEM, and
-    /// prints what was written.
-    func write(_ vector: SimulatedVector, apple: SoftwareApple) throws {
+    /// Writes the software Apple's two roots as PEM, `attestation-root.pem` and `receipt-root.pem`.
+    func writeRoots(of apple: SoftwareApple) throws {
         try checkRoots(of: apple)
-        let file = "\(vector.name).json"
-        try Data((try vector.jsonLine() + "\n").utf8).write(to: directory.appendingPathComponent(file))
         try Data(apple.attestationRootPEM.utf8).write(to: directory.appendingPathComponent("attestation-root.pem"))
         try Data(apple.receiptRootPEM.utf8).write(to: directory.appendingPathComponent("receipt-root.pem"))
+    }
+
+    /// Writes `vector` as `NAME.json` (one JSON line), records it in `index.json`, writes both roots as PEM, and
+    /// prints what was written, or the vector's JSON line with `json`.
+    func write(_ vector: SimulatedVector, apple: SoftwareApple) throws {
+        try writeRoots(of: apple)
+        let file = "\(vector.name).json"
+        let line = try vector.jsonLine()
+        try Data((line + "\n").utf8).write(to: directory.appendingPathComponent(file))
 
         let indexURL = directory.appendingPathComponent("index.json")
         var index: [IndexEntry] = []
@@ -38,9 +48,14 @@ struct SimulationOutput {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try encoder.encode(index).write(to: indexURL)
 
+        if json {
+            print(line)
+            return
+        }
         print("\(vector.kind) \(vector.name): expect \(vector.expect)")
         if let keyId = vector.keyId { print("keyId \(keyId)") }
-        print("wrote \(directory.appendingPathComponent(file).path), attestation-root.pem, receipt-root.pem, index.json")
+        print(
+            "wrote \(directory.appendingPathComponent(file).path), attestation-root.pem, receipt-root.pem, index.json")
     }
 
     /// Refuses to mix the vectors of two software Apples in one directory: the roots beside them would verify

@@ -14,6 +14,8 @@ import Synchronization
 ///   query, body, and the timestamp or challenge id) and answers 200 `{"counter": N}` when the service accepts
 ///   the assertion, or the service's refusal as is.
 /// - With `X-AttestKit-Device-Token` it calls `POST /v1/devicecheck/validate`.
+/// - `/v1/rewards` with `Authorization: Bearer <session token>` consumes the token (`POST /v1/tokens/consume`)
+///   and answers the service's answer as is: the claims the first time, 409 `token_consumed` after.
 /// - Without either it answers 401.
 ///
 /// Requests to any other host (the service itself: challenges, attestations) go over URLSession.
@@ -23,6 +25,7 @@ final class AppBackend: HTTPTransport {
     let service: URL
     private let network = URLSessionTransport()
     private let log = Mutex<[Outcome]>([])
+    private let servicePaths = Mutex<[String]>([])
 
     /// What the backend decided about one request.
     struct Outcome: Sendable {
@@ -37,8 +40,14 @@ final class AppBackend: HTTPTransport {
     /// Every request the backend answered, in order.
     var outcomes: [Outcome] { log.withLock { $0 } }
 
+    /// How many requests the app sent to the service at `path` (`/v1/tokens`, ...).
+    func serviceCalls(_ path: String) -> Int { servicePaths.withLock { $0.filter { $0 == path }.count } }
+
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        guard let url = request.url, url.host == Self.host else { return try await network.send(request) }
+        guard let url = request.url, url.host == Self.host else {
+            servicePaths.withLock { $0.append(request.url?.path ?? "") }
+            return try await network.send(request)
+        }
         let headers = request.allHTTPHeaderFields ?? [:]
         func header(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -49,31 +58,33 @@ final class AppBackend: HTTPTransport {
             if let components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
                 target = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
             }
-            var parts: [String: Any] = [
-                "method": request.httpMethod ?? "GET", "target": target,
-                "body": (request.httpBody ?? Data()).base64EncodedString(),
-            ]
-            var body: [String: Any] = ["keyId": keyID, "assertion": assertion]
-            if let timestamp = header(AttestKitHeaderNames.timestamp).flatMap({ Int64($0) }) {
-                parts["timestamp"] = Int(timestamp)
-            }
-            if let challenge = header(AttestKitHeaderNames.challenge) { body["challengeId"] = challenge }
-            body["request"] = parts
+            let timestamp = header(AttestKitHeaderNames.timestamp).flatMap { Int64($0) }
+            let parts = AssertionRequest.Parts(
+                method: request.httpMethod ?? "GET", target: target,
+                body: (request.httpBody ?? Data()).base64EncodedString(), timestamp: timestamp)
+            let body = AssertionRequest(
+                keyId: keyID, assertion: assertion, request: parts,
+                challengeId: header(AttestKitHeaderNames.challenge))
             verify = try Self.post(service.appendingPathComponent("v1/assertions/verify"), body)
+        } else if url.path == "/v1/rewards", let bearer = header("Authorization"), bearer.hasPrefix("Bearer ") {
+            verify = try Self.post(
+                service.appendingPathComponent("v1/tokens/consume"),
+                TokenConsumeRequest(token: String(bearer.dropFirst("Bearer ".count))))
         } else if let token = header(AttestKitHeaderNames.deviceToken) {
-            verify = try Self.post(service.appendingPathComponent("v1/devicecheck/validate"), ["deviceToken": token])
+            verify = try Self.post(
+                service.appendingPathComponent("v1/devicecheck/validate"), DeviceTokenRequest(deviceToken: token))
         } else {
-            return try Self.answer(url, 401, ["error": ["code": "missing_credentials", "message": "no proof"]])
+            return try Self.answer(url, 401, ErrorResponse(code: "missing_credentials", message: "no proof"))
         }
         let (data, response) = try await network.send(verify)
-        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        let code = (json["error"] as? [String: Any])?["code"] as? String
+        let code = (try? WireJSON.decode(ErrorResponse.self, from: data))?.error.code
+        let counter = (try? WireJSON.decode(AssertionResponse.self, from: data)).map { Int($0.counter) }
         let outcome = Outcome(
-            status: response.statusCode, code: code, counter: json["counter"] as? Int,
-            keyID: header(AttestKitHeaderNames.keyID))
+            status: response.statusCode, code: code, counter: counter, keyID: header(AttestKitHeaderNames.keyID))
         log.withLock { $0.append(outcome) }
-        if response.statusCode == 200, json["valid"] as? Bool == false {
-            return try Self.answer(url, 403, ["error": ["code": "device_token_invalid", "message": "invalid"]])
+        let validated = try? WireJSON.decode(DeviceCheckValidateResponse.self, from: data)
+        if response.statusCode == 200, validated?.valid == false {
+            return try Self.answer(url, 403, ErrorResponse(code: "device_token_invalid", message: "invalid"))
         }
         guard
             let http = HTTPURLResponse(
@@ -83,19 +94,27 @@ final class AppBackend: HTTPTransport {
         return (data, http)
     }
 
-    static func post(_ url: URL, _ body: [String: Any]) throws -> URLRequest {
+    static func post(_ url: URL, _ body: some Encodable) throws -> URLRequest {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue(ServeProcess.backendAuthorization, forHTTPHeaderField: "Authorization")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        request.httpBody = try WireJSON.encode(body)
         return request
     }
 
-    static func answer(_ url: URL, _ status: Int, _ body: [String: Any]) throws -> (Data, HTTPURLResponse) {
+    static func answer(_ url: URL, _ status: Int, _ body: ErrorResponse) throws -> (Data, HTTPURLResponse) {
         guard let http = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: nil)
         else { throw URLError(.badServerResponse) }
-        return (try JSONSerialization.data(withJSONObject: body), http)
+        return (body.json, http)
+    }
+
+    /// A reward request of the app, for a limited-use session token: `POST https://app.example/v1/rewards`.
+    static func reward() -> URLRequest {
+        guard let url = URL(string: "https://\(host)/v1/rewards") else { fatalError("the reward URL is valid") }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        return request
     }
 
     /// An order request of the app: `POST https://app.example/v1/orders?coupon=SPRING%2026` with a JSON body.

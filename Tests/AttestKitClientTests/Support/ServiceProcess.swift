@@ -7,7 +7,8 @@ import Foundation
 import Testing
 
 /// `attestkit serve` as a child process on loopback, with SQLite in a temporary directory, trusting a software
-/// Apple; optionally with Apple's DeviceCheck pointed at an in-process mock.
+/// Apple; optionally with Apple's DeviceCheck pointed at an in-process mock, and with session tokens signed by a
+/// key of the test.
 enum ServiceProcess {
     static let appID: AppID = {
         do { return try AppID("ABCDE12345.com.example.client") } catch { fatalError("the test App ID is valid") }
@@ -17,11 +18,19 @@ enum ServiceProcess {
     /// Runs `body` with a started service, then stops it.
     static func with<Result>(
         apple: SoftwareApple, deviceCheckURL: String? = nil, appleKey: P256.Signing.PrivateKey? = nil,
-        _ body: (URL) async throws -> Result
+        tokenKey: P256.Signing.PrivateKey? = nil, debugTokens: [String] = [], _ body: (URL) async throws -> Result
     ) async throws -> Result {
         var arguments: [String] = []
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey-\(UUID().uuidString).p8")
         defer { try? FileManager.default.removeItem(at: keyFile) }
+        let tokenKeyFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tokens-\(UUID().uuidString).pem")
+        defer { try? FileManager.default.removeItem(at: tokenKeyFile) }
+        if let tokenKey {
+            try Data(tokenKey.pemRepresentation.utf8).write(to: tokenKeyFile)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokenKeyFile.path)
+            arguments += ["--set", "tokens.signing-key-file=\(tokenKeyFile.path)"]
+        }
         if let deviceCheckURL, let appleKey {
             try Data(appleKey.pemRepresentation.utf8).write(to: keyFile)
             arguments += [
@@ -32,7 +41,10 @@ enum ServiceProcess {
             ]
         }
         let service = try ServeProcess(
-            apple: apple, appID: appID, arguments: arguments, environment: ["ATTESTKIT_ADMIN_TOKEN": adminToken])
+            apple: apple, appID: appID, arguments: arguments,
+            environment: ["ATTESTKIT_ADMIN_TOKEN": adminToken].merging(
+                debugTokens.isEmpty ? [:] : ["ATTESTKIT_DEBUG_TOKENS": debugTokens.joined(separator: ",")]
+            ) { $1 })
         defer { service.stop() }
         return try await body(try await service.baseURL())
     }

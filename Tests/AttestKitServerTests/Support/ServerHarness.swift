@@ -60,7 +60,11 @@ final class ServerHarness: Sendable {
         var sqliteDirectory: URL?
         /// Session tokens (`tokens.*`); off by default.
         var tokens: TokenService.Configuration?
+        /// `debug.tokens`; none by default.
+        var debugTokens: [String] = []
         var record: ServerConfiguration.RecordSettings?
+        /// The key attestation CA (`key-attestation.*`); off by default.
+        var keyAttestationAuthority: AppKeyAuthority?
     }
 
     enum Target {
@@ -165,7 +169,9 @@ final class ServerHarness: Sendable {
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 configuration.tokens = options.tokens
+                configuration.debugTokens = options.debugTokens
                 configuration.record = options.record
+                configuration.keyAttestationAuthority = options.keyAttestationAuthority
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 group.addTask { try await server.run() }

@@ -1,9 +1,10 @@
 import Foundation
 
-/// base64url without padding (RFC 7515 §2), strict: the encoding of JWTs and JWKs.
-enum Base64URL {
+/// base64url without padding (RFC 7515 §2), strict: the encoding of JWTs, JWKs and the app key line of
+/// ``KeyAttestationClientData``.
+public enum Base64URL {
     /// Encodes without padding.
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text = Data(bytes).base64EncodedString()
         text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         while text.hasSuffix("=") { text.removeLast() }
@@ -12,7 +13,7 @@ enum Base64URL {
 
     /// Decodes base64url without padding; `nil` for any other character, padding, an impossible length, or a
     /// non-canonical form (unused bits set in the last character), so that one value has exactly one text.
-    static func decode(_ text: Substring) -> [UInt8]? {
+    public static func decode(_ text: Substring) -> [UInt8]? {
         var standard = String()
         standard.reserveCapacity(text.utf8.count + 3)
         for byte in text.utf8 {

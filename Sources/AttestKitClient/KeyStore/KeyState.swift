@@ -1,0 +1,88 @@
+public import Foundation
+
+/// What ``AppAttestManager`` keeps about its key between launches, so that no attestation is ever spent twice.
+///
+/// Apple records metrics per attestation that cannot be reset and asks for one attestation per install. The
+/// state therefore follows the key through every step and is saved after each one: a key generated but not yet
+/// attested (with the challenge and client data hash to attest it with, which Apple asks to reuse after
+/// `serverUnavailable`), a key attested but not yet registered (with its attestation object, sent again until the
+/// service registers or refuses it for good), a registered key, and a key the service reports revoked. It also
+/// carries the backoff: when the next device or service call may be made.
+///
+/// It holds no secret: the private key never leaves the Secure Enclave, and the attestation object is public
+/// material sent to the service once.
+public struct KeyState: Sendable, Hashable, Codable {
+    /// Where the key is in its life.
+    public enum Stage: String, Sendable, Hashable, Codable {
+        /// No key: the next attempt generates one.
+        case none
+        /// Generated, not attested yet (``KeyState/challengeID`` and ``KeyState/clientDataHash`` set once a
+        /// challenge was fetched).
+        case generated
+        /// Attested by Apple, not registered with the service yet (``KeyState/attestation`` set).
+        case attested
+        /// Registered with the service: assertions may be made.
+        case registered
+        /// The service reported the key revoked (`key_revoked`); the manager does not attest a new key on its own.
+        case revoked
+    }
+
+    /// The stage.
+    public var stage: Stage
+    /// The key identifier (Base64), from ``Stage/generated`` on.
+    public var keyID: String?
+    /// The attestation challenge's id, once fetched.
+    public var challengeID: String?
+    /// When the attestation challenge expires, when the service said.
+    public var challengeExpiresAt: Date?
+    /// SHA-256 of the attestation challenge: the client data hash `attestKey` is called (and called again) with.
+    public var clientDataHash: Data?
+    /// The attestation object, while ``Stage/attested``.
+    public var attestation: Data?
+    /// Whether the service has accepted an assertion of the registered key (a key that worked, which the device
+    /// or the service may later refuse, is replaced at once; one that never worked only after the backoff).
+    public var asserted: Bool
+    /// How many attempts failed in a row (the backoff's exponent).
+    public var failures: Int
+    /// No device or service call for the key before this time (`nil`: none pending).
+    public var notBefore: Date?
+
+    /// A state at `stage`, empty otherwise.
+    public init(stage: Stage = .none, keyID: String? = nil) {
+        self.stage = stage
+        self.keyID = keyID
+        self.challengeID = nil
+        self.challengeExpiresAt = nil
+        self.clientDataHash = nil
+        self.attestation = nil
+        self.asserted = false
+        self.failures = 0
+        self.notBefore = nil
+    }
+
+    /// A registered key, as stored by earlier versions (a bare key identifier).
+    public static func registered(_ keyID: String) -> KeyState { KeyState(stage: .registered, keyID: keyID) }
+
+    /// The stored form: JSON.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        return try encoder.encode(self)
+    }
+
+    /// Reads the stored form; a bare key identifier (what earlier versions stored) is a registered key.
+    /// - Throws: `DecodingError` for anything else.
+    public static func decoded(_ data: Data) throws -> KeyState {
+        if data.first == UInt8(ascii: "{") {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .millisecondsSince1970
+            return try decoder.decode(KeyState.self, from: data)
+        }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty, text.utf8.count <= 256, Data(base64Encoded: text) != nil else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a key state"))
+        }
+        return .registered(text)
+    }
+}

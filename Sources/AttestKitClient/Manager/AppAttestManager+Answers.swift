@@ -1,0 +1,135 @@
+import AttestKitWire
+import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension AppAttestManager {
+    /// A signed request on its way: its key and when its signing started and ended on the actor's clock.
+    struct Ticket: Sendable {
+        /// The key that signed.
+        let keyID: String
+        /// The stamp taken before the device was asked to sign.
+        let started: Int
+        /// The stamp taken once the device had signed.
+        let finished: Int
+        /// Whether the freshness was the device's clock.
+        let timestamped: Bool
+    }
+
+    /// What to do after the answer to a signed request.
+    enum Decision: Sendable, Equatable {
+        /// Nothing more: return the answer or report the refusal.
+        case done
+        /// Send the request again with a new assertion; `replacedKey` when the key was replaced for it.
+        case resend(replacedKey: Bool)
+        /// The key is revoked: report it.
+        case revoked
+    }
+
+    /// `request` with the assertion headers and its ticket; call ``answered(_:refusal:accepted:)`` with the ticket once the
+    /// answer is known.
+    func signed(_ request: URLRequest) async throws -> (request: URLRequest, ticket: Ticket) {
+        guard request.httpBodyStream == nil else {
+            throw AttestKitClientError(.invalidRequest, reason: "a streamed body cannot be bound; set httpBody")
+        }
+        guard let url = request.url, let target = Self.target(of: url) else {
+            throw AttestKitClientError(.invalidRequest, reason: "the request has no usable URL")
+        }
+        clock += 1
+        let started = clock
+        pending[started] = ""
+        let signedRequest: SignedRequest
+        do {
+            signedRequest = try await assertion(
+                method: request.httpMethod ?? "GET", target: target, body: request.httpBody ?? Data())
+        } catch {
+            pending[started] = nil
+            throw error
+        }
+        pending[started] = signedRequest.keyID
+        clock += 1
+        var request = request
+        for (name, value) in signedRequest.headers { request.setValue(value, forHTTPHeaderField: name) }
+        let timestamped = signedRequest.freshness.kind == .timestamp
+        let ticket = Ticket(keyID: signedRequest.keyID, started: started, finished: clock, timestamped: timestamped)
+        return (request, ticket)
+    }
+
+    /// Notes the answer to a signed request and decides what follows. `refusal` is the AttestKit verification's
+    /// refusal, or `nil` for any other answer (acceptance, the route's own refusal, a lost connection); `accepted`
+    /// says whether the answer was a 2xx.
+    ///
+    /// - `counter_not_increasing` for an old key (replaced since): sent again with the current key. For the current
+    ///   key: sent again when a later assertion of the key overtook this one, the key replaced when none did (the
+    ///   device's counter went back, as after restoring a backup).
+    /// - `key_not_found`: the key is replaced and the request sent again.
+    /// - `key_revoked`: reported (the key is kept as revoked), unless the app opted in to re-attesting.
+    /// - `timestamp_outside_window`: the manager switches to service challenges and the request is sent again.
+    func answered(
+        _ ticket: Ticket, refusal: AttestKitClientError.VerificationRefusal?, accepted: Bool = false
+    ) -> Decision {
+        let isCurrent = state?.keyID == ticket.keyID
+        // Whether the service accepted an assertion of this key before this answer.
+        let proven = latestAccepted[ticket.keyID] != nil || (isCurrent && state?.asserted == true)
+        switch refusal {
+        case nil:
+            _ = finish(ticket, counterRefused: false)
+            if accepted { markAsserted(ticket.keyID) }
+            return .done
+        case .counterNotIncreasing:
+            let behind = finish(ticket, counterRefused: true)
+            guard isCurrent else { return .resend(replacedKey: false) }
+            guard behind else { return .resend(replacedKey: false) }
+            replaceKey(ticket.keyID, proven: proven)
+            return .resend(replacedKey: true)
+        case .keyNotFound:
+            _ = finish(ticket, counterRefused: false)
+            guard isCurrent else { return .resend(replacedKey: false) }
+            replaceKey(ticket.keyID, proven: proven)
+            return .resend(replacedKey: true)
+        case .keyRevoked:
+            _ = finish(ticket, counterRefused: false)
+            guard isCurrent else { return .resend(replacedKey: false) }
+            if configuration.reattestAfterRevocation {
+                replaceKey(ticket.keyID, proven: true)
+                return .resend(replacedKey: true)
+            }
+            markRevoked(ticket.keyID)
+            return .revoked
+        case .timestampOutsideWindow:
+            _ = finish(ticket, counterRefused: false)
+            guard ticket.timestamped, configuration.switchToChallengesOnClockSkew else { return .done }
+            freshness = .challenge
+            return .resend(replacedKey: false)
+        }
+    }
+
+    /// Notes the answer to a signed request, and says whether a refusal as `counter_not_increasing` means that the
+    /// device's counter is behind the server's (as after restoring a backup), so that the key must be replaced.
+    ///
+    /// Kept per key: the server refuses an assertion whose counter is not above the last one it accepted for that
+    /// key. When that last one came from this app, it was signed by an assertion of the same key whose signing
+    /// ended after this one's started, and which is either still on its way or was answered otherwise than with
+    /// this refusal: then the request was merely overtaken. When there is no such assertion, the server's counter
+    /// is ahead of the device's. Answers about another key never count: a late answer for an old key says nothing
+    /// about the new key's counter.
+    /// - Returns: `true` when the key's counter is behind the server's.
+    func finish(_ ticket: Ticket, counterRefused: Bool) -> Bool {
+        pending[ticket.started] = nil
+        guard counterRefused else {
+            latestAccepted[ticket.keyID] = max(latestAccepted[ticket.keyID] ?? 0, ticket.finished)
+            forgetOldKeys()
+            return false
+        }
+        let laterPending = pending.values.contains { $0 == ticket.keyID || $0.isEmpty }
+        let laterAccepted = (latestAccepted[ticket.keyID] ?? 0) > ticket.started
+        return !laterPending && !laterAccepted
+    }
+
+    /// Drops the records of keys that are neither current nor signing a request on its way.
+    private func forgetOldKeys() {
+        let inUse = Set(pending.values).union([state?.keyID ?? ""])
+        for keyID in latestAccepted.keys where !inUse.contains(keyID) { latestAccepted[keyID] = nil }
+    }
+}

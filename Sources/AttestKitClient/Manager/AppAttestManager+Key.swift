@@ -1,0 +1,248 @@
+import Crypto
+import Foundation
+
+extension AppAttestManager {
+    /// The identifier of the registered key, generating, attesting and registering one first when there is none.
+    ///
+    /// Concurrent callers share one attempt. Every step is saved to the key store before the next one, so that a
+    /// failure or a relaunch resumes with the same key (see ``KeyState``).
+    /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/unavailable`` while App Attest cannot be used
+    ///   now (unsupported, Apple or the service unavailable, backing off: ``AttestKitClientError/retryAfter``),
+    ///   ``AttestKitClientError/Code/keyRevoked`` after the service revoked the key,
+    ///   ``AttestKitClientError/Code/keyStore`` when the store fails or another manager uses it.
+    public func attestedKeyID() async throws -> String {
+        if let state, state.stage == .registered, let keyID = state.keyID { return keyID }
+        if let obtaining { return try await obtaining.value }
+        let task = Task { try await self.obtainKey() }
+        obtaining = task
+        defer { if obtaining == task { obtaining = nil } }
+        return try await task.value
+    }
+
+    /// Forgets the key `keyID` (or the current key, for `nil`), so that the next request attests a new one.
+    ///
+    /// Call it when the app decides to start over, as after a revocation it accepts. A `keyID` other than the
+    /// current one is ignored: the key was replaced already.
+    /// - Throws: ``AttestKitClientError/Code/keyStore``.
+    public func resetKey(_ keyID: String? = nil) throws {
+        let current = try loadState()
+        guard keyID == nil || keyID == current.keyID else { return }
+        try save(KeyState())
+    }
+
+    /// Replaces `keyID` after the device or the service stopped accepting it. A key that never had an assertion
+    /// accepted makes the next attestation wait for the backoff: a device or service that refuses every new key
+    /// must not cost an attestation per request.
+    /// - Returns: Whether the key was the current one.
+    @discardableResult
+    func replaceKey(_ keyID: String, proven: Bool) -> Bool {
+        guard let current = state, current.keyID == keyID, current.stage == .registered else { return false }
+        var next = KeyState()
+        if !proven {
+            next.failures = current.failures + 1
+            next.notBefore = backoff(after: next.failures)
+        }
+        try? save(next)
+        return true
+    }
+
+    /// Marks `keyID` revoked by the service.
+    func markRevoked(_ keyID: String) {
+        guard var current = state, current.keyID == keyID, current.stage == .registered else { return }
+        current.stage = .revoked
+        try? save(current)
+    }
+
+    /// Notes that the service accepted an assertion of `keyID`.
+    func markAsserted(_ keyID: String) {
+        guard var current = state, current.keyID == keyID, !current.asserted else { return }
+        current.asserted = true
+        try? save(current)
+    }
+
+    // MARK: The steps
+
+    private func obtainKey() async throws -> String {
+        guard claim != nil else {
+            throw AttestKitClientError(
+                .keyStore, reason: "another AppAttestManager of this process uses this key store")
+        }
+        var current = try loadState()
+        while true {
+            switch current.stage {
+            case .registered:
+                if let keyID = current.keyID { return keyID }
+                current = KeyState()
+            case .revoked:
+                guard configuration.reattestAfterRevocation else {
+                    throw AttestKitClientError(
+                        .keyRevoked, status: 403, serviceCode: "key_revoked",
+                        reason: "the service revoked this app's key; call resetKey() to attest a new one")
+                }
+                current = KeyState()
+                try save(current)
+            case .none, .generated, .attested:
+                break
+            }
+            if let notBefore = current.notBefore, now() < notBefore {
+                throw AttestKitClientError(
+                    .unavailable, retryAfter: notBefore, reason: "App Attest is backing off after a failure")
+            }
+            guard provider.isSupported else {
+                throw AttestKitClientError(
+                    .unavailable, deviceError: .featureUnsupported, reason: "App Attest is not supported here")
+            }
+            switch await advance(current) {
+            case .next(let next):
+                current = next
+                try save(current)
+            case .failed(let next, let error):
+                current = next
+                try save(current)
+                throw error
+            }
+        }
+    }
+
+    private enum Step {
+        case next(KeyState)
+        case failed(KeyState, AttestKitClientError)
+    }
+
+    /// One step forward from `current`.
+    private func advance(_ current: KeyState) async -> Step {
+        var state = current
+        switch state.stage {
+        case .none, .registered, .revoked:
+            do {
+                let keyID = try await provider.generateKey()
+                var next = KeyState(stage: .generated, keyID: keyID)
+                next.failures = state.failures
+                return .next(next)
+            } catch {
+                return deviceFailure(error, state, during: "generating a key")
+            }
+        case .generated:
+            guard let keyID = state.keyID else { return .next(KeyState()) }
+            guard let hash = state.clientDataHash, state.challengeID != nil, !challengeExpired(state) else {
+                // A challenge first, saved before attesting: a failure or a relaunch attests with the same hash.
+                do {
+                    let challenge = try await service.challenge(for: .attest)
+                    state.challengeID = challenge.id
+                    state.challengeExpiresAt = challenge.expiresAt
+                    state.clientDataHash = Data(SHA256.hash(data: challenge.bytes))
+                    return .next(state)
+                } catch {
+                    return serviceFailure(error, state, during: "fetching an attestation challenge")
+                }
+            }
+            do {
+                state.attestation = try await provider.attestKey(keyID, clientDataHash: hash)
+                state.stage = .attested
+                return .next(state)
+            } catch {
+                return deviceFailure(error, state, during: "attesting the key")
+            }
+        case .attested:
+            guard let keyID = state.keyID, let attestation = state.attestation, let challengeID = state.challengeID
+            else { return .next(KeyState()) }
+            do {
+                try await service.registerAttestation(keyID: keyID, attestation: attestation, challengeID: challengeID)
+            } catch let error as AttestKitClientError
+                where !error.isTransient && !(state.failures > 0 && error.serviceCode == "challenge_consumed")
+            {
+                // Refused for good (the challenge expired, a verification failed): this attestation will never be
+                // registered, so the next attempt, after the backoff, uses a new key.
+                var next = KeyState()
+                next.failures = state.failures + 1
+                next.notBefore = backoff(after: next.failures)
+                return .failed(next, unavailable(error, next.notBefore, "the service refused the attestation"))
+            } catch let error as AttestKitClientError where error.serviceCode == "challenge_consumed" {
+                // An earlier attempt whose answer was lost consumed the challenge: it registered the key. (If it
+                // did not, the first assertion is refused as key_not_found and the key is replaced then.)
+                _ = error
+            } catch {
+                return serviceFailure(error, state, during: "registering the attestation")
+            }
+            attestationCount += 1
+            return .next(KeyState(stage: .registered, keyID: keyID))
+        }
+    }
+
+    private func challengeExpired(_ state: KeyState) -> Bool {
+        guard let expiresAt = state.challengeExpiresAt else { return false }
+        return now() >= expiresAt
+    }
+
+    /// A device failure while obtaining the key: the state to keep and the error to report.
+    private func deviceFailure(_ error: any Error, _ current: KeyState, during step: String) -> Step {
+        let deviceError = error as? DeviceServiceError ?? .unknown
+        var next = current
+        switch deviceError {
+        case .featureUnsupported:
+            // `isSupported` said yes and the call says no (app extensions): skip App Attest for a long while.
+            next.notBefore = now().addingTimeInterval(configuration.unsupportedBackoff)
+        case .invalidKey, .invalidInput:
+            // The key cannot be attested (unknown to the device, or attested already): a new key, after the
+            // backoff, never right away.
+            next = KeyState()
+            next.failures = current.failures + 1
+            next.notBefore = backoff(after: next.failures)
+        case .serverUnavailable, .unknown:
+            // Apple asks to try again later with the same key and client data hash: keep both.
+            next.failures += 1
+            next.notBefore = backoff(after: next.failures)
+        }
+        let failure = AttestKitClientError(
+            .unavailable, deviceError: deviceError, retryAfter: next.notBefore,
+            reason: "the device failed \(step): \(deviceError)")
+        return .failed(next, failure)
+    }
+
+    /// A passing failure of the service (network, 5xx, 429) while obtaining the key: keep everything, back off.
+    private func serviceFailure(_ error: any Error, _ current: KeyState, during step: String) -> Step {
+        var next = current
+        next.failures += 1
+        next.notBefore = backoff(after: next.failures)
+        return .failed(next, unavailable(error, next.notBefore, "\(step) failed"))
+    }
+
+    private func unavailable(_ error: any Error, _ retryAfter: Date?, _ reason: String) -> AttestKitClientError {
+        let wrapped = AttestKitClientError.wrapping(error, as: .transport, reason)
+        return AttestKitClientError(
+            .unavailable, status: wrapped.status, serviceCode: wrapped.serviceCode, deviceError: wrapped.deviceError,
+            retryAfter: retryAfter, reason: "\(reason): \(wrapped)")
+    }
+
+    func backoff(after failures: Int) -> Date {
+        let delay = Backoff(initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
+            .delay(failures: failures, random: random())
+        return now().addingTimeInterval(delay)
+    }
+
+    // MARK: The store
+
+    /// The state, read from the store on first use.
+    func loadState() throws -> KeyState {
+        if let state { return state }
+        let stored: KeyState?
+        do {
+            stored = try keyStore.load()
+        } catch {
+            throw AttestKitClientError.wrapping(error, as: .keyStore, "the key store cannot be read")
+        }
+        let loaded = stored ?? KeyState()
+        state = loaded
+        return loaded
+    }
+
+    /// Keeps `next` in memory (for this run) and in the store.
+    func save(_ next: KeyState) throws {
+        state = next
+        do {
+            try keyStore.save(next)
+        } catch {
+            throw AttestKitClientError.wrapping(error, as: .keyStore, "the key store cannot be written")
+        }
+    }
+}

@@ -1,0 +1,41 @@
+public import AttestKitStore
+
+/// What a guard decided about one request, on the request's context for the route to act on.
+public struct RequestAttestation: Sendable {
+    /// The route group's name.
+    public let group: String
+    /// What proved the request, or `nil` when nothing did (a reported refusal, or mode `off`).
+    public let trust: TrustLevel?
+    /// The key whose assertion was verified, at ``TrustLevel/appAttest``.
+    public let key: KeyRecord?
+    /// Whether the guard enforced (`enforce` mode, in the rollout): a refusal would have been answered.
+    public let enforced: Bool
+    /// What enforcing would have refused, for a request let through unverified (report mode, outside the rollout).
+    public let refusal: FlowError?
+    /// Whether the route should ask for step-up: the key's risk metric is above the deployment's threshold, or
+    /// unknown while the deployment steps up on unknown risk (a DeviceCheck or debug request has no metric).
+    public let stepUp: Bool
+
+    /// Creates a decision.
+    public init(
+        group: String, trust: TrustLevel?, key: KeyRecord?, enforced: Bool, refusal: FlowError?, stepUp: Bool
+    ) {
+        self.group = group
+        self.trust = trust
+        self.key = key
+        self.enforced = enforced
+        self.refusal = refusal
+        self.stepUp = stepUp
+    }
+
+    /// Whether something proved the request.
+    public var isVerified: Bool { trust != nil }
+
+    /// Checks that the request was proved at `level` or above, for a route that asks more than its group.
+    /// - Throws: `assertion_required` (unauthenticated) when nothing proved it, `trust_insufficient` (refused)
+    ///   when it was proved at a lower level.
+    public func require(_ level: TrustLevel) throws(FlowError) {
+        guard let trust else { throw refusal ?? FlowError.assertionRequired }
+        guard trust >= level else { throw FlowError.trustInsufficient(trust, required: level) }
+    }
+}

@@ -1,0 +1,95 @@
+import AttestKit
+import AttestKitFlows
+import AttestKitStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+extension AttestKitAPI {
+    /// `GET /dashboard` (operator: the admin token or a session): the operator dashboard.
+    func dashboard(_: Request, _: RouteContext) async throws -> Response {
+        await refreshGauges()
+        let counts = try? await store.keyCounts()
+        let samples = MetricSample.parse(String(decoding: metrics.exposition(), as: UTF8.self))
+        let time = now()
+        let previous = dashboardHistory.record(samples, now: time)
+        let page = DashboardPage(samples: samples, previous: previous, keyCounts: counts, now: time)
+        return Self.html(.ok, page.html)
+    }
+
+    /// `GET /dashboard/login`: the login form.
+    func dashboardLoginForm(_: Request, _: RouteContext) async throws -> Response {
+        guard credentials.adminToken != nil else { throw Credentials.adminNotConfigured }
+        return Self.html(.ok, DashboardPage.login(message: nil))
+    }
+
+    /// `POST /dashboard/login` (form `token=<admin token>`): a session cookie (HttpOnly, SameSite=Strict, Secure,
+    /// expiring) and a redirect to the dashboard, or the form again with 401. Rate limited per client address.
+    func dashboardLogin(_ request: Request, _ context: RouteContext) async throws -> Response {
+        guard let admin = credentials.adminToken else { throw Credentials.adminNotConfigured }
+        if let wait = dashboardLoginsPerIP.acquire(clientKey(request, context), now: now()) {
+            metrics.dashboardLogin("rate_limited")
+            metrics.flows.rateLimited("dashboard_logins_per_ip")
+            throw FlowError.rateLimited("dashboard_logins_per_ip", retryAfter: wait)
+        }
+        var request = request
+        let body = try await request.collectBody(upTo: 4_096)
+        let token = Self.formValue("token", in: String(decoding: body.readableBytesView, as: UTF8.self))
+        guard let token, ConstantTime.equal(Array(token.utf8), admin) else {
+            metrics.dashboardLogin("refused")
+            context.logger.notice("dashboard login refused")
+            return Self.html(.unauthorized, DashboardPage.login(message: "That is not the admin token."))
+        }
+        metrics.dashboardLogin("ok")
+        context.logger.notice("dashboard login")
+        let session = credentials.sessions.open(now: now())
+        var response = Self.redirect(to: "../dashboard")
+        response.headers[.setCookie] =
+            "\(DashboardSessions.cookieName)=\(session); Max-Age=\(Int(credentials.sessions.lifetime)); "
+            + "HttpOnly; Secure; SameSite=Strict"
+        return response
+    }
+
+    /// A page, not cached, framed by nobody, loading nothing from elsewhere.
+    static func html(_ status: HTTPResponse.Status, _ page: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] =
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        for (name, value) in [("X-Frame-Options", "DENY"), ("Referrer-Policy", "no-referrer")] {
+            if let name = HTTPField.Name(name) { headers[name] = value }
+        }
+        headers[.xContentTypeOptions] = "nosniff"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+    }
+
+    /// 303 to `location` (relative to the request's path, so that it holds where the routes are mounted).
+    static func redirect(to location: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] = location
+        headers[.cacheControl] = "no-store"
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// Whether the request asks for HTML (a browser).
+    static func acceptsHTML(_ request: Request) -> Bool {
+        request.headers[values: .accept].contains { $0.lowercased().contains("text/html") }
+    }
+
+    /// The value of the one field `name` of a URL-encoded form, or `nil` (absent, repeated, or not decodable).
+    static func formValue(_ name: String, in form: String) -> String? {
+        var found: [String] = []
+        for pair in form.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            guard let value = parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+                return nil
+            }
+            found.append(value)
+        }
+        return found.count == 1 ? found[0] : nil
+    }
+}

@@ -1,0 +1,384 @@
+import AttestKit
+@testable import AttestKitClient
+import AttestKitClientSimulator
+import AttestKitTesting
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The client by Apple's rules, with the simulated device and a scripted service: how many attestations each
+/// failure costs, the fallback levels, counters across a key change, revocation, clock skew.
+@Suite("AttestKitClient by Apple's rules (simulated device, scripted service)")
+struct AppleRulesTests {
+    /// A simulated app over a scripted service.
+    struct App {
+        let provider: SimulatedAppAttestProvider
+        let deviceCheck: SimulatedDeviceCheckProvider
+        let store: MemoryKeyIDStore
+        let service = FakeService()
+        let clock = TestClock()
+        let manager: AppAttestManager
+        let client: AttestKitHTTPClient
+
+        init(
+            supported: Bool = true, deviceCheckSupported: Bool = true, store: MemoryKeyIDStore = MemoryKeyIDStore(),
+            configuration: AppAttestManager.Configuration = .init(),
+            strategy: AttestationStrategy = .standard
+        ) {
+            provider = SimulatedAppAttestProvider(
+                device: SimulatedDevice(
+                    apple: EndToEndTests.apple,
+                    configuration: .init(appID: ServiceProcess.appID, environment: .development)),
+                supported: supported)
+            deviceCheck = SimulatedDeviceCheckProvider(supported: deviceCheckSupported)
+            self.store = store
+            let clock = clock
+            manager = AppAttestManager(
+                provider: provider, keyStore: store,
+                service: AttestKitService(baseURL: FakeService.serviceURL, transport: service),
+                configuration: configuration, now: { clock.now }, random: { 0.999 })
+            client = AttestKitHTTPClient(
+                manager: manager, deviceCheck: deviceCheck, strategy: strategy, transport: service,
+                now: { clock.now })
+        }
+
+        /// Sends an order; returns the level it was served at.
+        @discardableResult
+        func order() async throws -> AttestationLevel {
+            try await client.performSecureRequest(URLRequest(url: FakeService.appURL), as: Accepted.self).level
+        }
+
+        var keyID: String? { store.registeredKeyID }
+    }
+
+    struct Accepted: Decodable, Sendable {
+        let ok: Bool
+    }
+
+    @Test("serverUnavailable keeps the key and the client data hash, backs off, and falls back meanwhile")
+    func serverUnavailable() async throws {
+        let app = App()
+        app.provider.fail(.attestKey, with: .serverUnavailable)
+        // Five requests while Apple is unavailable: one attestation attempt, then the backoff; all served.
+        for _ in 0..<5 { #expect(try await app.order() == .deviceCheck) }
+        #expect(app.provider.calls.generateKey == 1)
+        #expect(app.provider.calls.attestKey == 1)
+        #expect(app.service.challenges("attest") == 1)
+        let pending = try #require(await app.manager.keyState)
+        #expect(pending.stage == .generated && pending.failures == 1)
+        #expect(try #require(pending.notBefore) > app.clock.now)
+
+        // After the backoff: the same key, the same client data hash.
+        app.clock.advance(3)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 2)
+        let keyID = try #require(pending.keyID)
+        let hashes = app.provider.attestationHashes(for: keyID)
+        #expect(hashes.count == 2 && Set(hashes).count == 1)
+        // The backoff doubles: 3 seconds later is too early.
+        app.clock.advance(3)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 2)
+
+        app.provider.stopFailing(.attestKey)
+        app.clock.advance(2)
+        #expect(try await app.order() == .appAttest)
+        #expect(app.provider.calls.generateKey == 1)
+        #expect(app.provider.calls.attestKey == 3)
+        #expect(Set(app.provider.attestationHashes(for: keyID)).count == 1)
+        #expect(app.keyID == keyID)
+        #expect(await app.manager.attestationCount == 1)
+        #expect(app.service.challenges("attest") == 1)
+    }
+
+    @Test("the backoff is kept in the store: a relaunch during it makes no device call")
+    func persistedBackoff() async throws {
+        let store = MemoryKeyIDStore()
+        let clock: TestClock
+        let provider: SimulatedAppAttestProvider
+        do {
+            let app = App(store: store)
+            app.provider.fail(.attestKey, with: .serverUnavailable)
+            #expect(try await app.order() == .deviceCheck)
+            #expect(app.provider.calls.attestKey == 1)
+            clock = app.clock
+            provider = app.provider
+        }
+        let state = try #require(store.load())
+        #expect(state.stage == .generated && state.notBefore != nil && state.clientDataHash != nil)
+        // The next launch, same device, same store, one second later.
+        let service = FakeService()
+        clock.advance(1)
+        let manager = AppAttestManager(
+            provider: provider, keyStore: store,
+            service: AttestKitService(baseURL: FakeService.serviceURL, transport: service), now: { clock.now })
+        let error = await #expect(throws: AttestKitClientError.self) { try await manager.attestedKeyID() }
+        #expect(error?.code == .unavailable && error?.retryAfter == state.notBefore)
+        #expect(provider.calls.attestKey == 1 && provider.calls.generateKey == 1)
+        #expect(service.challenges("attest") == 0)
+    }
+
+    @Test("a failed registration (503, lost connection, 429) keeps the attested key and sends the same attestation")
+    func registrationRetried() async throws {
+        let app = App()
+        app.service.scriptRegistrations([.status(503, "unavailable"), .drop, .status(429, "rate_limited")])
+        #expect(try await app.order() == .deviceCheck)
+        for _ in 0..<2 {
+            app.clock.advance(60)
+            #expect(try await app.order() == .deviceCheck)
+        }
+        app.clock.advance(60)
+        #expect(try await app.order() == .appAttest)
+        #expect(app.provider.calls.generateKey == 1)
+        #expect(app.provider.calls.attestKey == 1)
+        let attempts = app.service.registrationAttempts
+        #expect(attempts.count == 4)
+        #expect(Set(attempts.map { $0.keyID }).count == 1 && Set(attempts.map { $0.attestation }).count == 1)
+        #expect(await app.manager.attestationCount == 1)
+    }
+
+    @Test("a registration refused for good makes a new key, after the backoff, never in a loop")
+    func registrationRefused() async throws {
+        let app = App()
+        app.service.scriptRegistrations([.status(403, "challenge_expired")])
+        #expect(try await app.order() == .deviceCheck)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+        app.clock.advance(3)
+        #expect(try await app.order() == .appAttest)
+        #expect(app.provider.calls.generateKey == 2 && app.provider.calls.attestKey == 2)
+        #expect(Set(app.service.registrationAttempts.map { $0.keyID }).count == 2)
+    }
+
+    @Test("a lost registration answer: the retry's challenge_consumed means the key was registered")
+    func registrationAnswerLost() async throws {
+        let app = App()
+        app.service.scriptRegistrations([.drop, .status(409, "challenge_consumed")])
+        #expect(try await app.order() == .deviceCheck)
+        app.clock.advance(3)
+        #expect(try await app.order() == .appAttest)
+        #expect(app.provider.calls.attestKey == 1 && app.provider.calls.generateKey == 1)
+    }
+
+    @Test("a persistent invalidKey costs at most one attestation per key and no loop")
+    func persistentInvalidKey() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        app.provider.fail(.generateAssertion, with: .invalidKey)
+        // The key had worked: it is replaced at once; the new key fails before ever working: backoff.
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 2)
+        for _ in 0..<5 { #expect(try await app.order() == .deviceCheck) }
+        #expect(app.provider.calls.attestKey == 2)
+        #expect(app.provider.calls.generateKey == app.provider.calls.attestKey)
+        app.clock.advance(3)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 3)
+        #expect(app.provider.calls.generateKey == app.provider.calls.attestKey)
+    }
+
+    @Test("featureUnsupported where isSupported says yes (app extensions) falls back for a long while")
+    func featureUnsupported() async throws {
+        let observed = LevelLog()
+        let app = App(strategy: AttestationStrategy(onLevelChange: { observed.append($0) }))
+        app.provider.fail(.generateKey, with: .featureUnsupported)
+        for _ in 0..<3 { #expect(try await app.order() == .deviceCheck) }
+        #expect(app.provider.calls.generateKey == 1)
+        #expect(app.deviceCheck.tokenCount == 3)
+        #expect(observed.levels == [.deviceCheck])
+        #expect(app.client.currentLevel == .deviceCheck)
+        app.clock.advance(25 * 3600)
+        app.provider.stopFailing(.generateKey)
+        #expect(try await app.order() == .appAttest)
+        #expect(observed.levels == [.deviceCheck, .appAttest])
+    }
+
+    @Test("the levels: DeviceCheck, then risk-based with the app's hook, then degraded, else unavailable")
+    func levels() async throws {
+        let hooked = App(
+            supported: false, deviceCheckSupported: false,
+            strategy: AttestationStrategy(additionalVerification: { request, level in
+                var request = request
+                request.setValue(level.rawValue, forHTTPHeaderField: "X-Risk-Signal")
+                return request
+            }))
+        #expect(try await hooked.order() == .riskBased)
+        #expect(hooked.service.requests.last?.extra == "riskBased")
+        #expect(hooked.service.requests.last?.keyID == nil && hooked.service.requests.last?.deviceToken == nil)
+
+        let degraded = App(
+            supported: false, deviceCheckSupported: false,
+            strategy: AttestationStrategy(levels: [.appAttest, .deviceCheck, .degraded]))
+        #expect(try await degraded.order() == .degraded)
+
+        let strict = App(supported: false, strategy: .appAttestOnly)
+        let error = await #expect(throws: AttestKitClientError.self) { try await strict.order() }
+        #expect(error?.code == .unavailable && error?.deviceError == .featureUnsupported)
+        #expect(strict.service.requests.isEmpty)
+
+        // DeviceCheck failing is skipped for its backoff, then tried again.
+        let flaky = App(supported: false, strategy: AttestationStrategy(levels: [.deviceCheck, .degraded]))
+        flaky.deviceCheck.failNextCalls(1)
+        #expect(try await flaky.order() == .degraded)
+        #expect(try await flaky.order() == .degraded)
+        flaky.clock.advance(301)
+        #expect(try await flaky.order() == .deviceCheck)
+        #expect(flaky.deviceCheck.tokenCount == 1)
+    }
+
+    @Test("counters per key: late answers for an old key neither reset the new key nor count for it")
+    func countersAcrossKeyChange() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let oldKey = try #require(app.keyID)
+        let request = URLRequest(url: FakeService.appURL)
+        // An assertion of the old key on its way while the service reports the key unknown: replaced.
+        let (_, late) = try await app.manager.signed(request)
+        let (_, refused) = try await app.manager.signed(request)
+        #expect(await app.manager.answered(refused, refusal: .keyNotFound) == .resend(replacedKey: true))
+        let (_, fresh) = try await app.manager.signed(request)
+        let newKey = try #require(app.keyID)
+        #expect(newKey != oldKey && fresh.keyID == newKey)
+        #expect(app.provider.calls.attestKey == 2)
+        // The late answer for the old key is a counter refusal: sent again, the new key kept.
+        #expect(await app.manager.answered(late, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
+        #expect(app.keyID == newKey)
+        // A new-key request overtaken by a later new-key one that was accepted: sent again, not replaced.
+        let (_, later) = try await app.manager.signed(request)
+        #expect(await app.manager.answered(later, refusal: nil, accepted: true) == .done)
+        #expect(await app.manager.answered(fresh, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
+        #expect(app.keyID == newKey)
+        #expect(app.provider.calls.attestKey == 2)
+        // With nothing later of the new key, the refusal means its counter went back: replaced.
+        let (_, alone) = try await app.manager.signed(request)
+        #expect(await app.manager.answered(alone, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
+        #expect(app.keyID == nil)
+    }
+
+    @Test("key_revoked is reported, not answered with a new attestation, unless the app opts in")
+    func revocation() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let revoked = try #require(app.keyID)
+        app.service.answerApp { $0.keyID == revoked ? .status(403, "key_revoked") : nil }
+        for _ in 0..<2 {
+            let error = await #expect(throws: AttestKitClientError.self) { try await app.order() }
+            #expect(error?.code == .keyRevoked)
+        }
+        // The second request was not even sent, no key was made, no fallback undid the revocation.
+        #expect(app.service.requests.count == 2)
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+        #expect(app.deviceCheck.tokenCount == 0)
+        #expect(await app.manager.keyState?.stage == .revoked)
+        // The app decides to start over.
+        try await app.manager.resetKey()
+        #expect(try await app.order() == .appAttest)
+        #expect(app.provider.calls.attestKey == 2)
+
+        let optedIn = App(configuration: .init(reattestAfterRevocation: true))
+        #expect(try await optedIn.order() == .appAttest)
+        let first = try #require(optedIn.keyID)
+        optedIn.service.answerApp { $0.keyID == first ? .status(403, "key_revoked") : nil }
+        #expect(try await optedIn.order() == .appAttest)
+        #expect(optedIn.provider.calls.attestKey == 2 && optedIn.keyID != first)
+
+        // The same code from the app's route (another status) is not the verification's: passed on untouched.
+        let route = App()
+        route.service.answerApp { _ in .status(400, "key_revoked") }
+        let error = await #expect(throws: AttestKitClientError.self) { try await route.order() }
+        #expect(error?.code == .httpError && error?.status == 400)
+        #expect(await route.manager.keyState?.stage == .registered)
+    }
+
+    @Test("a device clock outside the service's window switches to service challenges")
+    func clockSkew() async throws {
+        let app = App()
+        app.service.answerApp { $0.timestamp != nil ? .status(403, "timestamp_outside_window") : nil }
+        #expect(try await app.order() == .appAttest)
+        #expect(await app.manager.usesServiceChallenges)
+        #expect(try await app.order() == .appAttest)
+        let requests = app.service.requests
+        #expect(requests.count == 3)
+        #expect(requests[0].timestamp != nil && requests[1].challenge != nil && requests[2].challenge != nil)
+        #expect(app.service.challenges("assert") == 2)
+        #expect(app.provider.calls.attestKey == 1)
+
+        let fixed = App(configuration: .init(switchToChallengesOnClockSkew: false))
+        fixed.service.answerApp { _ in .status(403, "timestamp_outside_window") }
+        let error = await #expect(throws: AttestKitClientError.self) { try await fixed.order() }
+        #expect(error?.verificationRefusal == .timestampOutsideWindow)
+    }
+
+    @Test("two managers over one key store: the second is refused; system errors arrive wrapped")
+    func storesAndErrors() async throws {
+        let app = App()
+        let second = AppAttestManager(
+            provider: app.provider, keyStore: app.store,
+            service: AttestKitService(baseURL: FakeService.serviceURL, transport: app.service))
+        let refused = await #expect(throws: AttestKitClientError.self) { try await second.attestedKeyID() }
+        #expect(refused?.code == .keyStore)
+        #expect(try await app.order() == .appAttest)
+
+        struct Broken: KeyIDStore {
+            var identity: String { "broken" }
+            func load() throws -> KeyState? { throw CocoaError(.fileReadNoPermission) }
+            func save(_ state: KeyState) throws { throw CocoaError(.fileWriteNoPermission) }
+            func remove() throws {}
+        }
+        let broken = AppAttestManager(
+            provider: app.provider, keyStore: Broken(),
+            service: AttestKitService(baseURL: FakeService.serviceURL, transport: app.service))
+        let wrapped = await #expect(throws: AttestKitClientError.self) { try await broken.attestedKeyID() }
+        #expect(wrapped?.code == .keyStore)
+
+        let dropped = AttestKitService(baseURL: FakeService.serviceURL, transport: app.service)
+        app.service.scriptRegistrations([.drop])
+        let network = await #expect(throws: AttestKitClientError.self) {
+            try await dropped.registerAttestation(keyID: "a2V5", attestation: Data([1]), challengeID: "c1")
+        }
+        #expect(network?.code == .transport)
+    }
+
+    @Test("performSecureRequest decodes the answer and refuses one of another shape")
+    func typedRequest() async throws {
+        let app = App()
+        let answer = try await app.client.performSecureRequest(URLRequest(url: FakeService.appURL), as: Accepted.self)
+        #expect(answer.value.ok && answer.level == .appAttest && answer.status == 200)
+        struct Order: Decodable, Sendable { let id: Int }
+        let error = await #expect(throws: AttestKitClientError.self) {
+            try await app.client.performSecureRequest(URLRequest(url: FakeService.appURL), as: Order.self)
+        }
+        #expect(error?.code == .invalidResponse)
+    }
+
+    @Test("the key state: stored as JSON, a bare key id (earlier versions) read as registered, garbage refused")
+    func keyState() throws {
+        var state = KeyState(stage: .attested, keyID: "a2V5")
+        state.attestation = Data([1, 2, 3])
+        state.notBefore = Date(timeIntervalSince1970: 1_763_700_000.5)
+        #expect(try KeyState.decoded(state.encoded()) == state)
+        #expect(try KeyState.decoded(Data("a2V5\n".utf8)) == .registered("a2V5"))
+        #expect(throws: DecodingError.self) { try KeyState.decoded(Data("not base64!".utf8)) }
+        #expect(Backoff(initial: 2, maximum: 60).delay(failures: 1, random: 0) == 1)
+        #expect(Backoff(initial: 2, maximum: 60).delay(failures: 3, random: 0.999_999) <= 8)
+        #expect(Backoff(initial: 2, maximum: 60).delay(failures: 40, random: 1) == 60)
+    }
+}
+
+/// The levels an ``AttestationStrategy/onLevelChange`` hook saw.
+final class LevelLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [AttestationLevel] = []
+    var levels: [AttestationLevel] {
+        lock.lock()
+        defer { lock.unlock() }
+        return seen
+    }
+    func append(_ level: AttestationLevel) {
+        lock.lock()
+        defer { lock.unlock() }
+        seen.append(level)
+    }
+}

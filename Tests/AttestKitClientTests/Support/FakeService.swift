@@ -1,0 +1,191 @@
+import AttestKitClient
+import AttestKitWire
+import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The AttestKit service and the app's server in one in-process ``HTTPTransport``, scripted: challenges and
+/// registrations of `https://attest.example`, the app's requests to `https://app.example`. It verifies nothing
+/// (the end-to-end tests do, against `attestkit serve`): it answers what the test says, and records what the
+/// client sent, so that the client's own decisions can be counted.
+final class FakeService: HTTPTransport, @unchecked Sendable {
+    static let serviceURL = URL(string: "https://attest.example")!
+    static let appURL = URL(string: "https://app.example/v1/orders?n=1")!
+
+    /// A scripted answer.
+    enum Answer: Sendable {
+        /// A status with the service's error body (no body for `nil`).
+        case status(Int, String?)
+        /// No answer: the connection failed.
+        case drop
+        /// 201 with a `TokenResponse` (for `POST /v1/tokens`).
+        case token(String, Date)
+    }
+
+    /// A request the app's server received: the proof it carried.
+    struct AppRequest: Sendable {
+        let keyID: String?
+        let timestamp: String?
+        let challenge: String?
+        let deviceToken: String?
+        let extra: String?
+        let debugToken: String?
+        let authorization: String?
+        let hasAssertion: Bool
+    }
+
+    /// A `POST /v1/tokens` the service received: the proof it carried.
+    struct TokenRequest: Sendable {
+        let keyID: String?
+        let hasAssertion: Bool
+        let debugToken: String?
+    }
+
+    private let lock = NSLock()
+    private var registrationScript: [Answer] = []
+    private var registrations: [(keyID: String, attestation: String)] = []
+    private var challengeCount: [String: Int] = [:]
+    private var appRequests: [AppRequest] = []
+    private var tokenLog: [TokenRequest] = []
+    private var keyAttestationLog: [KeyAttestationRequest] = []
+    private var keyAttestationScript: [Answer] = []
+    private var tokenAnswer: @Sendable (Int) -> Answer = { _ in .status(503, "tokens_not_configured") }
+    private var tokenDelayNanoseconds: UInt64 = 0
+    /// Decides the app server's answer to a request (200 `{"ok":true}` when it returns `nil`).
+    private var appAnswer: @Sendable (AppRequest) -> Answer? = { _ in nil }
+
+    /// The next registrations answer these, in order, then 201.
+    func scriptRegistrations(_ answers: [Answer]) { locked { registrationScript = answers } }
+    /// The app server answers with `answer`.
+    func answerApp(_ answer: @escaping @Sendable (AppRequest) -> Answer?) { locked { appAnswer = answer } }
+
+    /// `POST /v1/tokens` answers `answer(n)` for its n-th request (from 1).
+    func answerTokens(_ answer: @escaping @Sendable (Int) -> Answer) { locked { tokenAnswer = answer } }
+    /// `POST /v1/tokens` answers only after this delay.
+    func tokenDelay(milliseconds: UInt64) { locked { tokenDelayNanoseconds = milliseconds * 1_000_000 } }
+    /// The next key attestations answer these, in order, then 201 with the key and its app key.
+    func scriptKeyAttestations(_ answers: [Answer]) { locked { keyAttestationScript = answers } }
+    /// Every `POST /v1/key-attestations` received.
+    var keyAttestationRequests: [KeyAttestationRequest] { locked { keyAttestationLog } }
+    /// Every `POST /v1/tokens` received.
+    var tokenRequests: [TokenRequest] { locked { tokenLog } }
+
+    /// Every registration attempt: the key and the Base64 attestation sent.
+    var registrationAttempts: [(keyID: String, attestation: String)] { locked { registrations } }
+    /// Challenges issued, by purpose.
+    func challenges(_ purpose: String) -> Int { locked { challengeCount[purpose] ?? 0 } }
+    /// Every request the app's server received.
+    var requests: [AppRequest] { locked { appRequests } }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        guard let url = request.url else { throw URLError(.badURL) }
+        let answer: Answer
+        var body = "{}"
+        var status = 200
+        switch (url.host ?? "", url.path) {
+        case ("attest.example", "/v1/challenges"):
+            let message = try WireJSON.decode(ChallengeRequest.self, from: request.httpBody ?? Data())
+            let purpose = message.purpose ?? "attest"
+            let number = locked {
+                challengeCount[purpose, default: 0] += 1
+                return challengeCount.values.reduce(0, +)
+            }
+            let bytes = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            let response = ChallengeResponse(
+                challengeId: "c\(number)", challenge: bytes, purpose: purpose,
+                expiresAt: APITime.format(Date().addingTimeInterval(300)))
+            body = String(decoding: try WireJSON.encode(response), as: UTF8.self)
+            status = 201
+            answer = .status(201, nil)
+        case ("attest.example", "/v1/attestations"):
+            let message = try WireJSON.decode(AttestationRequest.self, from: request.httpBody ?? Data())
+            answer = locked {
+                registrations.append((message.keyId, message.attestation))
+                return registrationScript.isEmpty ? .status(201, nil) : registrationScript.removeFirst()
+            }
+        case ("attest.example", "/v1/key-attestations"):
+            let message = try WireJSON.decode(KeyAttestationRequest.self, from: request.httpBody ?? Data())
+            answer = locked {
+                keyAttestationLog.append(message)
+                return keyAttestationScript.isEmpty ? .status(201, nil) : keyAttestationScript.removeFirst()
+            }
+            let record = KeyAttestationResponse(
+                keyId: message.keyId, appId: "ABCDE12345.com.example.client", environment: "development",
+                state: "active", counter: 0, createdAt: APITime.format(Date()), riskStatus: "unknown", stepUp: false,
+                appKey: .init(thumbprint: "thumbprint-of-the-app-key"))
+            body = String(decoding: try WireJSON.encode(record), as: UTF8.self)
+        case ("attest.example", "/v1/tokens"):
+            func header(_ name: String) -> String? { request.value(forHTTPHeaderField: name) }
+            let seen = TokenRequest(
+                keyID: header(AttestKitHeaderNames.keyID), hasAssertion: header(AttestKitHeaderNames.assertion) != nil,
+                debugToken: header(AttestKitHeaderNames.debugToken))
+            let (number, delay) = locked {
+                tokenLog.append(seen)
+                return (tokenLog.count, tokenDelayNanoseconds)
+            }
+            if delay > 0 { try await Task.sleep(nanoseconds: delay) }
+            answer = locked { tokenAnswer }(number)
+        case ("app.example", _):
+            func header(_ name: String) -> String? { request.value(forHTTPHeaderField: name) }
+            let seen = AppRequest(
+                keyID: header(AttestKitHeaderNames.keyID), timestamp: header(AttestKitHeaderNames.timestamp),
+                challenge: header(AttestKitHeaderNames.challenge),
+                deviceToken: header(AttestKitHeaderNames.deviceToken),
+                extra: header("X-Risk-Signal"), debugToken: header(AttestKitHeaderNames.debugToken),
+                authorization: header("Authorization"), hasAssertion: header(AttestKitHeaderNames.assertion) != nil)
+            answer = locked {
+                appRequests.append(seen)
+                return appAnswer(seen) ?? .status(200, nil)
+            }
+            body = #"{"ok":true}"#
+        default:
+            throw URLError(.unsupportedURL)
+        }
+        switch answer {
+        case .drop:
+            throw URLError(.networkConnectionLost)
+        case .token(let token, let expiresAt):
+            status = 201
+            body = String(
+                decoding: try WireJSON.encode(TokenResponse(token: token, expiresAt: APITime.format(expiresAt))),
+                as: UTF8.self)
+        case .status(let code, let errorCode):
+            if code >= 300 {
+                status = code
+                body =
+                    errorCode.map { String(decoding: ErrorResponse(code: $0, message: "scripted").json, as: UTF8.self) }
+                    ?? ""
+            } else if code != 200 {
+                status = code
+            }
+        }
+        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: nil)
+        else { throw URLError(.badServerResponse) }
+        return (Data(body.utf8), response)
+    }
+
+    private func locked<Value>(_ body: () -> Value) -> Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}
+
+/// A clock the test moves.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var date = Date(timeIntervalSince1970: 1_763_700_000)
+
+    var now: Date {
+        lock.lock()
+        defer { lock.unlock() }
+        return date
+    }
+
+    func advance(_ seconds: TimeInterval) {
+        lock.lock()
+        defer { lock.unlock() }
+        date = date.addingTimeInterval(seconds)
+    }
+}

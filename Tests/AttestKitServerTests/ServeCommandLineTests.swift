@@ -1,0 +1,90 @@
+import AttestKit
+import AttestKitTestSupport
+import AttestKitTesting
+import Foundation
+import Testing
+
+/// `attestkit` as a newcomer meets it: the version, a busy port and a mistyped App ID said in plain words.
+@Suite struct ServeCommandLineTests {
+    /// Runs the built `attestkit` with `arguments` and no `ATTESTKIT_*` variables; standard output and error are
+    /// captured together. Gives up (SIGKILL) after `limit`.
+    static func run(_ arguments: [String], limit: Duration = .seconds(60)) async throws -> (
+        status: Int32, output: String
+    ) {
+        let binary = try #require(
+            ServeProcess.binary, "build the attestkit executable first (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ATTESTKIT_") }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        defer { try? handle.close() }
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let start = ContinuousClock.now
+        while process.isRunning {
+            if start.duration(to: .now) > limit {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                Issue.record("attestkit \(arguments) did not exit within \(limit)")
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+    }
+
+    @Test("attestkit --version prints the version")
+    func version() async throws {
+        let result = try await Self.run(["--version"])
+        #expect(result.status == 0)
+        let version = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            version.split(separator: ".").count == 3 && version.allSatisfy { $0.isNumber || $0 == "." }, "\(version)")
+    }
+
+    @Test("A port another program holds is refused in plain words, not with an errno")
+    func busyPort() async throws {
+        let apple = try SoftwareApple()
+        let appID = try AppID("ABCDE12345.com.example.app")
+        let first = try ServeProcess(apple: apple, appID: appID)
+        defer { first.stop() }
+        let port = try await first.port()
+        let second = try await Self.run([
+            "serve", "--port", "\(port)", "--storage", "memory:", "--app", appID.description,
+            "--log-level", "critical",
+        ])
+        #expect(second.status != 0)
+        #expect(second.output.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.output)")
+        #expect(second.output.contains("already in use by another program"), "\(second.output)")
+        #expect(!second.output.contains("errno"), "\(second.output)")
+    }
+
+    @Test(
+        "An App ID without a 10-character Team ID is refused at start, saying what a Team ID is",
+        arguments: ["com.example.app", "abcde12345.com.example.app", "ABCDE1234.com.example.app", "ABCDE12345"])
+    func appIDWithoutTeamID(app: String) async throws {
+        let result = try await Self.run(["serve", "--port", "0", "--storage", "memory:", "--app", app])
+        #expect(result.status != 0)
+        #expect(result.output.contains("apps"), "\(result.output)")
+        #expect(result.output.contains("10-character Team ID") || app == "ABCDE12345", "\(result.output)")
+        #expect(!result.output.contains("listening"), "\(result.output)")
+    }
+
+    @Test("simulate refuses the same App ID mistakes")
+    func simulateAppID() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await Self.run([
+            "simulate", "device", "--app-id", "com.example.app", "--environment", "development",
+            "--state", directory.appendingPathComponent("device.json").path, "--out", directory.path,
+        ])
+        #expect(result.status != 0)
+        #expect(result.output.contains("10-character Team ID"), "\(result.output)")
+    }
+}
