@@ -118,6 +118,132 @@ struct GroupCommitTests {
         #expect(calls.withLockedValue { $0.filter { $0 == "flaky" }.count } == GroupCommit<String>.transientRetries + 1)
     }
 
+    /// Writes of the kind `advance` to the targets named, combined by a fake statement `COMBINED x,y`.
+    static func combinable(_ targets: [String]) -> [GroupCommit<String>.Write] {
+        targets.map { target in
+            GroupCommit<String>.Write(
+                statement: SQLStatement("alone \(target)"), end: nil,
+                combinable: SQLCombinableWrite(
+                    kind: "advance", target: Array(target.utf8), row: [.text(target)],
+                    combine: { rows in
+                        SQLStatement(
+                            "COMBINED "
+                                + rows.compactMap { row in
+                                    if case .text(let text)? = row.first { return text } else { return nil }
+                                }.joined(separator: ","))
+                    }))
+        }
+    }
+
+    /// Applies `batch` on a fake database whose combined statements return one row per target (`FAIL` fails the
+    /// statement holding it, `NONE` returns no row, as a compare-and-set that refuses) and which records its calls.
+    static func applyCombining(_ batch: [GroupCommit<String>.Write]) async -> (
+        outcomes: [GroupCommit<String>.Outcome], calls: [String]
+    ) {
+        let calls = NIOLockedValueBox<[String]>([])
+        let outcomes = await GroupCommit.apply(
+            batch,
+            begin: { calls.withLockedValue { $0.append("BEGIN") } },
+            run: { statement in
+                calls.withLockedValue { $0.append(statement.sql) }
+                let targets =
+                    statement.sql.hasPrefix("COMBINED ")
+                    ? statement.sql.dropFirst("COMBINED ".count).split(separator: ",").map(String.init)
+                    : [String(statement.sql.split(separator: " ").last ?? "")]
+                if targets.contains("FAIL") { throw StoreError(.invalidInput, "failed statement") }
+                return targets.filter { $0 != "NONE" }
+            },
+            commit: { calls.withLockedValue { $0.append("COMMIT") } },
+            rollback: { calls.withLockedValue { $0.append("ROLLBACK") } },
+            target: { row in Array(row.utf8) })
+        return (outcomes, calls.withLockedValue { $0 })
+    }
+
+    @Test("writes of one kind to distinct targets run as one statement; a second write to a target runs after")
+    func combinedRounds() async {
+        let batch = Self.combinable(["a", "b"]) + Self.writes(["other"]) + Self.combinable(["a", "c", "NONE"])
+        #expect(
+            GroupCommit.units(Array(batch.indices), of: batch, combining: true) == [
+                .single(2), .combined([0, 1, 4, 5]), .single(3),
+            ])
+        let (outcomes, calls) = await Self.applyCombining(batch)
+        #expect(calls == ["BEGIN", "other", "COMBINED a,b,c,NONE", "alone a", "COMMIT"])
+        // Each write gets the rows of its own target, and a refused compare-and-set none.
+        #expect(outcomes.map { try? $0.get() } == [["a"], ["b"], ["other"], ["a"], ["c"], []])
+
+        // Alone, a combined round is one statement without a transaction (it commits itself).
+        let (alone, aloneCalls) = await Self.applyCombining(Self.combinable(["x", "y"]))
+        #expect(aloneCalls == ["COMBINED x,y"])
+        #expect(alone.map { try? $0.get() } == [["x"], ["y"]])
+    }
+
+    @Test("a combined statement that fails blames no write: the round runs again with each write alone")
+    func combinedFailure() async {
+        let (outcomes, calls) = await Self.applyCombining(Self.combinable(["a", "FAIL", "b"]))
+        #expect(outcomes.map { try? $0.get() } == [["a"], nil, ["b"]])
+        #expect(throws: StoreError.self) { try outcomes[1].get() }
+        #expect(
+            calls == [
+                "COMBINED a,FAIL,b", "BEGIN", "alone a", "alone FAIL", "ROLLBACK", "BEGIN", "alone a", "alone b",
+                "COMMIT",
+            ])
+    }
+
+    @Test(
+        "concurrent counter advances on a real database: combined, each caller gets its own key, copies pass once",
+        arguments: await StoreBackend.durable())
+    func combinedCounterAdvances(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            var keys: [KeyID] = []
+            for _ in 0..<48 {
+                keys.append(try await store.registerKey(TestKeys.registration(), now: TestKeys.t0).keyID)
+            }
+            // Three concurrent copies of counter 1 for every key: exactly one of each key's copies advances it.
+            let winners = try await withThrowingTaskGroup(of: (KeyID, KeyRecord?).self) { group in
+                for key in keys {
+                    for _ in 0..<3 {
+                        group.addTask {
+                            do {
+                                return (key, try await store.advanceCounter(of: key, to: 1, now: TestKeys.t0))
+                            } catch let error as StoreError {
+                                #expect(error.code == .counterNotIncreasing)
+                                return (key, nil)
+                            }
+                        }
+                    }
+                }
+                var winners: [KeyID: [KeyRecord]] = [:]
+                for try await (key, record) in group { winners[key, default: []] += record.map { [$0] } ?? [] }
+                return winners
+            }
+            for key in keys {
+                #expect(winners[key]?.count == 1)
+                #expect(winners[key]?.first?.keyID == key)
+                #expect(winners[key]?.first?.counter == 1)
+                #expect(try await store.key(key)?.counter == 1)
+            }
+            let counts: (batches: Int, writes: Int)
+            let direct: [KeyID]
+            switch store {
+            case let sqlite as SQLiteAttestationStore:
+                counts = await sqlite.executor.commits.counts()
+                direct = try await Self.advanceTogether(keys, to: 2, on: sqlite.executor)
+            case let postgres as PostgresAttestationStore:
+                counts = await postgres.executor.commits.counts()
+                direct = try await Self.advanceTogether(keys, to: 2, on: postgres.executor)
+            default:
+                Issue.record("not an SQL store: \(store)")
+                return
+            }
+            // The combined statement itself: every key but the revoked one advanced, returned whole.
+            #expect(Set(direct) == Set(keys.dropFirst()))
+            #expect(try await store.key(keys[1])?.counter == 2)
+            #expect(try await store.key(keys[0])?.counter == 1)
+            #expect(counts.writes >= keys.count * 3)
+            #expect(counts.batches < counts.writes, "\(counts)")
+        }
+    }
+
     @Test("a failed commit fails every write of its batch")
     func failedCommit() async {
         let database = FakeDatabase(commitsToFail: 1)
@@ -220,6 +346,18 @@ struct GroupCommitTests {
             let expired = try await store.deleteExpiredChallenges(now: Date(timeIntervalSince1970: 1))
             #expect(expired == count - count / 5)
         }
+    }
+
+    /// Revokes the first of `keys`, then runs the combined counter advance of all of them to `counter` as one
+    /// statement, and returns the keys it says it advanced (read from the returned rows).
+    static func advanceTogether<Executor: SQLExecutor>(
+        _ keys: [KeyID], to counter: Int64, on executor: Executor
+    ) async throws -> [KeyID] {
+        let sql = SQLStore(executor: executor)
+        _ = try await sql.revokeKey(keys[0], now: TestKeys.t0)
+        let statement = sql.advancingCounters(keys.map { [.bytes($0.bytes), .integer(counter), .integer(1)] })
+        let rows = try await executor.query("advancing counters", statement, access: .write)
+        return try rows.map { row in try row.keyRecord().keyID }
     }
 
     /// Issues `count` challenges at once through `executor`'s group commit; every fifth breaks a NOT NULL constraint.

@@ -24,6 +24,15 @@ actor GroupCommit<Row: Sendable> {
         /// When its caller stops waiting, or `nil` if it waits as long as it takes: a write whose caller has already
         /// given up is not applied.
         let end: ContinuousClock.Instant?
+        /// How the write combines with others of its kind into one statement, or `nil` when it runs alone.
+        let combinable: SQLCombinableWrite?
+
+        /// Creates a write.
+        init(statement: SQLStatement, end: ContinuousClock.Instant?, combinable: SQLCombinableWrite? = nil) {
+            self.statement = statement
+            self.end = end
+            self.combinable = combinable
+        }
     }
 
     /// The outcome of one write of a batch: its rows, or why it failed.
@@ -55,10 +64,15 @@ actor GroupCommit<Row: Sendable> {
 
     /// Queues `statement` for the next batch and returns its rows once that batch has committed.
     /// - Throws: What the applier gave for this write; ``StoreError/Code/storageUnavailable`` once closed.
-    func submit(_ statement: SQLStatement, by end: ContinuousClock.Instant? = nil) async throws -> [Row] {
+    /// - Parameter combinable: How the write combines with concurrent writes of its kind (``SQLCombinableWrite``).
+    func submit(
+        _ statement: SQLStatement, by end: ContinuousClock.Instant? = nil, combinable: SQLCombinableWrite? = nil
+    ) async throws -> [Row] {
         guard !closed else { throw StoreError(.storageUnavailable, "the store is closed") }
         return try await withCheckedThrowingContinuation { continuation in
-            queue.append(Waiting(write: Write(statement: statement, end: end), continuation: continuation))
+            queue.append(
+                Waiting(
+                    write: Write(statement: statement, end: end, combinable: combinable), continuation: continuation))
             if !running {
                 running = true
                 // Detached: the batches belong to no caller and carry none of its task-local values (its deadline).
@@ -119,66 +133,141 @@ extension GroupCommit {
     /// How many rounds of one batch may start again after a transient error.
     static var transientRetries: Int { 3 }
 
-    /// Applies `batch` as a database applier does, with `begin`, `run`, `commit` and `rollback` on one connection:
-    /// a batch of one runs on its own (the statement commits itself); a larger batch runs in one transaction. When a
-    /// statement fails, the transaction is rolled back, that statement fails with its error, and the others run
-    /// again in a new transaction (each round leaves at least one out, so a batch of `n` takes at most `n`
-    /// rounds). A statement that failed with an error for which `transient` holds (a deadlock between two
-    /// writers' batches, on a database that reports one) stays in for up to ``transientRetries`` more rounds before it fails. When `begin` or
-    /// `commit` fails, every write still in the round fails with that error.
+    /// One statement of a round: a write's own, or the combined statement of several writes of one kind.
+    enum Unit: Equatable {
+        /// The write at this index, alone.
+        case single(Int)
+        /// The writes at these indices (distinct targets, same kind), in one statement.
+        case combined([Int])
+    }
+
+    /// The statements that apply the writes at `indices`, in order: writes that cannot combine alone, then for each
+    /// kind of combinable write one statement per round, where round `n` holds the `n`th write to each target (so no
+    /// statement writes a row twice, and two writes to one row run in the order they came).
+    static func units(_ indices: [Int], of batch: [Write], combining: Bool) -> [Unit] {
+        var units: [Unit] = []
+        var kinds: [String] = []
+        var rounds: [String: [[Int]]] = [:]
+        var occurrences: [String: [[UInt8]: Int]] = [:]
+        for index in indices {
+            guard combining, let write = batch[index].combinable else {
+                units.append(.single(index))
+                continue
+            }
+            let round = occurrences[write.kind, default: [:]][write.target, default: 0]
+            occurrences[write.kind, default: [:]][write.target] = round + 1
+            if rounds[write.kind] == nil { kinds.append(write.kind) }
+            var kindRounds = rounds[write.kind] ?? []
+            if round == kindRounds.count { kindRounds.append([]) }
+            kindRounds[round].append(index)
+            rounds[write.kind] = kindRounds
+        }
+        for kind in kinds {
+            for members in rounds[kind] ?? [] {
+                units.append(members.count == 1 ? .single(members[0]) : .combined(members))
+            }
+        }
+        return units
+    }
+
+    /// Why a round stopped before its commit.
+    private enum Interruption {
+        /// The write at this index failed: it is answered with its error and left out of the next round.
+        case failed(Int)
+        /// Run the round again (a transient error, or a combined statement failing: then every write runs alone,
+        /// so that the one that fails is found and fails alone).
+        case again
+    }
+
+    /// Applies `batch` as a database applier does, with `begin`, `run`, `commit` and `rollback` on one connection.
+    ///
+    /// Writes that can combine (``SQLCombinableWrite``) are applied by one statement per round of distinct targets,
+    /// each write getting the returned rows whose target (`target`) is its own; the others run one statement each.
+    /// A round of one statement runs on its own (the statement commits itself); a round of several runs in one
+    /// transaction. When a statement fails, the transaction is rolled back, that write fails with its error, and
+    /// the others run again in a new transaction (each round leaves at least one out, so a batch of `n` takes at
+    /// most about `n` rounds); a combined statement that fails is not blamed on any write: the round runs again
+    /// with every write alone. A statement that failed with an error for which `transient` holds (a deadlock
+    /// between two writers' batches, on a database that reports one) runs again, up to ``transientRetries`` times,
+    /// before it fails. When `begin` or `commit` fails, every write still in the round fails with that error.
     static func apply(
         _ batch: [Write],
         begin: () async throws -> Void,
         run: (SQLStatement) async throws -> [Row],
         commit: () async throws -> Void,
         rollback: () async -> Void,
-        transient: (any Error) -> Bool = { _ in false }
+        transient: (any Error) -> Bool = { _ in false },
+        target: (Row) -> [UInt8]? = { _ in nil }
     ) async -> [Outcome] {
         var outcomes = [Outcome?](repeating: nil, count: batch.count)
-        if batch.count == 1, let only = batch.first {
-            do {
-                return [.success(try await run(only.statement))]
-            } catch {
-                return [.failure(error)]
-            }
-        }
         var remaining = Array(batch.indices)
         var retries = 0
+        var combining = true
         while !remaining.isEmpty {
-            do {
-                try await begin()
-            } catch {
-                remaining.forEach { outcomes[$0] = .failure(error) }
-                break
-            }
-            var applied: [(Int, [Row])] = []
-            var failed: Int?
-            for index in remaining {
+            let units = units(remaining, of: batch, combining: combining)
+            let inTransaction = units.count > 1
+            if inTransaction {
                 do {
-                    applied.append((index, try await run(batch[index].statement)))
+                    try await begin()
                 } catch {
-                    if transient(error) && retries < transientRetries {
-                        retries += 1
-                        failed = -1
-                    } else {
-                        outcomes[index] = .failure(error)
-                        failed = index
-                    }
+                    remaining.forEach { outcomes[$0] = .failure(error) }
                     break
                 }
             }
-            if let failed {
-                await rollback()
-                remaining.removeAll { $0 == failed }
+            var applied: [(Int, [Row])] = []
+            var interruption: Interruption?
+            for unit in units {
+                do {
+                    switch unit {
+                    case .single(let index):
+                        do {
+                            applied.append((index, try await run(batch[index].statement)))
+                        } catch  where !(transient(error) && retries < transientRetries) {
+                            outcomes[index] = .failure(error)
+                            interruption = .failed(index)
+                        }
+                    case .combined(let members):
+                        let writes = members.compactMap { batch[$0].combinable }
+                        guard let first = writes.first, writes.count == members.count else {
+                            interruption = .again
+                            combining = false
+                            break
+                        }
+                        do {
+                            let rows = try await run(first.combine(writes.map(\.row)))
+                            var byTarget: [[UInt8]: [Row]] = [:]
+                            for row in rows {
+                                if let key = target(row) { byTarget[key, default: []].append(row) }
+                            }
+                            for (index, write) in zip(members, writes) {
+                                applied.append((index, byTarget[write.target] ?? []))
+                            }
+                        } catch  where !(transient(error) && retries < transientRetries) {
+                            combining = false
+                            interruption = .again
+                        }
+                    }
+                } catch {
+                    retries += 1
+                    interruption = .again
+                }
+                if interruption != nil { break }
+            }
+            if let interruption {
+                if inTransaction { await rollback() }
+                if case .failed(let index) = interruption { remaining.removeAll { $0 == index } }
                 continue
             }
-            do {
-                try await commit()
-                applied.forEach { outcomes[$0.0] = .success($0.1) }
-            } catch {
-                await rollback()
-                remaining.forEach { outcomes[$0] = .failure(error) }
+            if inTransaction {
+                do {
+                    try await commit()
+                } catch {
+                    await rollback()
+                    remaining.forEach { outcomes[$0] = .failure(error) }
+                    break
+                }
             }
+            applied.forEach { outcomes[$0.0] = .success($0.1) }
             remaining = []
         }
         return outcomes.map { $0 ?? .failure(StoreError(.storageUnavailable, "a write of the batch was not applied")) }

@@ -109,8 +109,10 @@ public final class SQLiteAttestationStore: AttestationStore {
         try await store.key(keyID)
     }
 
-    /// Advances a counter with one compare-and-set `UPDATE`, then a read only to name a refusal.
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
+    /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal.
+    /// Concurrent advances of different keys are applied by one statement (group commit).
+    @discardableResult
+    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
         try await store.advanceCounter(of: keyID, to: counter, now: now)
     }
 

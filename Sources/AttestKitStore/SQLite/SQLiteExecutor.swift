@@ -5,7 +5,8 @@ import SQLiteNIO
 /// ``SQLiteConnectionPool``, writes on the single writer and reads on a reader.
 ///
 /// Single-statement writes go through ``commits``: the writes that arrive while the writer is busy are applied
-/// together in one `BEGIN IMMEDIATE … COMMIT`, one `fsync` for the batch instead of one per write.
+/// together in one `BEGIN IMMEDIATE … COMMIT`, one `fsync` for the batch instead of one per write, and the counter
+/// advances among them by one statement per round of distinct keys.
 ///
 /// SQLite has no operation deadline: a statement waits at most the busy timeout for another process's lock.
 struct SQLiteExecutor: SQLExecutor {
@@ -37,6 +38,15 @@ struct SQLiteExecutor: SQLExecutor {
         }
     }
 
+    func combinableWrite(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [SQLiteStoreRow] {
+        try await StoreError.wrapping(operation, detail: Self.detail) {
+            try await commits.submit(statement, combinable: combinable)
+        }
+    }
+
     /// Applies a batch of writes on the writer, in one `BEGIN IMMEDIATE … COMMIT` (``GroupCommit/apply(_:begin:run:commit:rollback:)``).
     static func apply(
         _ batch: [GroupCommit<SQLiteStoreRow>.Write], pool: SQLiteConnectionPool
@@ -52,7 +62,8 @@ struct SQLiteExecutor: SQLExecutor {
             begin: { _ = try await connection.query("BEGIN IMMEDIATE") },
             run: { statement in try await run(statement, on: connection) },
             commit: { _ = try await connection.query("COMMIT") },
-            rollback: { _ = try? await connection.query("ROLLBACK") })
+            rollback: { _ = try? await connection.query("ROLLBACK") },
+            target: { row in (try? row.bytes("key_id")) ?? nil })
         await pool.release(connection, .writer)
         return outcomes
     }

@@ -62,7 +62,8 @@ struct LoadCommand: AsyncParsableCommand {
             binary: serverBinary ?? Self.currentBinary(), workspace: workspace, apple: apple, appID: appID,
             storage: storage ?? "sqlite:\(workspace.path)/load.sqlite")
         defer { server.stop() }
-        let base = try await server.waitForPort().map { "http://127.0.0.1:\($0)" } ?? ""
+        guard let port = try await server.waitForPort() else { throw LoadFailure("the server did not start") }
+        let base = "http://127.0.0.1:\(port)"
         // One connection per key: the default pool would allow only 8 to the server.
         var settings = HTTPClient.Configuration()
         settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = keys.max() ?? 1
@@ -72,7 +73,7 @@ struct LoadCommand: AsyncParsableCommand {
             let keyIDs = try await register(keys.max() ?? 1, device: device, http: http)
             var reports: [LoadReport] = []
             for level in keys {
-                reports.append(try await measure(Array(keyIDs.prefix(level)), device: device, http: http))
+                reports.append(try await measure(Array(keyIDs.prefix(level)), device: device, http: http, port: port))
             }
             try await client.shutdown()
             print(json ? LoadReport.json(reports) : LoadReport.table(reports))
@@ -105,8 +106,12 @@ struct LoadCommand: AsyncParsableCommand {
         return keyIDs
     }
 
-    /// Sends `--requests` assertions by each of `keyIDs` concurrently, each key's in order.
-    private func measure(_ keyIDs: [KeyID], device: SimulatedDevice, http: LoadHTTP) async throws -> LoadReport {
+    /// Sends `--requests` assertions by each of `keyIDs` concurrently, each key's in order, one connection per key
+    /// (``LoadConnection``: requests encoded in advance, only the status read, so that the generator's own cost
+    /// stays small beside the server's).
+    private func measure(
+        _ keyIDs: [KeyID], device: SimulatedDevice, http: LoadHTTP, port: Int
+    ) async throws -> LoadReport {
         // Sign every request in advance: the measurement is the server's, not the simulated device's.
         let orderBody = #"{"item":"coffee","quantity":1}"#
         let bodyBase64 = Data(orderBody.utf8).base64EncodedString()
@@ -130,17 +135,42 @@ struct LoadCommand: AsyncParsableCommand {
             plans.append(bodies)
         }
         let inProcess = try Self.inProcessRate(device: device)
+        let headers = [("Authorization", "Bearer \(http.backendToken)")]
+        let requestPlans = plans.map { bodies in
+            bodies.map { LoadConnection.request(path: "/v1/assertions/verify", body: Array($0), headers: headers) }
+        }
+        var connections: [LoadConnection] = []
+        for _ in requestPlans { connections.append(try await LoadConnection.connect(host: "127.0.0.1", port: port)) }
         let start = ContinuousClock.now
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for bodies in plans {
+        let latencies: [Double]
+        do {
+            latencies = try await send(requestPlans, over: connections)
+        } catch {
+            for connection in connections { await connection.close() }
+            throw error
+        }
+        let elapsed = ContinuousClock.now - start
+        for connection in connections { await connection.close() }
+        return LoadReport(
+            storage: storage.map { $0.hasPrefix("postgres") ? "postgres" : "sqlite" } ?? "sqlite",
+            keys: keyIDs.count, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
+            latencies: latencies.sorted(), inProcessPerSecond: inProcess)
+    }
+
+    /// Sends each connection its requests, in order, all connections at once; the latency of every answer.
+    private func send(_ plans: [[LoadConnection.Request]], over connections: [LoadConnection]) async throws -> [Double]
+    {
+        try await withThrowingTaskGroup(of: [Double].self) { group in
+            for (connection, requests) in zip(connections, plans) {
                 group.addTask {
                     var latencies: [Double] = []
-                    latencies.reserveCapacity(bodies.count)
-                    for body in bodies {
+                    latencies.reserveCapacity(requests.count)
+                    for request in requests {
                         let sent = ContinuousClock.now
-                        let answer = try await http.post("/v1/assertions/verify", body: body)
+                        let answer = try await connection.send(request)
                         guard answer.status == 200 else {
-                            throw LoadFailure("assertion: HTTP \(answer.status) \(answer.errorCode)")
+                            let code = LoadHTTP.Answer(status: answer.status, body: answer.body).errorCode
+                            throw LoadFailure("assertion: HTTP \(answer.status) \(code)")
                         }
                         latencies.append(Self.milliseconds(ContinuousClock.now - sent))
                     }
@@ -151,11 +181,6 @@ struct LoadCommand: AsyncParsableCommand {
             for try await part in group { all += part }
             return all
         }
-        let elapsed = ContinuousClock.now - start
-        return LoadReport(
-            storage: storage.map { $0.hasPrefix("postgres") ? "postgres" : "sqlite" } ?? "sqlite",
-            keys: keyIDs.count, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
-            latencies: latencies.sorted(), inProcessPerSecond: inProcess)
     }
 
     /// Single-core in-process assertion verifications per second (parse, SHA-256, one P-256 check).
