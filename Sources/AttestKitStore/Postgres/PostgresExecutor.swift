@@ -10,8 +10,8 @@ import PostgresNIO
 /// caller is answered by then, and a connection found closed when leased is swapped before anything is sent.
 ///
 /// Counter advances go through ``commits``: those that arrive while a batch is being sent are sent together as one
-/// statement per round of distinct keys (one round trip and one commit for the batch), each caller still waiting
-/// under its own deadline. Every other statement runs on its own pooled connection, concurrently: PostgreSQL
+/// statement per round of distinct keys (one round trip and one commit for the batch), the batch bound by the
+/// earliest deadline of its callers. Every other statement runs on its own pooled connection, concurrently: PostgreSQL
 /// already groups the WAL flushes of concurrent commits, and a batch of different statements on one connection
 /// would turn the pool's parallel round trips into sequential ones.
 struct PostgresExecutor: SQLExecutor {
@@ -58,22 +58,21 @@ struct PostgresExecutor: SQLExecutor {
         by end: ContinuousClock.Instant?
     ) async throws(StoreError) -> [PostgresStoreRow] {
         try checkOpen()
-        let (deadline, commits) = (deadline, commits)
         let end = end ?? deadline.end()
         return try await StoreError.wrapping(operation, detail: Self.detail) {
-            try await deadline.run(operation, by: end) { _ in
-                try await commits.submit(statement, by: end, combinable: combinable)
-            }
+            try await commits.submit(statement, by: end, combinable: combinable)
         }
     }
 
     /// Applies a batch of writes on one connection (``GroupCommit/apply(_:begin:run:commit:rollback:transient:target:)``),
-    /// by the latest deadline of its callers (each of them is answered by its own).
+    /// by the earliest deadline of its callers: the batch is answered by then whatever the database does, so every
+    /// caller is answered by its own deadline without a timer of its own (the callers of one batch arrived within
+    /// one batch's time of each other, and their deadlines differ by as little).
     static func apply(
         _ batch: [GroupCommit<PostgresStoreRow>.Write], client: PostgresClient, deadline: PostgresDeadline,
         logger: Logger
     ) async -> [GroupCommit<PostgresStoreRow>.Outcome] {
-        let end = batch.compactMap(\.end).max() ?? deadline.end()
+        let end = batch.compactMap(\.end).min() ?? deadline.end()
         do {
             return try await deadline.run("applying a batch of writes", by: end) { lease in
                 try await client.withConnection { connection in
