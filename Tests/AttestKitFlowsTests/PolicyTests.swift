@@ -13,7 +13,8 @@ struct PolicyTests {
     /// A policy of the adopter's own, refusing everything with its own code.
     struct RefuseAll: AttestationPolicy {
         func check(_: VerifiedAttestation) -> PolicyResult {
-            .failsToMeetPolicy(PolicyFailureReason(AttestKitError.Code(policy: "policy_closed"), "closed for maintenance"))
+            .failsToMeetPolicy(
+                PolicyFailureReason(AttestKitError.Code(policy: "policy_closed"), "closed for maintenance"))
         }
     }
 

@@ -168,8 +168,9 @@ import Testing
         #expect(code.description == "policy_maintenance")
         #expect(code == ClosedForMaintenance.code)
         #expect(code != .policyOSVersion)
-        #expect(AttestKitError.Code.allCases.filter { $0.check == .policy }.map(\.rawValue).sorted()
-            == ["policy_os_version", "policy_validation_category"])
+        #expect(
+            AttestKitError.Code.allCases.filter { $0.check == .policy }.map(\.rawValue).sorted()
+                == ["policy_os_version", "policy_validation_category"])
         let reason = PolicyFailureReason(code, "closed")
         #expect(reason.description == "policy_maintenance: closed")
         #expect(reason.error().check == .policy)

@@ -34,13 +34,23 @@ extension ChainValidator {
             _ failures: [CertificateValidationResult.PolicyFailure], certificate: Certificate, issuer: Certificate,
             handledCriticalExtensions handled: [ASN1ObjectIdentifier]
         ) -> String {
+            explain(
+                reasons: failures.map { (reason: $0.policyFailureReason.description, chain: Array($0.chain)) },
+                certificate: certificate, issuer: issuer, handledCriticalExtensions: handled)
+        }
+
+        /// Why swift-certificates refused the link, from each failure's reason and the chain it was about.
+        func explain(
+            reasons failures: [(reason: String, chain: [Certificate])], certificate: Certificate, issuer: Certificate,
+            handledCriticalExtensions handled: [ASN1ObjectIdentifier]
+        ) -> String {
             guard !failures.isEmpty else {
                 return "swift-certificates built no chain: "
                     + noChain(certificate: certificate, issuer: issuer, handled: handled)
             }
             var reasons: [String] = []
             for failure in failures {
-                let reason = sanitized(failure.policyFailureReason.description, chain: failure.chain)
+                let reason = sanitized(failure.reason, chain: failure.chain)
                 if !reasons.contains(reason) { reasons.append(reason) }
             }
             var text = "swift-certificates: " + reasons.prefix(Self.maximumReasons).joined(separator: "; ")
@@ -73,7 +83,7 @@ extension ChainValidator {
 
         /// `reason` with the certificates of `chain` named by their roles, control characters removed, bounded;
         /// withheld whole if it still describes a certificate.
-        private func sanitized(_ reason: String, chain: UnverifiedCertificateChain) -> String {
+        private func sanitized(_ reason: String, chain: [Certificate]) -> String {
             var text = reason
             for (position, member) in chain.enumerated() {
                 let role = position == 0 ? certificate : position == 1 ? issuer : "certificate \(position + 1)"
