@@ -6,54 +6,16 @@ import Crypto
 import Foundation
 import Testing
 
-/// Deployment policies compose, and a refusal carries its reason and code.
+/// The deployment's policy (AttestKit's policies, composed) reaches the registrar through its verifier, and a
+/// refusal becomes a flow error of kind refused with the same code. The builder and the order of policies are
+/// tested in the core (`AttestationPolicyTests`).
 struct PolicyTests {
     /// A policy of the adopter's own, refusing everything with its own code.
     struct RefuseAll: AttestationPolicy {
         func check(_: VerifiedAttestation) -> PolicyResult {
-            .failsToMeetPolicy(PolicyFailureReason(FlowError.Code("policy_closed"), "closed for maintenance"))
+            .failsToMeetPolicy(
+                PolicyFailureReason(AttestKitError.Code(policy: "policy_closed"), "closed for maintenance"))
         }
-    }
-
-    @Test("the first failing policy's reason is the result, in the order written")
-    func firstFailureWins() async throws {
-        let bench = try FlowBench()
-        let attestation = try await bench.verifiedAttestation(bench.device(osVersion: "17.0"))
-        let minimum = try #require(OSVersion("18"))
-        let policy = AttestationPolicyBuilder.build {
-            AcceptAnyAttestation()
-            MinimumOSVersionPolicy(minimum)
-            RefuseAll()
-        }
-        #expect(
-            policy.check(attestation)
-                == .failsToMeetPolicy(
-                    PolicyFailureReason(.policyOSVersion, "the OS version 17.0 is below the minimum 18")))
-        let reordered = AttestationPolicyBuilder.build {
-            RefuseAll()
-            MinimumOSVersionPolicy(minimum)
-        }
-        guard case .failsToMeetPolicy(let reason) = reordered.check(attestation) else {
-            Issue.record("the policy passed")
-            return
-        }
-        #expect(reason.code.rawValue == "policy_closed")
-    }
-
-    @Test("if and if-else in the builder", arguments: [false, true])
-    func conditionals(strict: Bool) async throws {
-        let bench = try FlowBench()
-        let attestation = try await bench.verifiedAttestation(bench.device(osVersion: "17.4"))
-        let high = try #require(OSVersion("99"))
-        let policy = AttestationPolicyBuilder.build {
-            if strict { RefuseAll() }
-            if strict {
-                MinimumOSVersionPolicy(high)
-            } else {
-                AcceptAnyAttestation()
-            }
-        }
-        #expect((policy.check(attestation) == .meetsPolicy) == !strict)
     }
 
     @Test("the deployment policy: categories, then the OS version")
@@ -77,8 +39,16 @@ struct PolicyTests {
         let policy = DeploymentPolicy(minimumOSVersion: "18").attestationPolicy
         let error = await #expect(throws: FlowError.self) { try await bench.register(device, policy: policy) }
         #expect(error?.code == .policyOSVersion)
+        #expect(error?.code.rawValue == "policy_os_version")
         #expect(error?.kind == .refused)
         #expect(try await bench.store.key(device.keyID) == nil)
+        // An adopter's own code is refused as well, with its code, and comes from the verifier's call.
+        let closed = await #expect(throws: FlowError.self) {
+            try await bench.register(bench.device(osVersion: "19.0"), policy: RefuseAll())
+        }
+        #expect(closed?.code.rawValue == "policy_closed")
+        #expect(closed?.kind == .refused)
+        #expect((closed?.underlying as? AttestKitError)?.check == .policy)
     }
 
     @Test("the admit hook refuses after verification, before the key is stored")

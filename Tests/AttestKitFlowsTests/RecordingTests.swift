@@ -164,6 +164,10 @@ struct RecordingTests {
             }
             let result = try await Self.expectReplay(recorder, code: "policy_validation_category")
             #expect(result.outcome?.check == "policy")
+            // The replay re-runs the recorded policy: without the restriction, the same object verifies.
+            var allowed = result.bundle
+            allowed.configuration.allowedValidationCategories = nil
+            #expect(try await VerificationReplay.replay(allowed).outcome == nil)
         }
         // A key registered before: the store's answer at the key step.
         do {

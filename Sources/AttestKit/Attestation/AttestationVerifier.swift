@@ -4,7 +4,7 @@ import SwiftASN1
 import X509
 
 /// Verifies App Attest attestation objects: Apple's nine steps, the embedded receipt (required by default),
-/// and an explicit environment policy.
+/// an explicit environment policy, then the deployment's own rules (an ``AttestationPolicy``), in one call.
 ///
 /// ```swift
 /// let verifier = try AttestationVerifier(configuration: .init(
@@ -87,14 +87,49 @@ public struct AttestationVerifier: Sendable {
 
     /// The settings this verifier applies.
     public let configuration: Configuration
+    /// The deployment's rules beyond Apple's checks, checked by ``verify(_:keyID:clientData:at:)`` right after
+    /// them (``AcceptAnyAttestation`` unless the verifier was given one).
+    public let policy: any AttestationPolicy
     private let chain: ChainValidator
     private let receipts: ReceiptVerifier
 
     /// Creates a verifier.
-    public init(configuration: Configuration) {
+    ///
+    /// - Parameters:
+    ///   - configuration: Apple's checks: the apps, environments, receipt handling and roots.
+    ///   - policy: The deployment's rules, checked after Apple's (default: every verified attestation meets it).
+    public init(configuration: Configuration, policy: some AttestationPolicy = AcceptAnyAttestation()) {
         self.configuration = configuration
+        self.policy = policy
         self.chain = ChainValidator(anchor: configuration.trustAnchors.attestation, codes: .attestation)
         self.receipts = ReceiptVerifier(anchor: configuration.trustAnchors.receipt, leeway: configuration.leeway)
+    }
+
+    /// Creates a verifier whose policy is built with ``AttestationPolicyBuilder``.
+    ///
+    /// ```swift
+    /// let verifier = AttestationVerifier(configuration: configuration) {
+    ///     ValidationCategoryPolicy(allowed: [2])
+    ///     if let minimum = OSVersion("17.4") { MinimumOSVersionPolicy(minimum) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - configuration: Apple's checks: the apps, environments, receipt handling and roots.
+    ///   - policy: The deployment's rules, checked in order after Apple's; the first refusal is thrown.
+    public init(configuration: Configuration, @AttestationPolicyBuilder policy: () -> some AttestationPolicy) {
+        self.init(configuration: configuration, policy: policy())
+    }
+
+    /// This verifier with `policy` checked after its own policy: how an integration adds a deployment's rules to
+    /// the verifier an adopter hands it without dropping the adopter's own.
+    ///
+    /// - Parameter policy: The rules to check once this verifier's policy is met.
+    /// - Returns: A verifier with the same configuration and both policies, this one's first.
+    public func appending(_ policy: some AttestationPolicy) -> AttestationVerifier {
+        AttestationVerifier(
+            configuration: configuration,
+            policy: AttestationPolicyBuilder.Sequence2(first: AnyAttestationPolicy(self.policy), second: policy))
     }
 
     /// Verifies an attestation object.
@@ -106,7 +141,8 @@ public struct AttestationVerifier: Sendable {
     ///   - time: The moment to verify at; certificates are valid for days, so re-verifying later needs the
     ///     original time.
     /// - Returns: The attested key and what Apple says about it.
-    /// - Throws: ``AttestKitError`` with the failed check.
+    /// - Throws: ``AttestKitError`` with the failed check: Apple's checks first, then the verifier's ``policy``
+    ///   (``AttestKitError/Check/policy``, with the failing policy's code and reason).
     public func verify(
         _ attestation: some Collection<UInt8>,
         keyID: KeyID,
@@ -185,7 +221,7 @@ public struct AttestationVerifier: Sendable {
 
         let receipt = try await verifyReceipt(
             object, appID: appID, keyID: keyID, environment: environment, at: time, replaying: replaying)
-        return VerifiedAttestation(
+        let verified = VerifiedAttestation(
             keyID: keyID,
             publicKey: publicKey,
             appID: appID,
@@ -195,6 +231,9 @@ public struct AttestationVerifier: Sendable {
             certificateNotAfter: leaf.notValidAfter,
             osVersion: Self.osVersion(of: leaf),
             authenticatorData: authenticatorData)
+        // The deployment's rules, once Apple's checks passed: a policy decides on verified facts only.
+        if case .failsToMeetPolicy(let reason) = policy.check(verified) { throw reason.error() }
+        return verified
     }
 
     private func verifyReceipt(

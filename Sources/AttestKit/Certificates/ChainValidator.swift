@@ -95,11 +95,13 @@ package struct ChainValidator: Sendable {
         for intermediate in issuers {
             do {
                 try checkValidity(of: [leaf, intermediate, anchor.certificate], at: time, leeway: leeway)
-                try await verifyLink(intermediate, issuedBy: anchor.certificate, marker: markers.intermediate)
+                try await verifyLink(
+                    intermediate, issuedBy: anchor.certificate, marker: markers.intermediate,
+                    roles: .intermediate)
                 if cachesLeaves {
-                    try await verifyLink(leaf, issuedBy: intermediate, marker: markers.leaf)
+                    try await verifyLink(leaf, issuedBy: intermediate, marker: markers.leaf, roles: .leaf)
                 } else {
-                    try await verify(leaf, issuedBy: intermediate, marker: markers.leaf)
+                    try await verify(leaf, issuedBy: intermediate, marker: markers.leaf, roles: .leaf)
                 }
                 return
             } catch {
@@ -135,20 +137,20 @@ package struct ChainValidator: Sendable {
     /// carries `marker`, once per process: neither depends on time, so a verified link is kept with its marker
     /// and only validity windows are checked again on later calls.
     private func verifyLink(
-        _ certificate: Certificate, issuedBy issuer: Certificate, marker: ASN1ObjectIdentifier?
+        _ certificate: Certificate, issuedBy issuer: Certificate, marker: ASN1ObjectIdentifier?, roles: LinkRoles
     ) async throws(AttestKitError) {
         let link = VerifiedLinkCache.Link(
             anchor: anchor.sha256, certificate: certificate, issuer: issuer, marker: marker)
         if cache.contains(link) { return }
-        try await verify(certificate, issuedBy: issuer, marker: marker)
+        try await verify(certificate, issuedBy: issuer, marker: marker, roles: roles)
         cache.insert(link)
     }
 
     /// Signature, structure and critical-extension checks of RFC 5280 (validity windows are checked above,
     /// with leeway), requiring the chain to be exactly `[certificate, issuer]` and `certificate` to carry
-    /// `marker`, when one is given.
+    /// `marker`, when one is given. A refusal names swift-certificates' reasons (``LinkRoles``).
     private func verify(
-        _ certificate: Certificate, issuedBy issuer: Certificate, marker: ASN1ObjectIdentifier?
+        _ certificate: Certificate, issuedBy issuer: Certificate, marker: ASN1ObjectIdentifier?, roles: LinkRoles
     ) async throws(AttestKitError) {
         var verifier = Verifier(rootCertificates: CertificateStore([issuer])) {
             RFC5280Policy.withValidityCheckDisabled()
@@ -167,7 +169,12 @@ package struct ChainValidator: Sendable {
                 throw AttestKitError(
                     codes.unauthorized, "a certificate of the chain lacks the extension that marks its role")
             }
-            throw AttestKitError(codes.untrusted, "the certificate chain does not verify to the pinned root")
+            throw AttestKitError(
+                codes.untrusted,
+                "the certificate chain does not verify to the pinned root: "
+                    + roles.explain(
+                        failures, certificate: certificate, issuer: issuer,
+                        handledCriticalExtensions: verifier.policy.verifyingCriticalExtensions))
         }
     }
 }

@@ -21,7 +21,7 @@ package struct MarkerExtensionPolicy: VerifierPolicy, Sendable, Hashable {
     package static let appleReceiptSigner: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 12, 15]
 
     /// Why a chain fails this policy; compared by ``ChainValidator`` to tell this failure from the others.
-    package static let failureReason = PolicyFailureReason("the certificate lacks the marker of its role")
+    package static let failureReason = X509.PolicyFailureReason("the certificate lacks the marker of its role")
 
     /// The policy only looks for the marker: a critical marker is left to RFC 5280 (unknown, so refused).
     package let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = []

@@ -13,6 +13,24 @@ extension AttestKitError {
             self.check = check
         }
 
+        /// A code of the ``AttestKitError/Check/policy`` check: the way an adopter's own ``AttestationPolicy``
+        /// names its refusal.
+        ///
+        /// The string is what callers, HTTP answers and metric labels see, so make it stable, short snake_case,
+        /// and start it with `policy_` so that it cannot be mistaken for (or equal) one of the verifier's codes:
+        /// codes compare by their strings.
+        ///
+        /// ```swift
+        /// extension AttestKitError.Code {
+        ///     static let policyMaintenance = AttestKitError.Code(policy: "policy_maintenance")
+        /// }
+        /// ```
+        ///
+        /// - Parameter rawValue: The stable string, a literal.
+        public init(policy rawValue: StaticString) {
+            self.init(rawValue.description, .policy)
+        }
+
         /// The stable string.
         public var description: String { rawValue }
 
@@ -39,6 +57,7 @@ extension AttestKitError {
                 .receiptCertificateUntrusted, .receiptCertificateExpired, .receiptCertificateNotYetValid,
                 .receiptSignerNotAuthorized, .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected,
                 .receiptTooOld, .receiptFromFuture,
+                .policyValidationCategory, .policyOSVersion,
             ]
         }
 
@@ -153,6 +172,14 @@ extension AttestKitError {
         public static let receiptTooOld = Code("receipt_too_old", .receipt)
         /// The receipt's creation time is later than the verification time plus leeway.
         public static let receiptFromFuture = Code("receipt_from_future", .receipt)
+
+        // MARK: policy
+
+        /// The attestation's iOS 27 validation category is not one the deployment allows
+        /// (``ValidationCategoryPolicy``).
+        public static let policyValidationCategory = Code("policy_validation_category", .policy)
+        /// The attestation's OS version is below the deployment's minimum, or unknown (``MinimumOSVersionPolicy``).
+        public static let policyOSVersion = Code("policy_os_version", .policy)
     }
 }
 

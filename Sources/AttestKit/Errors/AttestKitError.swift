@@ -90,6 +90,8 @@ extension AttestKitError {
         public static let receipt = Check(rawValue: "receipt")
         /// Malformed or out-of-bounds input.
         public static let format = Check(rawValue: "format")
+        /// A deployment's ``AttestationPolicy`` refused an attestation that passed Apple's checks.
+        public static let policy = Check(rawValue: "policy")
 
         /// The check's name.
         public var description: String { rawValue }

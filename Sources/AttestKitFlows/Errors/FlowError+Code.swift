@@ -1,3 +1,5 @@
+import AttestKit
+
 extension FlowError.Code {
     /// A request field is missing, malformed or contradicts another (`invalid_field`).
     public static let invalidField = FlowError.Code("invalid_field")
@@ -16,9 +18,9 @@ extension FlowError.Code {
     /// No app is configured, so no attestation can be accepted (`apps_not_configured`).
     public static let appsNotConfigured = FlowError.Code("apps_not_configured")
     /// An attestation whose validation category the deployment does not allow (`policy_validation_category`).
-    public static let policyValidationCategory = FlowError.Code("policy_validation_category")
+    public static let policyValidationCategory = FlowError.Code(AttestKitError.Code.policyValidationCategory.rawValue)
     /// An attestation whose OS version is below the deployment's minimum (`policy_os_version`).
-    public static let policyOSVersion = FlowError.Code("policy_os_version")
+    public static let policyOSVersion = FlowError.Code(AttestKitError.Code.policyOSVersion.rawValue)
     /// A spent request budget (`rate_limited`).
     public static let rateLimited = FlowError.Code("rate_limited")
     /// No key has the identifier (`key_not_found`, the store's code).

@@ -9,10 +9,13 @@ public import AttestKitWire
 extension FlowError {
     /// A verification failure, keeping its code: malformed when the input is not even well formed (a `format`
     /// check, or a key identifier that is not 32 bytes of Base64), a conflict for a counter that did not increase
-    /// (a replay), refused otherwise.
+    /// (a replay), refused otherwise; a deployment policy's refusal (the `policy` check: `policy_os_version`,
+    /// `policy_validation_category`, or an adopter's own code) is refused too, whatever its code.
     public init(_ error: AttestKitError) {
         let kind: Kind
-        if error.check == .format || error.code == .keyIdMalformed {
+        if error.check == .policy {
+            kind = .refused
+        } else if error.check == .format || error.code == .keyIdMalformed {
             kind = .malformed
         } else if error.code == .counterNotIncreasing {
             kind = .conflict

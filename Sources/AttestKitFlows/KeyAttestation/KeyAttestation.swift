@@ -8,7 +8,7 @@ public import Foundation
 ///
 /// The attestation's client data is a `KeyAttestationClientData` naming the challenge id and the
 /// app key; the attestation is verified as any other (nonce = SHA-256(authData ‖ SHA-256(client data))) by the
-/// ``AttestationRegistrar``, which consumes the challenge once, applies the policy and stores the key with its app
+/// ``AttestationRegistrar``, which consumes the challenge once, applies the verifier's policy and stores the key with its app
 /// key. With an ``AppKeyAuthority`` the result carries an X.509 certificate for the app key.
 ///
 /// ```swift

@@ -59,9 +59,11 @@ public enum VerificationReplay {
         let store = ReplayStore(
             challenge: try recorded.challenge.map { text throws(FlowError) in try bytes(text, "challenge") }, key: nil,
             answer: try known(recorded.storeAnswer))
-        let registrar = AttestationRegistrar(
-            verifier: AttestationVerifier(configuration: try configuration.verifierConfiguration()), store: store,
+        // The recorded deployment policy runs where it ran when recorded: inside the verifier, after Apple's checks.
+        let verifier = AttestationVerifier(
+            configuration: try configuration.verifierConfiguration(),
             policy: configuration.deploymentPolicy.attestationPolicy)
+        let registrar = AttestationRegistrar(verifier: verifier, store: store)
         // A key attestation replays with its app key (the client data binds it).
         let appKey = try recorded.appKey.map { text throws(FlowError) in try AppKey(request: bytes(text, "appKey")) }
         _ = try await registrar.register(

@@ -4,42 +4,35 @@ import AttestKitWire
 public import Foundation
 
 /// Registers an app's key: consumes the one-time challenge, refuses a known key, verifies the attestation
-/// (AttestKit's `AttestationVerifier`), checks the deployment's ``AttestationPolicy``, lets the caller's `admit`
-/// hook refuse the verified app (a per-app budget), and stores the key.
+/// (AttestKit's `AttestationVerifier`, whose policy holds the deployment's rules: ``DeploymentPolicy/attestationPolicy``
+/// and any of the adopter's own, checked in the same call as Apple's), lets the caller's `admit` hook refuse the
+/// verified app (a per-app budget), and stores the key.
 ///
 /// ```swift
-/// let registrar = AttestationRegistrar(verifier: verifier, store: store, policy: deployment.attestationPolicy)
+/// let verifier = AttestationVerifier(configuration: configuration, policy: deployment.attestationPolicy)
+/// let registrar = AttestationRegistrar(verifier: verifier, store: store)
 /// let record = try await registrar.register(
 ///     keyID: keyID, attestation: bytes, challengeID: challengeID, now: Date())
 /// ```
 public struct AttestationRegistrar: Sendable {
-    /// The verifier of the deployment's apps, or `nil` when no app is configured (every attestation is then
-    /// refused with `apps_not_configured`).
+    /// The verifier of the deployment's apps, with the deployment's policy (its `policy`), or `nil` when no app is
+    /// configured (every attestation is then refused with `apps_not_configured`).
     public let verifier: AttestationVerifier?
     /// The state.
     public let store: any AttestationStore
-    /// The deployment's rules beyond Apple's checks.
-    public let policy: any AttestationPolicy
     /// Writes a bundle for every failed verification (opt-in), or `nil`.
     public let recorder: VerificationRecorder?
 
     /// Creates a registrar.
-    public init(
-        verifier: AttestationVerifier?, store: any AttestationStore, policy: some AttestationPolicy,
-        recorder: VerificationRecorder? = nil
-    ) {
+    ///
+    /// - Parameters:
+    ///   - verifier: The verifier of the deployment's apps, its policy included; `nil` refuses every attestation.
+    ///   - store: The state.
+    ///   - recorder: Writes a bundle for every failed verification (opt-in).
+    public init(verifier: AttestationVerifier?, store: any AttestationStore, recorder: VerificationRecorder? = nil) {
         self.verifier = verifier
         self.store = store
-        self.policy = policy
         self.recorder = recorder
-    }
-
-    /// Creates a registrar whose policy is built with ``AttestationPolicyBuilder``.
-    public init(
-        verifier: AttestationVerifier?, store: any AttestationStore, recorder: VerificationRecorder? = nil,
-        @AttestationPolicyBuilder policy: () -> some AttestationPolicy
-    ) {
-        self.init(verifier: verifier, store: store, policy: policy(), recorder: recorder)
     }
 
     /// Verifies `attestation` for `keyID` against the challenge `challengeID` and registers the key.
@@ -54,8 +47,8 @@ public struct AttestationRegistrar: Sendable {
     ///     its budget.
     /// - Returns: The stored key.
     /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's and the store's codes (`challenge_*`,
-    ///   `key_exists`, `storage_unavailable`); AttestKit's verification codes; `policy_*` from the policy; whatever
-    ///   `admit` throws.
+    ///   `key_exists`, `storage_unavailable`); AttestKit's verification codes, `policy_*` (or an adopter's own
+    ///   code) from the verifier's policy, refused; whatever `admit` throws.
     public func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
@@ -141,7 +134,6 @@ public struct AttestationRegistrar: Sendable {
         } catch {
             throw FlowError(error)
         }
-        if case .failsToMeetPolicy(let reason) = policy.check(verified) { throw reason.error() }
         try await admit(verified.appID)
         do throws(StoreError) {
             return try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)

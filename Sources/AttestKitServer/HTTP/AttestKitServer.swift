@@ -91,10 +91,12 @@ public final class AttestKitServer: Service, Sendable {
             try? httpClient.syncShutdown()
             throw ServerConfigurationError("apple", "the Apple key cannot be used: \(error)")
         }
+        // The deployment's policy runs inside the verifier, right after Apple's checks.
         let verifier = try? AttestationVerifier(
             configuration: .init(
                 appIDs: configuration.appIDs, environments: configuration.environments,
-                leeway: configuration.leeway, trustAnchors: configuration.trustAnchors))
+                leeway: configuration.leeway, trustAnchors: configuration.trustAnchors),
+            policy: configuration.policy.attestationPolicy)
         var recorder: VerificationRecorder?
         if let record = configuration.record {
             do throws(FlowError) {
@@ -121,8 +123,7 @@ public final class AttestKitServer: Service, Sendable {
                 client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
                 ttl: configuration.deviceTokenCache.ttl)
         }
-        let registrar = AttestationRegistrar(
-            verifier: verifier, store: store, policy: configuration.policy.attestationPolicy, recorder: recorder)
+        let registrar = AttestationRegistrar(verifier: verifier, store: store, recorder: recorder)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
             challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),

@@ -35,7 +35,8 @@ public struct AttestKitServices: Sendable {
     public var metrics = FlowMetrics()
 
     /// Creates the flows over `store`: `verifier` is the deployment's apps (`nil`: every attestation is refused
-    /// with `apps_not_configured`), `policy` its rules, `recorder` (opt-in) writes a bundle for every failed
+    /// with `apps_not_configured`), `policy` its rules (its `attestationPolicy` is checked by the verifier after the
+    /// verifier's own policy, its `riskPolicy` by the middleware), `recorder` (opt-in) writes a bundle for every failed
     /// verification, for `attestkit replay`, `appKeyAuthority` is the CA that certifies the app keys of key
     /// attestations (`nil`: no certificates).
     public init(
@@ -46,8 +47,9 @@ public struct AttestKitServices: Sendable {
         self.store = store
         self.gate = AssertionGate(store: store, timestampWindow: timestampWindow, recorder: recorder)
         self.issuer = ChallengeIssuer(store: store, ttl: challengeTTL)
+        // The deployment's rules join the verifier's own policy, checked after it, in the verifier's call.
         self.registrar = AttestationRegistrar(
-            verifier: verifier, store: store, policy: policy.attestationPolicy, recorder: recorder)
+            verifier: verifier?.appending(policy.attestationPolicy), store: store, recorder: recorder)
         self.keyAttestation = KeyAttestation(registrar: registrar, authority: appKeyAuthority)
         self.policy = policy
         self.bodyLimit = bodyLimit

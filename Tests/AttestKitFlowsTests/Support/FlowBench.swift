@@ -48,9 +48,11 @@ struct FlowBench: Sendable {
         return Device(device: device, keyID: device.generateKey())
     }
 
-    /// A registrar of this bench's verifier and store under `policy`.
+    /// A registrar of this bench's store, whose verifier (this bench's configuration) checks `policy`.
     func registrar(policy: some AttestationPolicy = AcceptAnyAttestation()) -> AttestationRegistrar {
-        AttestationRegistrar(verifier: verifier, store: store, policy: policy, recorder: recorder)
+        AttestationRegistrar(
+            verifier: AttestationVerifier(configuration: verifier.configuration, policy: policy), store: store,
+            recorder: recorder)
     }
 
     /// Challenge, attestation, registration of `device`'s key.

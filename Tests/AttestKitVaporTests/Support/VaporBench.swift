@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import AttestKitStore
 import AttestKitTesting
 import AttestKitVapor
@@ -25,16 +26,21 @@ enum VaporBench {
         do { return try AppID("ABCDE12345.com.example.app") } catch { preconditionFailure("\(error)") }
     }()
 
-    /// Runs `body` with a booted application over a fresh SQLite store, then shuts it down.
-    static func withApplication(_ body: (Application) async throws -> Void) async throws {
+    /// Runs `body` with a booted application over a fresh SQLite store, then shuts it down; the verifier checks
+    /// `policy` and the services add `deployment`'s rules after it.
+    static func withApplication(
+        policy: some AttestationPolicy = AcceptAnyAttestation(), deployment: DeploymentPolicy = DeploymentPolicy(),
+        _ body: (Application) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = SQLiteAttestationStore(path: directory.appendingPathComponent("store.sqlite").path)
         try await withApp(configure: { app in
             let verifier = AttestationVerifier(
-                configuration: try .init(appIDs: [appID], environments: .development, trustAnchors: apple.trustAnchors))
-            app.attestKit = AttestKitServices(store: store, verifier: verifier)
+                configuration: try .init(appIDs: [appID], environments: .development, trustAnchors: apple.trustAnchors),
+                policy: policy)
+            app.attestKit = AttestKitServices(store: store, verifier: verifier, policy: deployment)
             app.lifecycle.use(AttestKitLifecycle())
             try app.grouped("v1").register(collection: AttestKitRoutes())
             try await app.asyncBoot()
@@ -48,8 +54,13 @@ enum VaporBench {
         try? WireJSON.decode(ErrorResponse.self, from: Data(response.body.readableBytesView)).error.code
     }
 
-    /// Registers a new key through `POST v1/challenges` and `POST v1/attestations`; returns the device and key.
-    static func register(_ app: Application) async throws -> (device: SimulatedDevice, keyID: KeyID) {
+    /// Registers a new key through `POST v1/challenges` and `POST v1/attestations`, expecting `status` (and `code`
+    /// when given); returns the device and key.
+    @discardableResult
+    static func register(
+        _ app: Application, expecting status: HTTPStatus = .created, code: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (device: SimulatedDevice, keyID: KeyID) {
         let device = SimulatedDevice(
             apple: apple, configuration: .init(appID: appID, environment: .development, validationCategory: 1))
         let keyID = device.generateKey()
@@ -69,7 +80,8 @@ enum VaporBench {
                         keyId: keyID.base64, attestation: Data(attestation).base64EncodedString(),
                         challengeId: issued.challengeId))))
         try await app.testing().test(.POST, "/v1/attestations", body: body) { response in
-            #expect(response.status == .created)
+            #expect(response.status == status, sourceLocation: sourceLocation)
+            if let code { #expect(Self.code(response) == code, sourceLocation: sourceLocation) }
         }
         return (device, keyID)
     }

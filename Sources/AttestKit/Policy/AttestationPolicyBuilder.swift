@@ -1,5 +1,3 @@
-public import AttestKit
-
 /// A result builder that composes ``AttestationPolicy`` values, in the style of swift-certificates'
 /// `PolicyBuilder`: the policies are checked in the order written, and the first failure (with its reason) is the
 /// result. `if`, `if`/`else` and `if let` work as expected.
@@ -13,6 +11,9 @@ public import AttestKit
 @resultBuilder
 public struct AttestationPolicyBuilder: Sendable {
     /// Builds one policy from a builder closure.
+    ///
+    /// - Parameter body: The policies, in the order they are checked.
+    /// - Returns: The composed policy.
     public static func build(@AttestationPolicyBuilder _ body: () -> some AttestationPolicy) -> some AttestationPolicy {
         body()
     }

@@ -1,5 +1,4 @@
-import AttestKitFlows
-import AttestKitServer
+import AttestKit
 import Testing
 
 @Suite("OS versions")
