@@ -380,6 +380,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
                 .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOPosix", package: "swift-nio", condition: whenHummingbird),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: whenHummingbird),
                 "AttestKitStore",

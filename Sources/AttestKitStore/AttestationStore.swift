@@ -65,9 +65,12 @@ public protocol AttestationStore: Service, Sendable {
 
     /// Advances a key's counter with one compare-and-set: accepted only when `counter` is greater than the
     /// stored counter and the key is active.
+    /// - Returns: The key as stored once advanced (its current risk metric and receipt included), read by the same
+    ///   statement that advanced it.
     /// - Throws: ``StoreError/Code/counterNotIncreasing`` (a replay, or a concurrent copy that lost),
     ///   ``StoreError/Code/keyNotFound``, ``StoreError/Code/keyRevoked``.
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError)
+    @discardableResult
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord
 
     /// Stores a newer receipt for an active key and, when it carries a risk metric, appends the metric to
     /// the key's history, in one transaction.

@@ -155,7 +155,8 @@ struct DashboardTests {
 
     @Test("after real traffic the dashboard shows the numbers, and /metrics has HELP text and its alert series")
     func numbers() async throws {
-        let server = try Self.server()
+        let clock = TestClock()
+        let server = try Self.server(clock: clock)
         let app = Application(router: server.buildRouter())
         try await app.test(.router) { client in
             let fresh = String(decoding: server.metrics.exposition(), as: UTF8.self)
@@ -164,7 +165,7 @@ struct DashboardTests {
             #expect(fresh.contains("attestkit_storage_errors_total 0"))
             #expect(fresh.contains("attestkit_trust_anchor_expiry_timestamp_seconds{anchor=\"attestation\"}"))
             #expect(fresh.contains("code=\"counter_not_increasing\""))
-            _ = try await RouterTests.registeredDevice(client)
+            _ = try await RouterTests.registeredDevice(client, at: clock.now())
             try await client.execute(uri: "/v1/attestations", method: .post, body: RouterTests.json("{}")) { _ in }
             try await client.execute(uri: "/v1/challenges", method: .get) { response in
                 #expect(response.status == .methodNotAllowed)

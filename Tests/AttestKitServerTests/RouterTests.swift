@@ -59,9 +59,9 @@ struct RouterTests {
     }
 
     /// A new device of the app whose key `client` registers through `/v1/challenges` and `/v1/attestations` under
-    /// `prefix` (201 required).
+    /// `prefix` (201 required), attested at `time` (the server's clock: its receipt must not be from its future).
     static func registeredDevice(
-        _ client: any TestClientProtocol, prefix: String = ""
+        _ client: any TestClientProtocol, prefix: String = "", at time: Date = Date()
     ) async throws -> (device: SimulatedDevice, keyID: KeyID) {
         let device = SimulatedDevice(
             apple: Fixture.apple, configuration: .init(appID: Fixture.appID, environment: .development))
@@ -72,7 +72,7 @@ struct RouterTests {
         }
         let id = try #require(challenge["challengeId"])
         let bytes = try #require(challenge["challenge"].flatMap { Data(base64Encoded: $0) })
-        let attestation = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
+        let attestation = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)), at: time)
         let body = """
             {"keyId":"\(keyID.base64)","attestation":"\(Data(attestation).base64EncodedString())","challengeId":"\(id)"}
             """

@@ -62,7 +62,8 @@ public struct AssertionVerifier: Sendable {
         return VerifiedAssertion(counter: authenticatorData.signCount, authenticatorData: authenticatorData)
     }
 
-    /// Verifies an assertion against a key stored as its 65-byte X9.63 point.
+    /// Verifies an assertion against a key stored as its 65-byte X9.63 point (parsed once per process and kept in
+    /// a bounded cache: keys never change).
     /// - Throws: ``AttestKitError/Code/publicKeyMalformed`` when `publicKeyX963` is not a P-256 point,
     ///   then as ``verify(_:publicKey:appID:clientData:previousCounter:)``.
     public func verify(
@@ -74,7 +75,7 @@ public struct AssertionVerifier: Sendable {
     ) throws(AttestKitError) -> VerifiedAssertion {
         let publicKey: P256.Signing.PublicKey
         do {
-            publicKey = try P256.Signing.PublicKey(x963Representation: Array(publicKeyX963))
+            publicKey = try PublicKeyCache.shared.key(x963: Array(publicKeyX963))
         } catch {
             throw AttestKitError(.publicKeyMalformed, "the stored key is not a P-256 X9.63 point")
         }

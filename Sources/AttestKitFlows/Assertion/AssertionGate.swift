@@ -11,6 +11,12 @@ public import Foundation
 /// counter. Of many concurrent copies of one assertion, in one process or across replicas sharing a database,
 /// exactly one passes; the others fail with `counter_not_increasing` or `challenge_consumed`.
 ///
+/// What a key's assertions are verified with (its public key and App ID) never changes once it is registered, so
+/// the gate keeps the keys it has read in a bounded cache (``KeyRecordCache``) and reads the store only for a key
+/// it has not seen. Whether the key is still active is decided by the store, in the same statement that advances
+/// the counter (`… AND revoked_at_ms IS NULL`): a revocation, made by this process or by another replica, refuses
+/// the very next assertion with `key_revoked`. The accepted key is the row that statement returned.
+///
 /// ```swift
 /// let gate = AssertionGate(store: store)
 /// let binding = try AssertionBinding(method: "POST", target: "/orders", body: body, freshness: .timestamp(milliseconds: ms))
@@ -25,12 +31,14 @@ public struct AssertionGate: Sendable {
     public let recorder: VerificationRecorder?
     private let now: @Sendable () -> Date
     private let verifier = AssertionVerifier()
+    private let keys: KeyRecordCache
 
     /// Creates a gate.
     public init(
         store: any AttestationStore, timestampWindow: TimeInterval = 300, recorder: VerificationRecorder? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.keys = KeyRecordCache()
         self.store = store
         self.timestampWindow = timestampWindow
         self.recorder = recorder
@@ -111,13 +119,19 @@ public struct AssertionGate: Sendable {
             }
         }
         let record: KeyRecord
-        do throws(StoreError) {
-            guard let found = try await store.key(keyID) else { throw StoreError.keyNotFound }
-            seenKey = found
-            guard found.state == .active else { throw StoreError.keyRevoked }
-            record = found
-        } catch {
-            throw FlowError(error)
+        if let cached = keys[keyID] {
+            record = cached
+            seenKey = cached
+        } else {
+            do throws(StoreError) {
+                guard let found = try await store.key(keyID) else { throw StoreError.keyNotFound }
+                seenKey = found
+                guard found.state == .active else { throw StoreError.keyRevoked }
+                record = found
+                keys.insert(found)
+            } catch {
+                throw FlowError(error)
+            }
         }
         let verified: VerifiedAssertion
         do throws(AttestKitError) {
@@ -133,12 +147,14 @@ public struct AssertionGate: Sendable {
                 _ = try await store.consumeChallenge(challengeID, purpose: .assert, keyID: keyID, now: time)
             }
             step = .counter
-            try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
+            let advanced = try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
+            keys.insert(advanced)
+            return AcceptedAssertion(key: advanced, counter: verified.counter)
         } catch {
+            if error.code == .keyRevoked || error.code == .keyNotFound { keys.remove(keyID) }
             answer = RecordedStoreAnswer(step: step, code: error.code.rawValue)
             throw FlowError(error)
         }
-        return AcceptedAssertion(key: record.advanced(to: verified.counter, at: time), counter: verified.counter)
     }
 }
 

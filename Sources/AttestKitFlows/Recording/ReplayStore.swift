@@ -44,8 +44,10 @@ struct ReplayStore: AttestationStore {
         return key
     }
 
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
         if let refusal = refusal(at: .counter) { throw refusal }
+        guard let key else { throw StoreError(.keyNotFound, "as recorded") }
+        return key.advanced(to: counter, at: now)
     }
 
     func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {

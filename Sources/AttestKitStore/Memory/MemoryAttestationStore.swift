@@ -95,7 +95,8 @@ public actor MemoryAttestationStore: AttestationStore {
     }
 
     /// Advances a counter if greater; see ``AttestationStore/advanceCounter(of:to:now:)``.
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) throws(StoreError) {
+    @discardableResult
+    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
         guard var record = keys[keyID], record.revokedAt == nil, record.counter < counter else {
@@ -104,6 +105,7 @@ public actor MemoryAttestationStore: AttestationStore {
         record.counter = counter
         record.lastAssertionAt = instant
         keys[keyID] = record
+        return record
     }
 
     /// Stores a newer receipt; see ``AttestationStore/storeReceipt(_:for:now:)``.

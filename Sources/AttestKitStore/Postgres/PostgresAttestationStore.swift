@@ -53,7 +53,8 @@ public final class PostgresAttestationStore: AttestationStore {
                 deadline: PostgresDeadline(timeout: configuration.operationTimeout)))
     }
 
-    private var executor: PostgresExecutor { store.executor }
+    /// The executor the store's statements run on (internal: tests reach it).
+    var executor: PostgresExecutor { store.executor }
 
     /// Runs the connection pool until the service group shuts down or the task is cancelled.
     public func run() async throws {
@@ -96,8 +97,10 @@ public final class PostgresAttestationStore: AttestationStore {
         try await connection.close()
     }
 
-    /// Refuses further operations; the pool's connections close when ``run()`` returns.
+    /// Refuses further operations once the counter advances already accepted have been answered; the pool's
+    /// connections close when ``run()`` returns.
     public func close() async {
+        await executor.commits.close()
         executor.closed.withLockedValue { $0 = true }
     }
 
@@ -142,8 +145,10 @@ public final class PostgresAttestationStore: AttestationStore {
         try await store.key(keyID)
     }
 
-    /// Advances a counter with one compare-and-set `UPDATE`, then a read only to name a refusal, by one deadline.
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
+    /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal, by one
+    /// deadline. Concurrent advances of different keys are sent as one statement (group commit).
+    @discardableResult
+    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
         try await store.advanceCounter(of: keyID, to: counter, now: now)
     }
 

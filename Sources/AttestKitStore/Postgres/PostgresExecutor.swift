@@ -8,6 +8,12 @@ import PostgresNIO
 ///
 /// Every statement runs by the deadline it is given, or within the operation timeout (``PostgresDeadline``): the
 /// caller is answered by then, and a connection found closed when leased is swapped before anything is sent.
+///
+/// Counter advances go through ``commits``: those that arrive while a batch is being sent are sent together as one
+/// statement per round of distinct keys (one round trip and one commit for the batch), the batch bound by the
+/// earliest deadline of its callers. Every other statement runs on its own pooled connection, concurrently: PostgreSQL
+/// already groups the WAL flushes of concurrent commits, and a batch of different statements on one connection
+/// would turn the pool's parallel round trips into sequential ones.
 struct PostgresExecutor: SQLExecutor {
     /// The connection pool.
     let client: PostgresClient
@@ -19,6 +25,19 @@ struct PostgresExecutor: SQLExecutor {
     let closed = NIOLockedValueBox(false)
     /// The logger handed to the driver for queries: silent.
     let logger = Logger(label: "attestkit.store.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// The group commit of counter advances.
+    let commits: GroupCommit<PostgresStoreRow>
+
+    /// Creates the executor, with its group commit.
+    init(client: PostgresClient, schema: PostgresSchema, deadline: PostgresDeadline) {
+        self.client = client
+        self.schema = schema
+        self.deadline = deadline
+        let logger = logger
+        self.commits = GroupCommit { batch in
+            await Self.apply(batch, client: client, deadline: deadline, logger: logger)
+        }
+    }
 
     var dialect: SQLDialect { .postgres }
 
@@ -32,6 +51,53 @@ struct PostgresExecutor: SQLExecutor {
         try await withConnection(operation, by: end) { connection, logger in
             try await Self.run(statement, on: connection, logger: logger)
         }
+    }
+
+    func combinableWrite(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [PostgresStoreRow] {
+        try checkOpen()
+        let end = end ?? deadline.end()
+        return try await StoreError.wrapping(operation, detail: Self.detail) {
+            try await commits.submit(statement, by: end, combinable: combinable)
+        }
+    }
+
+    /// Applies a batch of writes on one connection (``GroupCommit/apply(_:begin:run:commit:rollback:transient:target:)``),
+    /// by the earliest deadline of its callers: the batch is answered by then whatever the database does, so every
+    /// caller is answered by its own deadline without a timer of its own (the callers of one batch arrived within
+    /// one batch's time of each other, and their deadlines differ by as little).
+    static func apply(
+        _ batch: [GroupCommit<PostgresStoreRow>.Write], client: PostgresClient, deadline: PostgresDeadline,
+        logger: Logger
+    ) async -> [GroupCommit<PostgresStoreRow>.Outcome] {
+        let end = batch.compactMap(\.end).min() ?? deadline.end()
+        do {
+            return try await deadline.run("applying a batch of writes", by: end) { lease in
+                try await client.withConnection { connection in
+                    try await lease.use(connection) { connection in
+                        func execute(_ sql: String) async throws {
+                            _ = try await run(SQLStatement(sql), on: connection, logger: logger)
+                        }
+                        return await GroupCommit.apply(
+                            batch, begin: { try await execute("BEGIN") },
+                            run: { statement in try await run(statement, on: connection, logger: logger) },
+                            commit: { try await execute("COMMIT") }, rollback: { try? await execute("ROLLBACK") },
+                            transient: isDeadlock, target: { row in (try? row.bytes("key_id")) ?? nil })
+                    }
+                }
+            }
+        } catch {
+            return batch.map { _ in .failure(error) }
+        }
+    }
+
+    /// Whether `error` is PostgreSQL's deadlock (SQLSTATE 40P01) or serialization failure (40001): two replicas'
+    /// batches locking the same keys in different orders. The round runs again.
+    static func isDeadlock(_ error: any Error) -> Bool {
+        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
     }
 
     /// Counts the changed rows in the same statement: `WITH changed AS (… RETURNING 1) SELECT count(*)`.

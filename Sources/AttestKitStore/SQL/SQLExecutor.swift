@@ -58,6 +58,14 @@ protocol SQLExecutor: Sendable {
         _ operation: StaticString, _ statement: SQLStatement, access: SQLAccess, by end: ContinuousClock.Instant?
     ) async throws(StoreError) -> [Row]
 
+    /// Runs a write that may be combined with concurrent writes of its kind (group commit) and returns its rows:
+    /// `statement` when it runs alone, one row of `combinable`'s statement otherwise. Its rows name their target
+    /// in the column `key_id`.
+    func combinableWrite(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [Row]
+
     /// Runs one statement that changes rows (a `DELETE` or an `UPDATE`, without `RETURNING`) and returns how many
     /// it changed.
     func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int

@@ -124,22 +124,45 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return try rows.first.map { row throws(StoreError) in try row.keyRecord() }
     }
 
-    /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL`, then a read only to name a
-    /// refusal.
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
+    /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL RETURNING` the key, then a
+    /// read only to name a refusal. Concurrent advances of different keys may be applied by one statement
+    /// (``advancingCounters(_:)``), with the same condition per row.
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
         let end = executor.callDeadline()
         let instant = try StoreTime.milliseconds(now, "now")
-        let rows = try await executor.query(
-            "advancing a counter",
-            SQLStatement(
-                """
-                UPDATE \(executor.table("keys")) SET counter = \(parameter(1)), last_assertion_at_ms = \(parameter(2))
-                WHERE key_id = \(parameter(3)) AND counter < \(parameter(1)) AND revoked_at_ms IS NULL
-                RETURNING key_id
-                """, [.integer(Int64(counter)), .integer(instant), .bytes(keyID.bytes)]), access: .write, by: end)
-        guard !rows.isEmpty else {
+        let row: [SQLValue] = [.bytes(keyID.bytes), .integer(Int64(counter)), .integer(instant)]
+        let rows = try await executor.combinableWrite(
+            "advancing a counter", advancingCounters([row]),
+            SQLCombinableWrite(
+                kind: "advance-counter", target: keyID.bytes, row: row,
+                combine: { [self] rows in advancingCounters(rows) }),
+            by: end)
+        guard let advanced = rows.first else {
             throw KeyRecord.counterRefusal(for: try await key(keyID, by: end))
         }
+        return try advanced.keyRecord()
+    }
+
+    /// The compare-and-set of counter advances, one row per key (`key_id`, new counter, time in milliseconds):
+    /// each key whose stored counter is lower and which is not revoked takes its new counter; the keys changed are
+    /// returned whole. The keys must be distinct.
+    func advancingCounters(_ rows: [[SQLValue]]) -> SQLStatement {
+        var values: [String] = []
+        var binds: [SQLValue] = []
+        for row in rows {
+            let first = binds.count + 1
+            values.append("(" + (first..<first + row.count).map(parameter).joined(separator: ", ") + ")")
+            binds += row
+        }
+        return SQLStatement(
+            """
+            WITH batch(batch_key, batch_counter, batch_at) AS (VALUES \(values.joined(separator: ", ")))
+            UPDATE \(executor.table("keys")) AS keys SET counter = batch.batch_counter,
+                last_assertion_at_ms = batch.batch_at
+            FROM batch
+            WHERE keys.key_id = batch.batch_key AND keys.counter < batch.batch_counter AND keys.revoked_at_ms IS NULL
+            RETURNING \(StoreColumns.qualifiedKey)
+            """, binds)
     }
 
     /// Stores a newer receipt and appends its risk metric, in one transaction.

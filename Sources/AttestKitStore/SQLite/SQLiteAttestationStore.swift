@@ -11,7 +11,9 @@ import ServiceLifecycle
 /// instant; `busy_timeout` bounds the wait for another process's write lock. The schema is versioned and
 /// migrated on first use.
 ///
-/// Writes go through one connection, reads through a few more; each decision is one statement
+/// Writes go through one connection, reads through a few more. Concurrent single-statement writes are committed
+/// together (group commit: one transaction and one `fsync` per batch), each caller answered once its batch is on
+/// disk; each decision is one statement
 /// (`UPDATE … RETURNING`, `INSERT … ON CONFLICT DO NOTHING`) or one `BEGIN IMMEDIATE` transaction. Several
 /// processes may open the same file: SQLite's locks serialise their writes.
 public final class SQLiteAttestationStore: AttestationStore {
@@ -36,6 +38,8 @@ public final class SQLiteAttestationStore: AttestationStore {
     public let configuration: Configuration
     private let pool: SQLiteConnectionPool
     private let store: SQLStore<SQLiteExecutor>
+    /// The executor the store's statements run on (internal: tests reach its group commit).
+    var executor: SQLiteExecutor { store.executor }
 
     /// Creates a store; nothing is opened until ``prepare()`` or the first operation.
     public init(configuration: Configuration, logger: Logger = StoreLogging.silent) {
@@ -69,8 +73,10 @@ public final class SQLiteAttestationStore: AttestationStore {
         }
     }
 
-    /// Closes idle connections now and leased ones when they return; later calls fail.
+    /// Applies the writes already accepted (and answers their callers), then closes idle connections now and leased
+    /// ones when they return; later calls fail.
     public func close() async {
+        await store.executor.commits.close()
         await pool.close()
     }
 
@@ -103,8 +109,10 @@ public final class SQLiteAttestationStore: AttestationStore {
         try await store.key(keyID)
     }
 
-    /// Advances a counter with one compare-and-set `UPDATE`, then a read only to name a refusal.
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) {
+    /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal.
+    /// Concurrent advances of different keys are applied by one statement (group commit).
+    @discardableResult
+    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
         try await store.advanceCounter(of: keyID, to: counter, now: now)
     }
 

@@ -16,19 +16,23 @@ struct LoadCommand: AsyncParsableCommand {
         discussion: """
             Starts 'attestkit serve' as a child process (this binary) on a free loopback port, trusting a new \
             software Apple, with the given storage; registers --keys simulated keys through POST \
-            /v1/attestations; signs --requests assertions per key in advance (each bound to its request with a \
-            timestamp); then sends them over --keys concurrent HTTP/1.1 connections, each key's requests in order \
-            (so that every counter increases), to POST /v1/assertions/verify. It reports requests per second and \
-            latency percentiles of the 200 answers, and in the same run the single-core in-process verification \
-            rate (AssertionVerifier alone) for comparison. Every answer must be 200: anything else fails the run.
+            /v1/attestations; for each concurrency level of --keys (e.g. --keys 4 16 64), signs --requests \
+            assertions per key in advance (each bound to its request body with a timestamp), then sends them over \
+            that many concurrent HTTP/1.1 connections, each key's requests in order (so that every counter \
+            increases), to POST /v1/assertions/verify. It reports requests per second and latency percentiles of \
+            the 200 answers, and beside each level the single-core in-process verification rate (AssertionVerifier \
+            alone) measured in the same run, with the ratio of the two. Every answer must be 200: anything else \
+            fails the run.
             """
     )
 
     @Option(name: .long, help: "The server's storage URL (sqlite:PATH or postgres://...). Default: a temporary SQLite.")
     var storage: String?
 
-    @Option(name: .long, help: "Concurrent keys (one connection each).")
-    var keys = 16
+    @Option(
+        name: .long, parsing: .upToNextOption,
+        help: "Concurrent keys (one connection each); several levels (--keys 4 16 64) run in turn.")
+    var keys: [Int] = [16]
 
     @Option(name: .long, help: "Assertions per key.")
     var requests = 500
@@ -40,7 +44,9 @@ struct LoadCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (1...256).contains(keys) else { throw ValidationError("--keys is 1 to 256") }
+        guard !keys.isEmpty, keys.allSatisfy({ (1...256).contains($0) }) else {
+            throw ValidationError("--keys is 1 to 256")
+        }
         guard (1...100_000).contains(requests) else { throw ValidationError("--requests is 1 to 100000") }
     }
 
@@ -56,25 +62,31 @@ struct LoadCommand: AsyncParsableCommand {
             binary: serverBinary ?? Self.currentBinary(), workspace: workspace, apple: apple, appID: appID,
             storage: storage ?? "sqlite:\(workspace.path)/load.sqlite")
         defer { server.stop() }
-        let base = try await server.waitForPort().map { "http://127.0.0.1:\($0)" } ?? ""
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        guard let port = try await server.waitForPort() else { throw LoadFailure("the server did not start") }
+        let base = "http://127.0.0.1:\(port)"
+        // One connection per key: the default pool would allow only 8 to the server.
+        var settings = HTTPClient.Configuration()
+        settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = keys.max() ?? 1
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
         do {
-            let report = try await measure(
-                base: base, backendToken: server.backendToken, device: device, client: client)
+            let http = LoadHTTP(client: client, base: base, backendToken: server.backendToken)
+            let keyIDs = try await register(keys.max() ?? 1, device: device, http: http)
+            var reports: [LoadReport] = []
+            for level in keys {
+                reports.append(try await measure(Array(keyIDs.prefix(level)), device: device, http: http, port: port))
+            }
             try await client.shutdown()
-            print(json ? report.json : report.text)
+            print(json ? LoadReport.json(reports) : LoadReport.table(reports))
         } catch {
             try? await client.shutdown()
             throw error
         }
     }
 
-    private func measure(
-        base: String, backendToken: String, device: SimulatedDevice, client: HTTPClient
-    ) async throws -> LoadReport {
-        let http = LoadHTTP(client: client, base: base, backendToken: backendToken)
+    /// Registers `count` keys through the service.
+    private func register(_ count: Int, device: SimulatedDevice, http: LoadHTTP) async throws -> [KeyID] {
         var keyIDs: [KeyID] = []
-        for _ in 0..<keys {
+        for _ in 0..<count {
             let keyID = device.generateKey()
             let challenge = try await http.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
             guard challenge.status == 201, let issued = challenge.decode(ChallengeResponse.self),
@@ -91,6 +103,15 @@ struct LoadCommand: AsyncParsableCommand {
             }
             keyIDs.append(keyID)
         }
+        return keyIDs
+    }
+
+    /// Sends `--requests` assertions by each of `keyIDs` concurrently, each key's in order, one connection per key
+    /// (``LoadConnection``: requests encoded in advance, only the status read, so that the generator's own cost
+    /// stays small beside the server's).
+    private func measure(
+        _ keyIDs: [KeyID], device: SimulatedDevice, http: LoadHTTP, port: Int
+    ) async throws -> LoadReport {
         // Sign every request in advance: the measurement is the server's, not the simulated device's.
         let orderBody = #"{"item":"coffee","quantity":1}"#
         let bodyBase64 = Data(orderBody.utf8).base64EncodedString()
@@ -114,17 +135,42 @@ struct LoadCommand: AsyncParsableCommand {
             plans.append(bodies)
         }
         let inProcess = try Self.inProcessRate(device: device)
+        let headers = [("Authorization", "Bearer \(http.backendToken)")]
+        let requestPlans = plans.map { bodies in
+            bodies.map { LoadConnection.request(path: "/v1/assertions/verify", body: Array($0), headers: headers) }
+        }
+        var connections: [LoadConnection] = []
+        for _ in requestPlans { connections.append(try await LoadConnection.connect(host: "127.0.0.1", port: port)) }
         let start = ContinuousClock.now
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for bodies in plans {
+        let latencies: [Double]
+        do {
+            latencies = try await send(requestPlans, over: connections)
+        } catch {
+            for connection in connections { await connection.close() }
+            throw error
+        }
+        let elapsed = ContinuousClock.now - start
+        for connection in connections { await connection.close() }
+        return LoadReport(
+            storage: storage.map { $0.hasPrefix("postgres") ? "postgres" : "sqlite" } ?? "sqlite",
+            keys: keyIDs.count, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
+            latencies: latencies.sorted(), inProcessPerSecond: inProcess)
+    }
+
+    /// Sends each connection its requests, in order, all connections at once; the latency of every answer.
+    private func send(_ plans: [[LoadConnection.Request]], over connections: [LoadConnection]) async throws -> [Double]
+    {
+        try await withThrowingTaskGroup(of: [Double].self) { group in
+            for (connection, requests) in zip(connections, plans) {
                 group.addTask {
                     var latencies: [Double] = []
-                    latencies.reserveCapacity(bodies.count)
-                    for body in bodies {
+                    latencies.reserveCapacity(requests.count)
+                    for request in requests {
                         let sent = ContinuousClock.now
-                        let answer = try await http.post("/v1/assertions/verify", body: body)
+                        let answer = try await connection.send(request)
                         guard answer.status == 200 else {
-                            throw LoadFailure("assertion: HTTP \(answer.status) \(answer.errorCode)")
+                            let code = LoadHTTP.Answer(status: answer.status, body: answer.body).errorCode
+                            throw LoadFailure("assertion: HTTP \(answer.status) \(code)")
                         }
                         latencies.append(Self.milliseconds(ContinuousClock.now - sent))
                     }
@@ -135,11 +181,6 @@ struct LoadCommand: AsyncParsableCommand {
             for try await part in group { all += part }
             return all
         }
-        let elapsed = ContinuousClock.now - start
-        return LoadReport(
-            storage: storage.map { $0.hasPrefix("postgres") ? "postgres" : "sqlite" } ?? "sqlite",
-            keys: keys, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
-            latencies: latencies.sorted(), inProcessPerSecond: inProcess)
     }
 
     /// Single-core in-process assertion verifications per second (parse, SHA-256, one P-256 check).

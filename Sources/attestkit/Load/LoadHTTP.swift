@@ -35,7 +35,9 @@ struct LoadHTTP: Sendable {
         var request = HTTPClientRequest(url: base + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        if path.hasPrefix("/v1/assertions/") { request.headers.add(name: "Authorization", value: "Bearer \(backendToken)") }
+        if path.hasPrefix("/v1/assertions/") {
+            request.headers.add(name: "Authorization", value: "Bearer \(backendToken)")
+        }
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)

@@ -43,9 +43,35 @@ struct LoadReport: Encodable {
             """
     }
 
-    var json: String {
+    /// Verified requests per second as a share of the in-process rate.
+    var ratio: Double { inProcessPerSecond > 0 ? requestsPerSecond / inProcessPerSecond : 0 }
+
+    /// One line per concurrency level (one level: the detailed ``text``).
+    static func table(_ reports: [LoadReport]) -> String {
+        guard reports.count > 1 else { return reports.first?.text ?? "" }
+        func f(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+        func pad(_ text: String, _ width: Int) -> String {
+            String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        let header = ["storage", "keys", "requests", "req/s", "p50 ms", "p99 ms", "in-process/s", "ratio"]
+        let widths = [8, 5, 9, 8, 8, 8, 13, 7]
+        var lines = [zip(header, widths).map { pad($0, $1) }.joined(separator: " ")]
+        for report in reports {
+            let cells = [
+                report.storage, "\(report.keys)", "\(report.requests)", f(report.requestsPerSecond, 0),
+                f(report.p50Milliseconds, 2), f(report.p99Milliseconds, 2), f(report.inProcessPerSecond, 0),
+                f(report.ratio * 100, 1) + " %",
+            ]
+            lines.append(zip(cells, widths).map { pad($0, $1) }.joined(separator: " "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The reports as JSON: one object for one level, an array for several.
+    static func json(_ reports: [LoadReport]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let data = reports.count == 1 ? try? encoder.encode(reports[0]) : try? encoder.encode(reports)
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
