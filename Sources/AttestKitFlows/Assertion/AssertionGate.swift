@@ -12,7 +12,7 @@ public import Foundation
 /// exactly one passes; the others fail with `counter_not_increasing` or `challenge_consumed`.
 ///
 /// What a key's assertions are verified with (its public key and App ID) never changes once it is registered, so
-/// the gate keeps the keys it has read in a bounded cache (``KeyRecordCache``) and reads the store only for a key
+/// the gate keeps the keys it has read in a bounded cache (`KeyRecordCache`) and reads the store only for a key
 /// it has not seen. Whether the key is still active is decided by the store, in the same statement that advances
 /// the counter (`… AND revoked_at_ms IS NULL`): a revocation, made by this process or by another replica, refuses
 /// the very next assertion with `key_revoked`. The accepted key is the row that statement returned.
