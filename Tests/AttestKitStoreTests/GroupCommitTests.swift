@@ -283,6 +283,36 @@ struct GroupCommitTests {
         #expect(active.withLockedValue { $0.most } == 1)
     }
 
+    @Test("with concurrent batches allowed (PostgreSQL): never more at once than allowed, every write answered once")
+    func concurrentBatches() async throws {
+        let active = NIOLockedValueBox((now: 0, most: 0))
+        let commits = GroupCommit<String>(maximumBatch: 8, concurrentBatches: 3) { batch in
+            active.withLockedValue { state in
+                state.now += 1
+                state.most = max(state.most, state.now)
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+            active.withLockedValue { $0.now -= 1 }
+            return batch.map { .success([$0.statement.sql]) }
+        }
+        let count = 300
+        let answers = try await withThrowingTaskGroup(of: (Int, [String]).self) { group in
+            for index in 0..<count {
+                group.addTask { (index, try await commits.submit(SQLStatement("w\(index)"))) }
+            }
+            var answers: [Int: [String]] = [:]
+            for try await (index, rows) in group { answers[index] = rows }
+            return answers
+        }
+        #expect((0..<count).allSatisfy { answers[$0] == ["w\($0)"] })
+        #expect(await commits.counts().writes == count)
+        let most = active.withLockedValue { $0.most }
+        #expect(most > 1 && most <= 3, "\(most) batches at once")
+        await commits.close()
+        let refused = await #expect(throws: StoreError.self) { _ = try await commits.submit(SQLStatement("after")) }
+        #expect(refused?.code == .storageUnavailable)
+    }
+
     @Test("a write whose deadline has passed before its batch is refused without being applied")
     func expiredWrite() async throws {
         let applied = NIOLockedValueBox<[String]>([])

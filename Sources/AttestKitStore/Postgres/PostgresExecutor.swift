@@ -28,13 +28,17 @@ struct PostgresExecutor: SQLExecutor {
     /// The group commit of counter advances.
     let commits: GroupCommit<PostgresStoreRow>
 
+    /// How many batches of counter advances are sent at once, each on its own pooled connection: while one waits for
+    /// its round trip and commit, the next is already on its way.
+    static let concurrentBatches = 4
+
     /// Creates the executor, with its group commit.
     init(client: PostgresClient, schema: PostgresSchema, deadline: PostgresDeadline) {
         self.client = client
         self.schema = schema
         self.deadline = deadline
         let logger = logger
-        self.commits = GroupCommit { batch in
+        self.commits = GroupCommit(concurrentBatches: Self.concurrentBatches) { batch in
             await Self.apply(batch, client: client, deadline: deadline, logger: logger)
         }
     }

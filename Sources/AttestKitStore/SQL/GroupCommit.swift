@@ -13,8 +13,9 @@
 /// rest again (``SQLExecutor``'s appliers, ``apply(_:_:)``). When the commit itself fails, every write of the
 /// batch fails and none is applied.
 ///
-/// It is owned by its executor and drives itself: a batch starts when a write arrives and none is running, and
-/// the next one as soon as it ends, until nothing is waiting. ``close()`` refuses new writes and returns once the
+/// It is owned by its executor and drives itself: a batch starts when a write arrives and fewer than
+/// ``concurrentBatches`` are running (SQLite: one, its single writer; PostgreSQL: a few, on different pooled
+/// connections), and the next one as soon as one ends, until nothing is waiting. ``close()`` refuses new writes and returns once the
 /// writes already accepted have been answered.
 actor GroupCommit<Row: Sendable> {
     /// One write waiting for its batch.
@@ -50,15 +51,20 @@ actor GroupCommit<Row: Sendable> {
     let maximumBatch: Int
     private let apply: Applier
     private var queue: [Waiting] = []
-    private var running = false
+    /// How many batches may be applied at once.
+    let concurrentBatches: Int
+    private var running = 0
     private var closed = false
     private var drained: [CheckedContinuation<Void, Never>] = []
     private var batches = 0
     private var writes = 0
 
-    /// Creates a group commit that applies batches of at most `maximumBatch` writes with `apply`, one at a time.
-    init(maximumBatch: Int = 256, apply: @escaping Applier) {
+    /// Creates a group commit that applies batches of at most `maximumBatch` writes with `apply`, at most
+    /// `concurrentBatches` at a time (writes to one row in two batches applied at once may then commit in either
+    /// order, as two concurrent statements would).
+    init(maximumBatch: Int = 256, concurrentBatches: Int = 1, apply: @escaping Applier) {
         self.maximumBatch = max(1, maximumBatch)
+        self.concurrentBatches = max(1, concurrentBatches)
         self.apply = apply
     }
 
@@ -73,8 +79,8 @@ actor GroupCommit<Row: Sendable> {
             queue.append(
                 Waiting(
                     write: Write(statement: statement, end: end, combinable: combinable), continuation: continuation))
-            if !running {
-                running = true
+            if running < concurrentBatches {
+                running += 1
                 // Detached: the batches belong to no caller and carry none of its task-local values (its deadline).
                 Task.detached { await self.drain() }
             }
@@ -84,7 +90,7 @@ actor GroupCommit<Row: Sendable> {
     /// Refuses new writes and waits until every write already queued has been applied and answered.
     func close() async {
         closed = true
-        guard running else { return }
+        guard running > 0 else { return }
         await withCheckedContinuation { drained.append($0) }
     }
 
@@ -122,7 +128,8 @@ actor GroupCommit<Row: Sendable> {
                         : .failure(StoreError(.storageUnavailable, "the batch gave no outcome for a write")))
             }
         }
-        running = false
+        running -= 1
+        guard running == 0 else { return }
         let waiters = drained
         drained = []
         waiters.forEach { $0.resume() }
