@@ -254,19 +254,23 @@ struct GroupCommitTests {
         #expect(database.calls == ["BEGIN", "a", "b", "COMMIT", "ROLLBACK"])
     }
 
-    @Test("many concurrent writers: each gets its own rows, in fewer batches than writes, at most one batch at a time")
-    func manyWriters() async throws {
+    /// Submits `count` writes at once to a group commit whose batches take `pause` each, and returns each write's
+    /// rows, the counts, and the most batches that were being applied at one time.
+    static func submitConcurrently(
+        _ count: Int, maximumBatch: Int, concurrentBatches: Int, pause: Duration
+    ) async throws -> (
+        answers: [Int: [String]], counts: (batches: Int, writes: Int), most: Int, commits: GroupCommit<String>
+    ) {
         let active = NIOLockedValueBox((now: 0, most: 0))
-        let commits = GroupCommit<String>(maximumBatch: 16) { batch in
+        let commits = GroupCommit<String>(maximumBatch: maximumBatch, concurrentBatches: concurrentBatches) { batch in
             active.withLockedValue { state in
                 state.now += 1
                 state.most = max(state.most, state.now)
             }
-            try? await Task.sleep(for: .milliseconds(2))
+            try? await Task.sleep(for: pause)
             active.withLockedValue { $0.now -= 1 }
             return batch.map { .success([$0.statement.sql]) }
         }
-        let count = 400
         let answers = try await withThrowingTaskGroup(of: (Int, [String]).self) { group in
             for index in 0..<count {
                 group.addTask { (index, try await commits.submit(SQLStatement("w\(index)"))) }
@@ -275,39 +279,30 @@ struct GroupCommitTests {
             for try await (index, rows) in group { answers[index] = rows }
             return answers
         }
-        #expect(answers.count == count)
-        #expect((0..<count).allSatisfy { answers[$0] == ["w\($0)"] })
-        let counts = await commits.counts()
-        #expect(counts.writes == count)
-        #expect(counts.batches < count && counts.batches >= count / 16, "\(counts)")
-        #expect(active.withLockedValue { $0.most } == 1)
+        return (answers, await commits.counts(), active.withLockedValue { $0.most }, commits)
+    }
+
+    @Test("many concurrent writers: each gets its own rows, in fewer batches than writes, at most one batch at a time")
+    func manyWriters() async throws {
+        let count = 400
+        let run = try await Self.submitConcurrently(
+            count, maximumBatch: 16, concurrentBatches: 1, pause: .milliseconds(2))
+        #expect(run.answers.count == count)
+        #expect((0..<count).allSatisfy { run.answers[$0] == ["w\($0)"] })
+        #expect(run.counts.writes == count)
+        #expect(run.counts.batches < count && run.counts.batches >= count / 16, "\(run.counts)")
+        #expect(run.most == 1)
     }
 
     @Test("with concurrent batches allowed (PostgreSQL): never more at once than allowed, every write answered once")
     func concurrentBatches() async throws {
-        let active = NIOLockedValueBox((now: 0, most: 0))
-        let commits = GroupCommit<String>(maximumBatch: 8, concurrentBatches: 3) { batch in
-            active.withLockedValue { state in
-                state.now += 1
-                state.most = max(state.most, state.now)
-            }
-            try? await Task.sleep(for: .milliseconds(5))
-            active.withLockedValue { $0.now -= 1 }
-            return batch.map { .success([$0.statement.sql]) }
-        }
         let count = 300
-        let answers = try await withThrowingTaskGroup(of: (Int, [String]).self) { group in
-            for index in 0..<count {
-                group.addTask { (index, try await commits.submit(SQLStatement("w\(index)"))) }
-            }
-            var answers: [Int: [String]] = [:]
-            for try await (index, rows) in group { answers[index] = rows }
-            return answers
-        }
-        #expect((0..<count).allSatisfy { answers[$0] == ["w\($0)"] })
-        #expect(await commits.counts().writes == count)
-        let most = active.withLockedValue { $0.most }
-        #expect(most > 1 && most <= 3, "\(most) batches at once")
+        let run = try await Self.submitConcurrently(
+            count, maximumBatch: 8, concurrentBatches: 3, pause: .milliseconds(5))
+        let commits = run.commits
+        #expect((0..<count).allSatisfy { run.answers[$0] == ["w\($0)"] })
+        #expect(run.counts.writes == count)
+        #expect(run.most > 1 && run.most <= 3, "\(run.most) batches at once")
         await commits.close()
         let refused = await #expect(throws: StoreError.self) { _ = try await commits.submit(SQLStatement("after")) }
         #expect(refused?.code == .storageUnavailable)
