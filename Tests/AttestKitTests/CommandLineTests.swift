@@ -44,7 +44,8 @@ import Testing
 
     @Test func jsonlKeepsInputOrderAndRejectsMalformedLines() throws {
         let names = [
-            "warden_ios17_iphone15_dev_assertion", "veehaitch_ios-14.2_attestation", "neg_veehaitch_ios14.2_wrong_appid",
+            "warden_ios17_iphone15_dev_assertion", "veehaitch_ios-14.2_attestation",
+            "neg_veehaitch_ios14.2_wrong_appid",
             "veehaitch_ios-14.4_receipt2_RECEIPT",
         ]
         let input = try names.map(Self.line).joined(separator: "\n") + "\n{not json\n"
@@ -83,7 +84,9 @@ import Testing
         #expect(result.output.hasSuffix("1 passed, 1 failed\n"))
     }
 
-    @Test(arguments: ["apple_doc_sample_2026_prod_attestation", "basd_assertion", "veehaitch_ios-14.4_receipt2_RECEIPT"])
+    @Test(arguments: [
+        "apple_doc_sample_2026_prod_attestation", "basd_assertion", "veehaitch_ios-14.4_receipt2_RECEIPT",
+    ])
     func inspectShowsEachKind(name: String) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-inspect-\(UUID())")
         try Data(TestVectors.named(name).data.utf8).write(to: file)
@@ -112,6 +115,18 @@ import Testing
         let result = try Self.run(["inspect", "-"], input: "definitely not an object")
         #expect(result.status != 0)
         #expect(result.status != 134 && result.status != 132)  // not SIGABRT/SIGILL
+    }
+
+    /// `attestkit load` end to end: a real server, its load generator's own HTTP framing, every answer 200.
+    @Test func loadMeasuresEveryLevelWithEveryAnswerVerified() throws {
+        let result = try Self.run(["load", "--keys", "1", "3", "--requests", "20", "--json"])
+        #expect(result.status == 0)
+        let reports = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+        #expect(reports.map { $0["keys"] as? Int } == [1, 3])
+        #expect(reports.map { $0["requests"] as? Int } == [20, 60])
+        #expect(reports.allSatisfy { ($0["requestsPerSecond"] as? Double ?? 0) > 0 })
+        #expect(
+            reports.allSatisfy { ($0["p99Milliseconds"] as? Double ?? 0) >= ($0["p50Milliseconds"] as? Double ?? 1) })
     }
 
     @Test func demoBehavesAsExpectedAndCleansUp() throws {

@@ -1,12 +1,43 @@
 import CoreMetrics
 import Prometheus
+import Synchronization
 
 /// A swift-metrics factory over a Prometheus registry that gives every metric its `# HELP` text
 /// (``MetricCatalogue``); otherwise as swift-prometheus's own factory, with the service's buckets.
+///
+/// The service records its metrics through swift-metrics' value types (`Counter(label:dimensions:factory:)`), which
+/// ask the factory for a handler each time. The registry would find the same series again, but only after
+/// checking the name, the help text and the labels; the factory keeps each counter and timer it made, by label
+/// and dimensions, and hands it back. The label sets are closed (``MetricCatalogue``), so the handlers kept are
+/// as many as the series `/metrics` prints.
 struct DocumentedMetricsFactory: MetricsFactory {
     let registry: PrometheusCollectorRegistry
     let durationBuckets: [Duration]
     let valueBuckets: [Double]
+    private let handlers = Handlers()
+
+    /// Creates a factory over `registry`, with the buckets of its duration and value histograms.
+    init(registry: PrometheusCollectorRegistry, durationBuckets: [Duration], valueBuckets: [Double]) {
+        self.registry = registry
+        self.durationBuckets = durationBuckets
+        self.valueBuckets = valueBuckets
+    }
+
+    /// The counters and timers made so far, by label and dimensions.
+    private final class Handlers: Sendable {
+        struct Series: Hashable {
+            let label: String
+            let dimensions: [String]
+
+            init(_ label: String, _ dimensions: [(String, String)]) {
+                self.label = label
+                self.dimensions = dimensions.flatMap { [$0.0, $0.1] }
+            }
+        }
+
+        let counters = Mutex<[Series: Prometheus.Counter]>([:])
+        let timers = Mutex<[Series: DurationHistogram]>([:])
+    }
 
     /// The full name `label` with its help text.
     private static func descriptor(_ label: String) -> MetricNameDescriptor {
@@ -14,7 +45,11 @@ struct DocumentedMetricsFactory: MetricsFactory {
     }
 
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
-        registry.makeCounter(descriptor: Self.descriptor(label), labels: dimensions)
+        let series = Handlers.Series(label, dimensions)
+        if let counter = handlers.counters.withLock({ $0[series] }) { return counter }
+        let counter = registry.makeCounter(descriptor: Self.descriptor(label), labels: dimensions)
+        handlers.counters.withLock { $0[series] = counter }
+        return counter
     }
 
     func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
@@ -34,16 +69,24 @@ struct DocumentedMetricsFactory: MetricsFactory {
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        registry.makeDurationHistogram(
+        let series = Handlers.Series(label, dimensions)
+        if let timer = handlers.timers.withLock({ $0[series] }) { return timer }
+        let timer = registry.makeDurationHistogram(
             descriptor: Self.descriptor(label), labels: dimensions, buckets: durationBuckets)
+        handlers.timers.withLock { $0[series] = timer }
+        return timer
     }
 
     func destroyCounter(_ handler: any CounterHandler) {
-        if let counter = handler as? Prometheus.Counter { registry.unregisterCounter(counter) }
+        guard let counter = handler as? Prometheus.Counter else { return }
+        handlers.counters.withLock { counters in counters = counters.filter { $0.value !== counter } }
+        registry.unregisterCounter(counter)
     }
 
     func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
-        if let counter = handler as? Prometheus.Counter { registry.unregisterCounter(counter) }
+        guard let counter = handler as? Prometheus.Counter else { return }
+        handlers.counters.withLock { counters in counters = counters.filter { $0.value !== counter } }
+        registry.unregisterCounter(counter)
     }
 
     func destroyRecorder(_ handler: any RecorderHandler) {
@@ -56,6 +99,8 @@ struct DocumentedMetricsFactory: MetricsFactory {
     }
 
     func destroyTimer(_ handler: any TimerHandler) {
-        if let histogram = handler as? DurationHistogram { registry.unregisterDurationHistogram(histogram) }
+        guard let histogram = handler as? DurationHistogram else { return }
+        handlers.timers.withLock { timers in timers = timers.filter { $0.value !== histogram } }
+        registry.unregisterDurationHistogram(histogram)
     }
 }

@@ -26,4 +26,14 @@ enum SQLDialect: Sendable {
         case .postgres: "GREATEST(\(lhs), \(rhs))"
         }
     }
+
+    /// Every column of the table an `UPDATE … FROM` changes, named `alias` in it, for its `RETURNING` clause:
+    /// SQLite's `*` (which names only the changed table there, and refuses `alias.*`); PostgreSQL's `alias.*`
+    /// (where `*` would add the `FROM` table's columns). Shorter than the column list, so cheaper to prepare.
+    func returningAll(of alias: String) -> String {
+        switch self {
+        case .sqlite: "*"
+        case .postgres: "\(alias).*"
+        }
+    }
 }

@@ -161,7 +161,7 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
                 last_assertion_at_ms = batch.batch_at
             FROM batch
             WHERE keys.key_id = batch.batch_key AND keys.counter < batch.batch_counter AND keys.revoked_at_ms IS NULL
-            RETURNING \(StoreColumns.qualifiedKey)
+            RETURNING \(dialect.returningAll(of: "keys"))
             """, binds)
     }
 

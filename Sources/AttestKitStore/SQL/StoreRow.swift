@@ -20,10 +20,6 @@ enum StoreColumns {
         risk_metric, os_version, bundle_version, validation_category, created_at_ms, last_assertion_at_ms, \
         revoked_at_ms, app_key
         """
-    /// Every column of `keys`, each qualified with the table's name (`keys.key_id, …`), for statements that join.
-    static let qualifiedKey = key.split(separator: ",").map { column in
-        "keys." + column.filter { !$0.isWhitespace }
-    }.joined(separator: ", ")
     /// Every column of `challenges`.
     static let challenge = "id, challenge, purpose, key_id, created_at_ms, expires_at_ms, consumed_at_ms"
     /// The columns of `risk_metrics` a history returns.

@@ -163,18 +163,12 @@ struct LoadCommand: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: [Double].self) { group in
             for (connection, requests) in zip(connections, plans) {
                 group.addTask {
-                    var latencies: [Double] = []
-                    latencies.reserveCapacity(requests.count)
-                    for request in requests {
-                        let sent = ContinuousClock.now
-                        let answer = try await connection.send(request)
-                        guard answer.status == 200 else {
-                            let code = LoadHTTP.Answer(status: answer.status, body: answer.body).errorCode
-                            throw LoadFailure("assertion: HTTP \(answer.status) \(code)")
-                        }
-                        latencies.append(Self.milliseconds(ContinuousClock.now - sent))
+                    do {
+                        return try await connection.send(requests)
+                    } catch let refusal as LoadConnection.Refusal {
+                        let code = LoadHTTP.Answer(status: refusal.status, body: refusal.body).errorCode
+                        throw LoadFailure("assertion: HTTP \(refusal.status) \(code)")
                     }
-                    return latencies
                 }
             }
             var all: [Double] = []
