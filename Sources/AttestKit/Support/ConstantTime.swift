@@ -15,4 +15,16 @@ package enum ConstantTime {
             }
         }
     }
+
+    /// Whether two byte arrays hold the same bytes, as the generic `equal` but indexing the arrays: the common case
+    /// (key identifiers, hashes, tokens), without a generic iterator per byte.
+    @inline(never)
+    package static func equal(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        var difference: UInt8 = lhs.count == rhs.count ? 0 : 1
+        for index in 0..<max(lhs.count, rhs.count) {
+            // Past the end of the shorter input, compare with 0: the loop's length depends on the lengths only.
+            difference |= (index < lhs.count ? lhs[index] : 0) ^ (index < rhs.count ? rhs[index] : 0)
+        }
+        return difference == 0
+    }
 }

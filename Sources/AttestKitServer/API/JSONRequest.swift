@@ -20,6 +20,15 @@ enum JSONRequest {
         return try decode(type, from: bytes)
     }
 
+    /// Decodes an assertion request: ``AssertionRequestReader`` for the usual shape, `JSONDecoder` for any other
+    /// body (which it then accepts or refuses as for every other route).
+    static func decode(
+        _ type: AssertionRequest.Type, from request: inout Request, limit: Int
+    ) async throws -> AssertionRequest {
+        let bytes = try await body(of: &request, limit: limit)
+        return try AssertionRequestReader.read(bytes) ?? decode(type, from: bytes)
+    }
+
     /// Decodes `T` from JSON bytes, turning every decoding failure into a 400 that names the field.
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         guard !bytes.isEmpty else { throw APIError.invalidJSON("the body is empty; a JSON object is expected") }

@@ -16,6 +16,11 @@ import NIOHTTPTypes
 /// It sits after the HTTP codec, where requests are parts; the first bytes of a request that is not yet a part
 /// show as a `channelReadComplete`, which every socket read passes down the pipeline. One instance per connection;
 /// everything runs on the channel's event loop.
+///
+/// A phase change only notes the new deadline: the one timer of the connection is not cancelled and scheduled again
+/// for every request (which cost more than the rest of this handler, with the event loop's timer queue and its
+/// wake-ups), but fires at the earliest deadline set since it was scheduled and then looks at the deadline now in
+/// force: none (answering), a later one (it waits again until then), or a passed one (the connection is closed).
 final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -43,8 +48,12 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private var phase = Phase.reading
     /// Requests whose head arrived and whose answer is not yet written in full.
     private var unanswered = 0
-    private var deadline: Scheduled<Void>?
-    private var isArmed = false
+    /// The deadline in force and what its passing means, or `nil` while answering.
+    private var deadline: (at: NIODeadline, expiry: Expiry)?
+    /// The connection's timer and when it fires: never after ``deadline``.
+    private var timer: (task: Scheduled<Void>, at: NIODeadline)?
+
+    private var isArmed: Bool { deadline != nil }
 
     /// Creates the handler of one connection.
     ///
@@ -67,7 +76,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        disarm()
+        stop()
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -76,7 +85,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        disarm()
+        stop()
         context.fireChannelInactive()
     }
 
@@ -109,31 +118,49 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         context.write(data, promise: promise)
     }
 
-    /// Enters `phase` (reading or idle) with a new deadline.
+    /// Enters `phase` (reading or idle) with a new deadline; the timer moves only if it would fire after it.
     private func arm(_ phase: Phase, context: ChannelHandlerContext) {
-        disarm()
         self.phase = phase
-        let expiry: Expiry = phase == .idle ? .idle : .read
-        let timeout = phase == .idle ? idleTimeout : readTimeout
-        isArmed = true
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+        let at = NIODeadline.now() + (phase == .idle ? idleTimeout : readTimeout)
+        deadline = (at, phase == .idle ? .idle : .read)
+        if let timer {
+            guard timer.at > at else { return }
+            timer.task.cancel()
+        }
+        schedule(at, context: context)
+    }
+
+    /// Leaves the deadline off (answering); a timer still scheduled finds none when it fires.
+    private func disarm() {
+        deadline = nil
+    }
+
+    /// Leaves the deadline off and cancels the timer (the connection is gone).
+    private func stop() {
+        deadline = nil
+        timer?.task.cancel()
+        timer = nil
+    }
+
+    private func schedule(_ at: NIODeadline, context: ChannelHandlerContext) {
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: at) { [self] in
+            self.timer = nil
+            guard let deadline = self.deadline else { return }
+            guard NIODeadline.now() >= deadline.at else {
+                self.schedule(deadline.at, context: context)
+                return
+            }
             self.deadline = nil
-            guard self.isArmed else { return }
-            self.isArmed = false
             self.logger.debug(
                 "closing a stalled connection",
                 metadata: [
-                    "reason": "\(expiry.rawValue)", "peer": "\(context.channel.remoteAddress?.description ?? "")",
+                    "reason": "\(deadline.expiry.rawValue)",
+                    "peer": "\(context.channel.remoteAddress?.description ?? "")",
                 ])
-            self.expired(expiry)
+            self.expired(deadline.expiry)
             context.close(promise: nil)
         }
-    }
-
-    private func disarm() {
-        isArmed = false
-        deadline?.cancel()
-        deadline = nil
+        timer = (task, at)
     }
 }
 

@@ -212,12 +212,25 @@ extension AttestKitAPI {
 enum JSONResponse {
     /// Encodes `value` as the body of a response with `status`.
     static func make(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        headers[.cacheControl] = "no-store"
         guard let data = try? WireJSON.encode(value) else {
             return Response(status: .internalServerError, headers: headers)
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// An assertion's answer: written by ``AssertionResponseWriter``, the same bytes as the `Encodable` form
+    /// would write, without `JSONEncoder` unless a string needs escaping.
+    static func make(_ status: HTTPResponse.Status, _ value: AssertionResponse) -> Response {
+        guard let bytes = AssertionResponseWriter.write(value) ?? (try? WireJSON.encode(value)).map(Array.init) else {
+            return Response(status: .internalServerError, headers: headers)
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    private static var headers: HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return headers
     }
 }
