@@ -127,6 +127,11 @@ import Testing
         #expect(reports.allSatisfy { ($0["requestsPerSecond"] as? Double ?? 0) > 0 })
         #expect(
             reports.allSatisfy { ($0["p99Milliseconds"] as? Double ?? 0) >= ($0["p50Milliseconds"] as? Double ?? 1) })
+        // The machine's CPU (Linux's /proc/stat): a level shorter than a clock tick may show none, never nonsense.
+        for report in reports {
+            if let share = report["machineBusyShare"] as? Double { #expect((0...1).contains(share)) }
+            if let perRequest = report["machineMicrosecondsPerRequest"] as? Double { #expect(perRequest >= 0) }
+        }
     }
 
     @Test func demoBehavesAsExpectedAndCleansUp() throws {

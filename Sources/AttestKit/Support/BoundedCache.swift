@@ -30,8 +30,9 @@ package final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// Caches `value` for `key`, replacing the value already cached for it (which keeps its place in the ring).
     package func insert(_ value: Value, for key: Key) {
         state.withLock { state in
-            if let slot = state.entries[key]?.slot {
-                state.entries[key] = (value, slot)
+            // One lookup for a key already cached (the assertion path re-inserts its key after every advance).
+            if let index = state.entries.index(forKey: key) {
+                state.entries.values[index].value = value
                 return
             }
             let slot: Int

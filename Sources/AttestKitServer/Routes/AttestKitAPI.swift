@@ -227,10 +227,11 @@ enum JSONResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    private static var headers: HTTPFields {
+    /// The headers of every JSON answer, built once (each answer gets a copy of the same storage).
+    private static let headers: HTTPFields = {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
         return headers
-    }
+    }()
 }

@@ -147,22 +147,12 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
     /// each key whose stored counter is lower and which is not revoked takes its new counter; the keys changed are
     /// returned whole. The keys must be distinct.
     func advancingCounters(_ rows: [[SQLValue]]) -> SQLStatement {
-        var values: [String] = []
         var binds: [SQLValue] = []
-        for row in rows {
-            let first = binds.count + 1
-            values.append("(" + (first..<first + row.count).map(parameter).joined(separator: ", ") + ")")
-            binds += row
-        }
-        return SQLStatement(
-            """
-            WITH batch(batch_key, batch_counter, batch_at) AS (VALUES \(values.joined(separator: ", ")))
-            UPDATE \(executor.table("keys")) AS keys SET counter = batch.batch_counter,
-                last_assertion_at_ms = batch.batch_at
-            FROM batch
-            WHERE keys.key_id = batch.batch_key AND keys.counter < batch.batch_counter AND keys.revoked_at_ms IS NULL
-            RETURNING \(dialect.returningAll(of: "keys"))
-            """, binds)
+        binds.reserveCapacity(rows.count * 3)
+        for row in rows { binds += row }
+        let text = CounterAdvanceText.text(
+            rows: rows.map(\.count), table: executor.table("keys"), dialect: dialect)
+        return SQLStatement(text, binds)
     }
 
     /// Stores a newer receipt and appends its risk metric, in one transaction.

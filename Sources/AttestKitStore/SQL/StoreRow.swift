@@ -61,7 +61,7 @@ extension StoreRow {
     /// The row as a key record (the columns of ``StoreColumns/key``).
     func keyRecord() throws(StoreError) -> KeyRecord {
         guard let keyID = try? KeyID(bytes: requiredBytes("key_id")) else { throw malformed("key_id") }
-        guard let appID = try? AppID(requiredText("app_id")) else { throw malformed("app_id") }
+        guard let appID = try? StoredAppID.parse(requiredText("app_id")) else { throw malformed("app_id") }
         guard let environment = AppAttestEnvironment(rawValue: try requiredText("environment")) else {
             throw malformed("environment")
         }

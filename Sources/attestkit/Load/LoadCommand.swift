@@ -141,6 +141,7 @@ struct LoadCommand: AsyncParsableCommand {
         }
         var connections: [LoadConnection] = []
         for _ in requestPlans { connections.append(try await LoadConnection.connect(host: "127.0.0.1", port: port)) }
+        let cpuBefore = MachineCPU.now()
         let start = ContinuousClock.now
         let latencies: [Double]
         do {
@@ -150,11 +151,13 @@ struct LoadCommand: AsyncParsableCommand {
             throw error
         }
         let elapsed = ContinuousClock.now - start
+        let cpu = cpuBefore.flatMap { before in MachineCPU.now()?.since(before, requests: latencies.count) }
         for connection in connections { await connection.close() }
         return LoadReport(
             storage: storage.map { $0.hasPrefix("postgres") ? "postgres" : "sqlite" } ?? "sqlite",
             keys: keyIDs.count, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
-            latencies: latencies.sorted(), inProcessPerSecond: inProcess)
+            latencies: latencies.sorted(), inProcessPerSecond: inProcess, machineBusyShare: cpu?.busyShare,
+            machineMicrosecondsPerRequest: cpu?.microsecondsPerRequest)
     }
 
     /// Sends each connection its requests, in order, all connections at once; the latency of every answer.

@@ -11,8 +11,16 @@ struct LoadReport: Encodable {
     let p90Milliseconds: Double
     let p99Milliseconds: Double
     let inProcessPerSecond: Double
+    /// The busy share of the whole machine's cores while the level ran (Linux; `nil` elsewhere).
+    let machineBusyShare: Double?
+    /// The whole machine's busy CPU time per verified request, in microseconds: the server's, the kernel's work for
+    /// it and the load generator's (Linux; `nil` elsewhere). Steadier from run to run than the rate.
+    let machineMicrosecondsPerRequest: Double?
 
-    init(storage: String, keys: Int, requests: Int, seconds: Double, latencies: [Double], inProcessPerSecond: Double) {
+    init(
+        storage: String, keys: Int, requests: Int, seconds: Double, latencies: [Double], inProcessPerSecond: Double,
+        machineBusyShare: Double? = nil, machineMicrosecondsPerRequest: Double? = nil
+    ) {
         self.storage = storage
         self.keys = keys
         self.requests = requests
@@ -22,6 +30,8 @@ struct LoadReport: Encodable {
         self.p90Milliseconds = Self.percentile(latencies, 0.90)
         self.p99Milliseconds = Self.percentile(latencies, 0.99)
         self.inProcessPerSecond = inProcessPerSecond
+        self.machineBusyShare = machineBusyShare
+        self.machineMicrosecondsPerRequest = machineMicrosecondsPerRequest
     }
 
     /// The nearest-rank percentile of sorted values.
@@ -40,7 +50,16 @@ struct LoadReport: Encodable {
             throughput         \(f(requestsPerSecond, 0)) assertion-verified requests/s
             latency            p50 \(f(p50Milliseconds)) ms, p90 \(f(p90Milliseconds)) ms, p99 \(f(p99Milliseconds)) ms
             in-process         \(f(inProcessPerSecond, 0)) assertion verifications/s on one core (AssertionVerifier alone)
+            machine CPU        \(cpuText)
             """
+    }
+
+    /// The machine's CPU while the level ran, or why it is not shown.
+    var cpuText: String {
+        guard let share = machineBusyShare, let perRequest = machineMicrosecondsPerRequest else {
+            return "not measured (no /proc/stat)"
+        }
+        return String(format: "%.0f µs per request, all processes (%.0f %% of the cores busy)", perRequest, share * 100)
     }
 
     /// Verified requests per second as a share of the in-process rate.
@@ -53,14 +72,16 @@ struct LoadReport: Encodable {
         func pad(_ text: String, _ width: Int) -> String {
             String(repeating: " ", count: max(0, width - text.count)) + text
         }
-        let header = ["storage", "keys", "requests", "req/s", "p50 ms", "p99 ms", "in-process/s", "ratio"]
-        let widths = [8, 5, 9, 8, 8, 8, 13, 7]
+        let header = [
+            "storage", "keys", "requests", "req/s", "p50 ms", "p99 ms", "in-process/s", "ratio", "cpu µs/req",
+        ]
+        let widths = [8, 5, 9, 8, 8, 8, 13, 7, 11]
         var lines = [zip(header, widths).map { pad($0, $1) }.joined(separator: " ")]
         for report in reports {
             let cells = [
                 report.storage, "\(report.keys)", "\(report.requests)", f(report.requestsPerSecond, 0),
                 f(report.p50Milliseconds, 2), f(report.p99Milliseconds, 2), f(report.inProcessPerSecond, 0),
-                f(report.ratio * 100, 1) + " %",
+                f(report.ratio * 100, 1) + " %", report.machineMicrosecondsPerRequest.map { f($0, 0) } ?? "-",
             ]
             lines.append(zip(cells, widths).map { pad($0, $1) }.joined(separator: " "))
         }

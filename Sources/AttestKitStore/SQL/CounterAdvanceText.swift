@@ -1,0 +1,44 @@
+import AttestKit
+
+/// The text of the combined counter advance (``SQLStore/advancingCounters(_:)``), written once per shape.
+///
+/// The statement's text depends only on the dialect, the table and how many rows it advances; the group commit
+/// sends one for every batch, so building it anew (a parameter list per row, joined) was a cost of every request.
+/// The texts are kept by that shape in a bounded cache: a shape not in it is written exactly as before.
+enum CounterAdvanceText {
+    private struct Shape: Hashable, Sendable {
+        let dialect: SQLDialect
+        let table: String
+        let rows: [Int]
+    }
+
+    private static let texts = BoundedCache<Shape, String>(capacity: 1_024)
+
+    /// The statement for rows of `rows` values each (key identifier, new counter, time), in order, on `table`.
+    static func text(rows: [Int], table: String, dialect: SQLDialect) -> String {
+        let shape = Shape(dialect: dialect, table: table, rows: rows)
+        if let text = texts[shape] { return text }
+        let text = write(shape)
+        texts.insert(text, for: shape)
+        return text
+    }
+
+    /// The compare-and-set of counter advances, one row per key: each key whose stored counter is lower and which
+    /// is not revoked takes its new counter; the keys changed are returned whole.
+    private static func write(_ shape: Shape) -> String {
+        var values: [String] = []
+        var next = 1
+        for count in shape.rows {
+            values.append("(" + (next..<next + count).map(shape.dialect.parameter).joined(separator: ", ") + ")")
+            next += count
+        }
+        return """
+            WITH batch(batch_key, batch_counter, batch_at) AS (VALUES \(values.joined(separator: ", ")))
+            UPDATE \(shape.table) AS keys SET counter = batch.batch_counter,
+                last_assertion_at_ms = batch.batch_at
+            FROM batch
+            WHERE keys.key_id = batch.batch_key AND keys.counter < batch.batch_counter AND keys.revoked_at_ms IS NULL
+            RETURNING \(shape.dialect.returningAll(of: "keys"))
+            """
+    }
+}

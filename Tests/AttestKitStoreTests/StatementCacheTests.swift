@@ -1,0 +1,60 @@
+import AttestKit
+import Testing
+
+@testable import AttestKitStore
+
+/// What the store keeps per process so that it does not redo work per request: the combined counter advance's text
+/// by shape, and the App IDs of returned rows by their text. Both must give exactly what was computed before.
+@Suite("Statement and App ID caches")
+struct StatementCacheTests {
+    @Test func counterAdvanceTextNumbersEveryRowsParametersInOrder() {
+        let text = CounterAdvanceText.text(rows: [3, 3], table: "keys", dialect: .sqlite)
+        #expect(text.contains("AS (VALUES (?1, ?2, ?3), (?4, ?5, ?6))\n"))
+        #expect(text.contains("UPDATE keys AS keys SET counter = batch.batch_counter"))
+        #expect(text.hasSuffix("RETURNING *"))
+        let postgres = CounterAdvanceText.text(rows: [3, 3, 3], table: #""bench"."keys""#, dialect: .postgres)
+        #expect(postgres.contains("AS (VALUES ($1, $2, $3), ($4, $5, $6), ($7, $8, $9))\n"))
+        #expect(postgres.contains(#"UPDATE "bench"."keys" AS keys"#))
+        #expect(postgres.hasSuffix("RETURNING keys.*"))
+    }
+
+    @Test func counterAdvanceTextIsKeptPerShapeNeverAcrossShapes() {
+        // Asked in every order, each shape keeps its own text: one cached for another would bind the wrong rows.
+        let shapes: [([Int], String, SQLDialect)] = [
+            ([3], "keys", .sqlite), ([3, 3], "keys", .sqlite), ([3], "keys", .postgres), ([3], "other.keys", .sqlite),
+        ]
+        let first = shapes.map { CounterAdvanceText.text(rows: $0.0, table: $0.1, dialect: $0.2) }
+        #expect(Set(first).count == shapes.count)
+        let again = shapes.reversed().map { CounterAdvanceText.text(rows: $0.0, table: $0.1, dialect: $0.2) }
+        #expect(Array(again.reversed()) == first)
+        for count in 1...300 {
+            let text = CounterAdvanceText.text(rows: Array(repeating: 3, count: count), table: "keys", dialect: .sqlite)
+            #expect(text.contains("(?\(3 * count - 2), ?\(3 * count - 1), ?\(3 * count)))\n"))
+            #expect(!text.contains("?\(3 * count + 1)"))
+        }
+    }
+
+    @Test func storedAppIDsParseAsAppIDDoesAndRefuseWhatItRefuses() throws {
+        let text = "ABCDE12345.com.example.cache"
+        let parsed = try StoredAppID.parse(text)
+        #expect(parsed == (try AppID(text)))
+        #expect(try StoredAppID.parse(text) == parsed)
+        #expect(parsed.rpIDHash == (try AppID(text)).rpIDHash)
+        for bad in ["", "ABCDE12345", "ABCDE12345.", ".com.example.cache", "ABCDE12345.com example"] {
+            #expect(throws: AttestKitError.self) { try StoredAppID.parse(bad) }
+            #expect(throws: AttestKitError.self) { try StoredAppID.parse(bad) }
+        }
+    }
+
+    @Test func nonASCIIAppIDsAreNeverTakenForACanonicallyEquivalentOne() throws {
+        // "é" precomposed and decomposed: equal as Swift strings, different bytes, so different rpIdHash.
+        let composed = "ABCDE12345.com.example.caf\u{E9}"
+        let decomposed = "ABCDE12345.com.example.cafe\u{301}"
+        #expect(composed == decomposed)
+        let first = try StoredAppID.parse(composed)
+        let second = try StoredAppID.parse(decomposed)
+        #expect(first.rpIDHash == (try AppID(composed)).rpIDHash)
+        #expect(second.rpIDHash == (try AppID(decomposed)).rpIDHash)
+        #expect(first.rpIDHash != second.rpIDHash)
+    }
+}
