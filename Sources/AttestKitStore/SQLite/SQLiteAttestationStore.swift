@@ -170,7 +170,7 @@ public final class SQLiteAttestationStore: AttestationStore {
     /// a read-only file), `PRAGMA max_page_count = 1` (the file cannot grow, as on a full disk).
     package func executeOnWriter(_ sql: String) async throws(StoreError) -> Int? {
         try await store.executor.lease(.writer, "a test statement") { connection in
-            try await connection.rows(sql).first?.columns.first?.data.integer
+            try await connection.query(sql).first?.columns.first?.data.integer
         }
     }
 }

@@ -221,10 +221,10 @@ actor SQLiteConnectionPool {
         live += 1
         do {
             // Replaces the driver's busy handler (which retries forever) with a bounded wait.
-            _ = try await connection.rows("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
-            _ = try await connection.rows("PRAGMA synchronous = FULL")
-            _ = try await connection.rows("PRAGMA foreign_keys = ON")
-            if readOnly { _ = try await connection.rows("PRAGMA query_only = ON") }
+            _ = try await connection.query("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
+            _ = try await connection.query("PRAGMA synchronous = FULL")
+            _ = try await connection.query("PRAGMA foreign_keys = ON")
+            if readOnly { _ = try await connection.query("PRAGMA query_only = ON") }
             return connection
         } catch {
             await retire(connection)
@@ -242,7 +242,7 @@ actor SQLiteConnectionPool {
         let connection = try await open(readOnly: false)
         do {
             try await retryingWhileBusy {
-                let mode = try await connection.rows("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
+                let mode = try await connection.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
                 guard mode?.lowercased() == "wal" else {
                     throw StoreError(.storageUnavailable, "the SQLite database could not switch to WAL")
                 }

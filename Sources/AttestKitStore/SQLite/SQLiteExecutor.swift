@@ -59,10 +59,10 @@ struct SQLiteExecutor: SQLExecutor {
         }
         let outcomes = await GroupCommit.apply(
             batch,
-            begin: { _ = try await connection.rows("BEGIN IMMEDIATE") },
+            begin: { _ = try await connection.query("BEGIN IMMEDIATE") },
             run: { statement in try await run(statement, on: connection) },
-            commit: { _ = try await connection.rows("COMMIT") },
-            rollback: { _ = try? await connection.rows("ROLLBACK") },
+            commit: { _ = try await connection.query("COMMIT") },
+            rollback: { _ = try? await connection.query("ROLLBACK") },
             target: { row in (try? row.bytes("key_id")) ?? nil })
         await pool.release(connection, .writer)
         return outcomes
@@ -71,7 +71,7 @@ struct SQLiteExecutor: SQLExecutor {
     func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int {
         try await lease(.writer, operation) { connection in
             _ = try await Self.run(statement, on: connection)
-            return try await connection.rows("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+            return try await connection.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
         }
     }
 
@@ -116,7 +116,7 @@ struct SQLiteExecutor: SQLExecutor {
             case .text(let text): text.map { .text($0) } ?? .null
             }
         }
-        return try await connection.rows(statement.sql, binds).map { SQLiteStoreRow(row: $0) }
+        return try await connection.query(statement.sql, binds).map { SQLiteStoreRow(row: $0) }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws. `IMMEDIATE` takes the write
@@ -124,13 +124,13 @@ struct SQLiteExecutor: SQLExecutor {
     static func transaction<Result>(
         on connection: SQLiteConnection, _ body: () async throws -> Result
     ) async throws -> Result {
-        _ = try await connection.rows("BEGIN IMMEDIATE")
+        _ = try await connection.query("BEGIN IMMEDIATE")
         do {
             let result = try await body()
-            _ = try await connection.rows("COMMIT")
+            _ = try await connection.query("COMMIT")
             return result
         } catch {
-            _ = try? await connection.rows("ROLLBACK")
+            _ = try? await connection.query("ROLLBACK")
             throw error
         }
     }
