@@ -9,13 +9,13 @@ enum CounterAdvanceText {
     private struct Shape: Hashable, Sendable {
         let dialect: SQLDialect
         let table: String
-        let rows: [Int]
+        let rows: Int
     }
 
     private static let texts = BoundedCache<Shape, String>(capacity: 1_024)
 
-    /// The statement for rows of `rows` values each (key identifier, new counter, time), in order, on `table`.
-    static func text(rows: [Int], table: String, dialect: SQLDialect) -> String {
+    /// The statement for `rows` rows of three values each (key identifier, new counter, time), in order, on `table`.
+    static func text(rows: Int, table: String, dialect: SQLDialect) -> String {
         let shape = Shape(dialect: dialect, table: table, rows: rows)
         if let text = texts[shape] { return text }
         let text = write(shape)
@@ -26,11 +26,8 @@ enum CounterAdvanceText {
     /// The compare-and-set of counter advances, one row per key: each key whose stored counter is lower and which
     /// is not revoked takes its new counter; the keys changed are returned whole.
     private static func write(_ shape: Shape) -> String {
-        var values: [String] = []
-        var next = 1
-        for count in shape.rows {
-            values.append("(" + (next..<next + count).map(shape.dialect.parameter).joined(separator: ", ") + ")")
-            next += count
+        let values = (0..<shape.rows).map { row in
+            "(" + (3 * row + 1...3 * row + 3).map(shape.dialect.parameter).joined(separator: ", ") + ")"
         }
         return """
             WITH batch(batch_key, batch_counter, batch_at) AS (VALUES \(values.joined(separator: ", ")))

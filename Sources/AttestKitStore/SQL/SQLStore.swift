@@ -143,16 +143,13 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return try advanced.keyRecord()
     }
 
-    /// The compare-and-set of counter advances, one row per key (`key_id`, new counter, time in milliseconds):
-    /// each key whose stored counter is lower and which is not revoked takes its new counter; the keys changed are
-    /// returned whole. The keys must be distinct.
+    /// The compare-and-set of counter advances, one row of three values per key (`key_id`, new counter, time in
+    /// milliseconds): each key whose stored counter is lower and which is not revoked takes its new counter; the keys
+    /// changed are returned whole. The keys must be distinct.
     func advancingCounters(_ rows: [[SQLValue]]) -> SQLStatement {
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(rows.count * 3)
-        for row in rows { binds += row }
-        let text = CounterAdvanceText.text(
-            rows: rows.map(\.count), table: executor.table("keys"), dialect: dialect)
-        return SQLStatement(text, binds)
+        SQLStatement(
+            CounterAdvanceText.text(rows: rows.count, table: executor.table("keys"), dialect: dialect),
+            rows.flatMap { $0 })
     }
 
     /// Stores a newer receipt and appends its risk metric, in one transaction.

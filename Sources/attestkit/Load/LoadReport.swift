@@ -14,7 +14,8 @@ struct LoadReport: Encodable {
     /// The busy share of the whole machine's cores while the level ran (Linux; `nil` elsewhere).
     let machineBusyShare: Double?
     /// The whole machine's busy CPU time per verified request, in microseconds: the server's, the kernel's work for
-    /// it and the load generator's (Linux; `nil` elsewhere). Steadier from run to run than the rate.
+    /// it, the database's and the load generator's (Linux; `nil` elsewhere, or for a level shorter than a clock
+    /// tick). Steadier from run to run than the rate.
     let machineMicrosecondsPerRequest: Double?
 
     init(
@@ -57,7 +58,7 @@ struct LoadReport: Encodable {
     /// The machine's CPU while the level ran, or why it is not shown.
     var cpuText: String {
         guard let share = machineBusyShare, let perRequest = machineMicrosecondsPerRequest else {
-            return "not measured (no /proc/stat)"
+            return "not measured (no /proc/stat, or the level was shorter than a clock tick)"
         }
         return String(format: "%.0f µs per request, all processes (%.0f %% of the cores busy)", perRequest, share * 100)
     }
