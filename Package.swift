@@ -403,6 +403,7 @@ let package = Package(
                 "AttestKit",
                 "AttestKitStore",
                 "AttestKitTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenStorage),
             ],
             path: "Tests/AttestKitTestSupport",

@@ -123,10 +123,10 @@ struct EndToEndTests {
             _ = try await app.order()
             let oldKey = try #require(app.keyStore.registeredKeyID)
             let path =
-                "v1/keys/"
-                + oldKey.replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") + "/revoke"
-            var revoke = URLRequest(url: service.appendingPathComponent(path))
+                "v1/keys/" + (oldKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") + "/revoke"
+            // The key's one spelling, percent-encoded (appendingPathComponent would encode the `%` again).
+            let base = service.absoluteString.hasSuffix("/") ? service.absoluteString : service.absoluteString + "/"
+            var revoke = URLRequest(url: try #require(URL(string: base + path)))
             revoke.httpMethod = "POST"
             revoke.setValue("Bearer \(ServiceProcess.adminToken)", forHTTPHeaderField: "Authorization")
             let (_, revoked) = try await URLSessionTransport().send(revoke)

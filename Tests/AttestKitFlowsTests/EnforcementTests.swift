@@ -173,7 +173,7 @@ struct EnforcementTests {
         #expect(refused?.code == .trustInsufficient)
     }
 
-    @Test("the DeviceCheck fallback: validated with Apple, cached, bounded; Apple's failures are not cached")
+    @Test("the DeviceCheck fallback: validated with Apple, used once, cached, bounded; Apple's failures are not cached")
     func deviceCheckFallback() async throws {
         let calls = Mutex(0)
         let failing = Mutex(false)
@@ -191,7 +191,11 @@ struct EnforcementTests {
         let good = Data("good-token".utf8).base64EncodedString()
         let decision = try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: good])
         #expect(decision.trust == .deviceCheck && decision.key == nil)
-        _ = try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: good])
+        // The token proved one request: presented again it is refused as used, answered from the cache.
+        let reused = await #expect(throws: FlowError.self) {
+            try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: good])
+        }
+        #expect(reused?.code == .deviceTokenUsed && reused?.kind == .conflict)
         #expect(calls.withLock { $0 } == 1, "the second request is answered from the cache")
         let bad = Data("bad-token".utf8).base64EncodedString()
         let invalid = await #expect(throws: FlowError.self) {
@@ -210,10 +214,15 @@ struct EnforcementTests {
         }
         #expect(down?.code.rawValue == "apple_unavailable")
         #expect(metrics.count("attestkit_device_token_validations_total", ["source": "cache"]) == 2)
-        // App Attest only: a valid device token is not enough.
+        // App Attest only: a device token is not enough, and Apple is not asked.
         let strict = RouteGuard(gate: bench.gate, deviceTokens: validator)
         failing.withLock { $0 = false }
-        await #expect(throws: FlowError.self) { try await Self.check(strict, [AttestKitHeaderNames.deviceToken: good]) }
+        let before = calls.withLock { $0 }
+        let insufficient = await #expect(throws: FlowError.self) {
+            try await Self.check(strict, [AttestKitHeaderNames.deviceToken: Data("unseen".utf8).base64EncodedString()])
+        }
+        #expect(insufficient?.code == .trustInsufficient)
+        #expect(calls.withLock { $0 } == before)
         // Without a validator, device tokens are refused.
         let none = RouteGuard(gate: bench.gate, policy: try EnforcementPolicy(minimumTrust: .deviceCheck))
         let unconfigured = await #expect(throws: FlowError.self) {

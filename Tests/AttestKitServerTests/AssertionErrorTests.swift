@@ -91,7 +91,7 @@ struct AssertionErrorTests {
 
             // Revoked.
             _ = try await harness.post(
-                "/v1/keys/\(device.keyID.base64URL)/revoke", .raw(""), headers: ServerHarness.admin)
+                "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
             let revoked = try await device.verify(try device.verifyBody(freshness: device.now))
             #expect(revoked.status == 403 && revoked.errorCode == "key_revoked", "\(revoked)")
         }

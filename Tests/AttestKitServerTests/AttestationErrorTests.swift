@@ -85,7 +85,7 @@ struct AttestationErrorTests {
             #expect(duplicate.status == 409 && duplicate.errorCode == "key_exists", "\(duplicate)")
             // Revoked keys stay registered.
             _ = try await harness.post(
-                "/v1/keys/\(device.keyID.base64URL)/revoke", .raw(""), headers: ServerHarness.admin)
+                "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
             let third = try await harness.challenge()
             let revoked = try await harness.post(
                 "/v1/attestations", device.attestationBody(object, challengeID: third.id))

@@ -103,7 +103,7 @@ struct EndpointTests {
             #expect(vouched.status == 200, "\(vouched)")
             #expect(vouched.int("counter") == expected + 2)
 
-            let record = try await harness.get("/v1/keys/\(device.keyID.base64URL)", headers: ServerHarness.admin)
+            let record = try await harness.get("/v1/keys/\(device.keyID.pathComponent)", headers: ServerHarness.admin)
             #expect(record.int("counter") == expected + 2)
             #expect(record.string("lastAssertionAt") == TestClock.apiText(harness.clock.now()))
         }
@@ -229,11 +229,17 @@ struct EndpointTests {
             #expect(second.refreshed == 1, "\(second)")
             #expect(await harness.mock.state.requestCount(.attestationData) == 2)
 
-            let encodings = [
-                device.keyID.base64URL,
-                device.keyID.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "",
-            ]
-            for path in encodings {
+            // Only the key's one spelling, percent-encoded, names it; base64url, unpadded or with non-zero unused
+            // bits is another spelling, refused (400 key_id_malformed).
+            let spellings = [device.keyID.base64URL, device.keyID.base64URL + "=", device.keyID.withUnusedBits]
+            // (base64url with padding is the standard spelling when the key has no `+` or `/`.)
+            for path in spellings.filter({ $0 != device.keyID.base64 }).map({
+                $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            }) {
+                let refused = try await harness.get("/v1/keys/\(path)", headers: ServerHarness.admin)
+                #expect(refused.status == 400 && refused.string("error.code") == "key_id_malformed", "\(refused)")
+            }
+            for path in [device.keyID.pathComponent] {
                 let record = try await harness.get("/v1/keys/\(path)", headers: ServerHarness.admin)
                 #expect(record.status == 200, "\(path): \(record)")
                 #expect(record.string("keyId") == device.keyID.base64)
@@ -259,12 +265,12 @@ struct EndpointTests {
             #expect(answer.bool("stepUp") == true)
 
             let revoked = try await harness.post(
-                "/v1/keys/\(device.keyID.base64URL)/revoke", .raw(""), headers: ServerHarness.admin)
+                "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
             #expect(revoked.status == 200, "\(revoked)")
             #expect(revoked.string("state") == "revoked")
             #expect(revoked.string("revokedAt") == TestClock.apiText(harness.clock.now()))
             let again = try await harness.post(
-                "/v1/keys/\(device.keyID.base64URL)/revoke", .raw(""), headers: ServerHarness.admin)
+                "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
             #expect(again.status == 200 && again.string("state") == "revoked", "\(again)")
             // A revoked key is not refreshed.
             harness.clock.advance(by: 2 * 86_400)
@@ -305,7 +311,20 @@ struct EndpointTests {
 }
 
 extension KeyID {
-    /// base64url without padding, as admin paths take it.
+    /// The key's one spelling (standard padded Base64), percent-encoded, as admin paths take it.
+    var pathComponent: String { base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+
+    /// Standard padded Base64 with non-zero unused bits in its last character: decodes to the same 32 bytes, and
+    /// is another spelling of the key, refused at every entry point.
+    var withUnusedBits: String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        var characters = Array(base64)
+        guard let index = alphabet.firstIndex(of: characters[42]) else { return base64 }
+        characters[42] = alphabet[index | 1]
+        return String(characters)
+    }
+
+    /// base64url without padding: another spelling of the key, refused at every entry point.
     var base64URL: String {
         base64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")

@@ -161,11 +161,18 @@ struct EnforcementMiddlewareTests {
         let keyName = try #require(HTTPField.Name(AttestKitHeaderNames.keyID))
         let app = Application(router: router)
         try await app.test(.router) { client in
-            for (path, name) in [("/by-subject/orders", user), ("/by-key/orders", keyName)] {
-                // No assertion: an enforced request is refused (401), a reported one goes on unverified (200).
-                let result = try await RolloutProbe.run(subjects: 1_000, includes: rollout.includes) { subject in
+            let byKey: @Sendable (String) -> String = RolloutProbe.keyText
+            let cases: [(String, HTTPField.Name, @Sendable (String) -> String)] = [
+                ("/by-subject/orders", user, { $0 }), ("/by-key/orders", keyName, byKey),
+            ]
+            for (path, name, spell) in cases {
+                // No assertion: an enforced request is refused (401), a reported one goes on unverified (200). A
+                // key id is placed by its canonical spelling.
+                let result = try await RolloutProbe.run(
+                    subjects: 1_000, includes: { rollout.includes(spell($0)) }
+                ) { subject in
                     var refused = false
-                    try await client.execute(uri: path, method: .post, headers: [name: subject]) { response in
+                    try await client.execute(uri: path, method: .post, headers: [name: spell(subject)]) { response in
                         refused = response.status == .unauthorized
                     }
                     return refused

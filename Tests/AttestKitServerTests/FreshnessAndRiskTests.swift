@@ -81,7 +81,7 @@ struct FreshnessAndRiskTests {
                 let after = try await device.verify(try device.verifyBody(freshness: device.now))
                 #expect(after.string("riskStatus") == "assessed" && after.int("riskMetric") == 3, "\(after)")
                 #expect(after.bool("stepUp") == false)
-                let record = try await harness.get("/v1/keys/\(device.keyID.base64URL)", headers: ServerHarness.admin)
+                let record = try await harness.get("/v1/keys/\(device.keyID.pathComponent)", headers: ServerHarness.admin)
                 #expect(record.string("riskStatus") == "assessed", "\(record)")
             }
         }

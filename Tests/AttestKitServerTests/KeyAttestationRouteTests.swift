@@ -78,7 +78,7 @@ struct KeyAttestationRouteTests {
             #expect(replay.status == 409 && replay.errorCode == "challenge_consumed", "\(replay)")
 
             // The operator's view shows the thumbprint, never a certificate.
-            let record = try await harness.get("/v1/keys/\(device.keyID.base64URL)", headers: ServerHarness.admin)
+            let record = try await harness.get("/v1/keys/\(device.keyID.pathComponent)", headers: ServerHarness.admin)
             #expect(record.status == 200 && record.string("appKey.thumbprint") == thumbprint, "\(record)")
             #expect(!record.has("appKey.certificate"))
 
@@ -124,7 +124,7 @@ struct KeyAttestationRouteTests {
                 let refused = try await harness.post("/v1/key-attestations", base.setting("appKey", appKeyValue))
                 #expect(refused.status == status && refused.errorCode == code, "\(code): \(refused)")
             }
-            let keys = try await harness.get("/v1/keys/\(other.keyID.base64URL)", headers: ServerHarness.admin)
+            let keys = try await harness.get("/v1/keys/\(other.keyID.pathComponent)", headers: ServerHarness.admin)
             #expect(keys.status == 404, "\(keys)")
             // None of the refusals spent the challenge: the well-formed request still registers the key.
             let accepted = try await harness.post("/v1/key-attestations", base)

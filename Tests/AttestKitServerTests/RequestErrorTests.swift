@@ -172,9 +172,9 @@ struct RequestErrorTests {
             #expect(harness.server.receiptRefresh == nil)
 
             let admin = try await harness.get(
-                "/v1/keys/\(KeyID.sample.base64URL)", headers: ServerHarness.admin, allow5xx: true)
+                "/v1/keys/\(KeyID.sample.pathComponent)", headers: ServerHarness.admin, allow5xx: true)
             #expect(admin.status == 503 && admin.errorCode == "admin_not_configured", "\(admin)")
-            let revoke = try await harness.post("/v1/keys/\(KeyID.sample.base64URL)/revoke", .raw(""), allow5xx: true)
+            let revoke = try await harness.post("/v1/keys/\(KeyID.sample.pathComponent)/revoke", .raw(""), allow5xx: true)
             #expect(revoke.status == 503 && revoke.errorCode == "admin_not_configured", "\(revoke)")
         }
     }
@@ -183,7 +183,7 @@ struct RequestErrorTests {
     func admin(kind: StoreKind) async throws {
         try await ServerHarness.with(kind) { harness in
             let device = try await TestDevice.registered(harness)
-            let path = "/v1/keys/\(device.keyID.base64URL)"
+            let path = "/v1/keys/\(device.keyID.pathComponent)"
             for headers in [
                 [], [("Authorization", "Bearer wrong-token-0123456789")], [("Authorization", Fixture.adminToken)],
                 [("Authorization", "Basic \(Fixture.adminToken)")], [("Authorization", "Bearer ")],
@@ -200,7 +200,7 @@ struct RequestErrorTests {
             // The key is still active: the refused revocations did nothing.
             #expect(lower.string("state") == "active")
 
-            let unknown = "/v1/keys/\(KeyID.sample.base64URL)"
+            let unknown = "/v1/keys/\(KeyID.sample.pathComponent)"
             let get = try await harness.get(unknown, headers: ServerHarness.admin)
             #expect(get.status == 404 && get.errorCode == "key_not_found", "\(get)")
             let revoke = try await harness.post(unknown + "/revoke", .raw(""), headers: ServerHarness.admin)

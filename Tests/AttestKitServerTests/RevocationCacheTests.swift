@@ -25,7 +25,7 @@ struct RevocationCacheTests {
             // Signed before the revocation, sent after it.
             let pending = try device.verifyBody(freshness: device.now)
             let revoked = try await harness.post(
-                "/v1/keys/\(device.keyID.base64URL)/revoke", .raw(""), headers: ServerHarness.admin)
+                "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
             #expect(revoked.status == 200, "\(revoked)")
             let refused = try await device.verify(pending)
             #expect(refused.status == 403 && refused.errorCode == "key_revoked", "\(refused)")

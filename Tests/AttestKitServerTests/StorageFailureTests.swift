@@ -26,7 +26,7 @@ struct StorageFailureTests {
                 try device.verifyBody(freshness: .timestamp(milliseconds: Self.milliseconds(harness.clock.now()))),
                 allow5xx: true)
             #expect(verify.status == 503 && verify.errorCode == "storage_unavailable", "\(verify)")
-            let key = try await harness.get("/v1/keys/\(device.keyID.base64URL)", headers: ServerHarness.admin)
+            let key = try await harness.get("/v1/keys/\(device.keyID.pathComponent)", headers: ServerHarness.admin)
             #expect(key.status == 200, "a read: \(key)")
 
             try Self.expectLogLine(in: capture, naming: "readonly")

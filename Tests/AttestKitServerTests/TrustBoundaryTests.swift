@@ -56,7 +56,7 @@ struct TrustBoundaryTests {
     func operatorRoutesRefuseTheBackendToken() async throws {
         try await ServerHarness.with(.sqlite) { harness in
             let device = try await TestDevice.registered(harness)
-            let path = "/v1/keys/\(device.keyID.base64URL)"
+            let path = "/v1/keys/\(device.keyID.pathComponent)"
             let read = try await harness.get(path, headers: ServerHarness.backend)
             #expect(read.status == 401 && read.errorCode == "admin_unauthorized", "\(read)")
             let revoke = try await harness.post(path + "/revoke", .raw(""), headers: ServerHarness.backend)
@@ -125,7 +125,7 @@ struct TrustBoundaryTests {
             let device = try await TestDevice.registered(harness)
             let verified = try await device.verify(try device.verifyBody(freshness: device.now))
             #expect(verified.status == 200, "\(verified)")
-            let key = try await harness.get("/v1/keys/\(device.keyID.base64URL)", headers: ServerHarness.admin)
+            let key = try await harness.get("/v1/keys/\(device.keyID.pathComponent)", headers: ServerHarness.admin)
             #expect(key.status == 200, "\(key)")
 
             // The public listener does not know the backend's routes, even with the right token.
@@ -133,8 +133,8 @@ struct TrustBoundaryTests {
             let routes: [(HTTPMethod, String, [(String, String)])] = [
                 (.POST, "/v1/assertions/verify", ServerHarness.backend),
                 (.POST, "/v1/devicecheck/query", ServerHarness.backend),
-                (.GET, "/v1/keys/\(device.keyID.base64URL)", ServerHarness.admin),
-                (.POST, "/v1/keys/\(device.keyID.base64URL)/revoke", ServerHarness.admin),
+                (.GET, "/v1/keys/\(device.keyID.pathComponent)", ServerHarness.admin),
+                (.POST, "/v1/keys/\(device.keyID.pathComponent)/revoke", ServerHarness.admin),
                 (.GET, "/metrics", ServerHarness.admin),
             ]
             for (method, path, headers) in routes {

@@ -1,3 +1,5 @@
+import AttestKit
+import Crypto
 /// Sends requests of many rollout subjects, each twice, through a guarded route and sums up what the guard did, for
 /// the rollout tests of every middleware.
 public enum RolloutProbe {
@@ -27,5 +29,12 @@ public enum RolloutProbe {
             if first { enforced += 1 }
         }
         return Result(share: Double(enforced) / Double(max(count, 1)), flipped: flipped, misplaced: misplaced)
+    }
+
+    /// A key id for `subject` in its one canonical spelling (standard padded Base64 of the SHA-256 of the subject):
+    /// what a rollout by key id places, since a key id in another spelling names no subject.
+    public static func keyText(_ subject: String) -> String {
+        let digest = SHA256.hash(data: Array(subject.utf8))
+        return (try? KeyID(bytes: Array(digest)))?.base64 ?? ""
     }
 }

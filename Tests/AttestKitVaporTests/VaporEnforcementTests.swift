@@ -112,11 +112,18 @@ struct VaporEnforcementTests {
             app.grouped(AttestKitMiddleware(policy: byKey)).post("by-key", "orders") { req in Self.describe(req) }
             try await app.asyncBoot()
         }) { app in
-            for (path, name) in [("/by-subject/orders", "X-User"), ("/by-key/orders", AttestKitHeaderNames.keyID)] {
-                // No assertion: an enforced request is refused (401), a reported one goes on unverified (200).
-                let result = try await RolloutProbe.run(subjects: 1_000, includes: rollout.includes) { subject in
+            let byKey: @Sendable (String) -> String = RolloutProbe.keyText
+            let cases: [(String, String, @Sendable (String) -> String)] = [
+                ("/by-subject/orders", "X-User", { $0 }), ("/by-key/orders", AttestKitHeaderNames.keyID, byKey),
+            ]
+            for (path, name, spell) in cases {
+                // No assertion: an enforced request is refused (401), a reported one goes on unverified (200). A
+                // key id is placed by its canonical spelling.
+                let result = try await RolloutProbe.run(
+                    subjects: 1_000, includes: { rollout.includes(spell($0)) }
+                ) { subject in
                     var refused = false
-                    try await app.testing().test(.POST, path, headers: [name: subject]) { response in
+                    try await app.testing().test(.POST, path, headers: [name: spell(subject)]) { response in
                         refused = response.status == .unauthorized
                     }
                     return refused

@@ -1,14 +1,25 @@
 public import AttestKitApple
+public import AttestKitStore
+import AttestKitWire
 import Crypto
 public import Foundation
 import Synchronization
 
-/// Validates the DeviceCheck tokens of devices without App Attest (`X-AttestKit-Device-Token`) with Apple, caching
-/// the answers: a token Apple validated, or one it called bad, is not sent again while the answer is fresh.
+/// Validates the DeviceCheck tokens of devices without App Attest (`X-AttestKit-Device-Token`) with Apple, and
+/// uses each valid token up: a token proves one request (or buys one session token), once across every replica
+/// sharing the store.
 ///
-/// The cache is bounded (``capacity`` entries, the oldest dropped first) and keyed by the SHA-256 of the token, so it
-/// holds no token. Apple's other failures (unavailable, rate limited, a transport error) are not cached and fail
-/// closed: the request is refused with the Apple error's code.
+/// Apple's quota is the team's, so the validator spends it sparingly:
+/// - **A per-client budget**: at most ``validationsPerClient`` validations a minute start per client (its address,
+///   as the edge names it); past it, `rate_limited` (429) without asking Apple.
+/// - **Single flight**: concurrent validations of one token share one call to Apple.
+/// - **A bounded cache** of Apple's answers (``capacity`` entries, the oldest dropped first, each reused for
+///   ``ttl`` seconds), keyed by the SHA-256 of the token, so that it holds no token. A replayed token is answered
+///   from it and then refused as used, without a second call.
+///
+/// Apple's other failures (unavailable, rate limited, a transport error) are not cached and fail closed: the
+/// request is refused with the Apple error's code. Whether Apple is asked at all is the ``RouteGuard``'s decision:
+/// only when the answer can change the outcome.
 public final class DeviceTokenValidator: Sendable {
     /// Asks Apple whether a token is valid: returns for a valid token, throws `bad_device_token` for an invalid one.
     public typealias Validate = @Sendable (String) async throws(AppleServiceError) -> Void
@@ -17,50 +28,94 @@ public final class DeviceTokenValidator: Sendable {
     public let capacity: Int
     /// How long an answer is reused.
     public let ttl: TimeInterval
+    /// Validations a client may start a minute (0: no limit): ``budget``'s rate.
+    public var validationsPerClient: Int { budget.perMinute }
+    /// How long a used token is remembered by the store: Apple does not say how long a token stays valid, so a used
+    /// token is refused for at least this long (a day by default).
+    public let usedTokenRetention: TimeInterval
+    private let budget: RateLimiter
     private let validate: Validate
     private let now: @Sendable () -> Date
     private let cache = Mutex(Cache())
+    private let inFlight = Mutex<[[UInt8]: Task<Result<Bool, FlowError>, Never>]>([:])
 
     private struct Cache {
         var answers: [[UInt8]: (valid: Bool, at: Date)] = [:]
         var order: [[UInt8]] = []
     }
 
-    /// A validator calling `validate`, caching up to `capacity` answers for `ttl` seconds.
+    /// The name of the per-client budget, in `rate_limited` answers and the `attestkit_rate_limited_total` metric.
+    public static let budgetName = "devicecheck_validations_per_client"
+    /// The default of ``validationsPerClient``: 30 a minute.
+    public static let defaultValidationsPerClient = 30
+    /// The default of ``usedTokenRetention``: a day.
+    public static let defaultUsedTokenRetention: TimeInterval = 86_400
+
+    /// A validator calling `validate`, caching up to `capacity` answers for `ttl` seconds, starting at most
+    /// `validationsPerClient` validations a minute per client (0: no limit).
     public init(
-        capacity: Int = 10_000, ttl: TimeInterval = 600, now: @escaping @Sendable () -> Date = { Date() },
+        capacity: Int = 10_000, ttl: TimeInterval = 600,
+        validationsPerClient: Int = defaultValidationsPerClient,
+        usedTokenRetention: TimeInterval = defaultUsedTokenRetention,
+        now: @escaping @Sendable () -> Date = { Date() },
         validate: @escaping Validate
     ) {
         self.capacity = max(1, capacity)
         self.ttl = ttl
+        self.budget = RateLimiter(perMinute: validationsPerClient)
+        self.usedTokenRetention = max(ttl, usedTokenRetention)
         self.now = now
         self.validate = validate
     }
 
     /// A validator over Apple's DeviceCheck client.
-    public convenience init(client: DeviceCheckClient, capacity: Int = 10_000, ttl: TimeInterval = 600) {
-        self.init(capacity: capacity, ttl: ttl) { (token: String) async throws(AppleServiceError) in
+    public convenience init(
+        client: DeviceCheckClient, capacity: Int = 10_000, ttl: TimeInterval = 600,
+        validationsPerClient: Int = defaultValidationsPerClient,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(capacity: capacity, ttl: ttl, validationsPerClient: validationsPerClient, now: now) {
+            (token: String) async throws(AppleServiceError) in
             try await client.validate(deviceToken: token)
         }
     }
 
-    /// Whether Apple calls `token` valid (cached), and whether the answer came from the cache.
-    /// - Throws: ``FlowError`` of Apple's failure other than `bad_device_token`, not cached.
-    public func isValid(_ token: String) async throws(FlowError) -> (valid: Bool, cached: Bool) {
-        let key = Array(SHA256.hash(data: Array(token.utf8)))
+    /// Whether Apple calls `token` valid (cached, one call for concurrent askers), and whether the answer came from
+    /// the cache. Does not use the token up (``useUp(_:store:)`` does).
+    /// - Parameter client: Who asks (a client address), for the per-client budget; `nil` shares one budget with
+    ///   every unnamed client.
+    /// - Throws: ``FlowError``: `rate_limited` once `client` spent its budget; Apple's failure other than
+    ///   `bad_device_token`, not cached.
+    public func isValid(_ token: String, client: String? = nil) async throws(FlowError) -> (valid: Bool, cached: Bool) {
+        let key = Self.digest(token)
         let time = now()
         if let hit = cache.withLock({ cache in cache.answers[key] }), time.timeIntervalSince(hit.at) < ttl {
             return (hit.valid, true)
         }
-        let valid: Bool
-        do {
-            try await validate(token)
-            valid = true
-        } catch  where error.code == .badDeviceToken {
-            valid = false
-        } catch {
-            throw FlowError(error)
+        let task = try inFlight.withLock { calls throws(FlowError) -> Task<Result<Bool, FlowError>, Never> in
+            if let running = calls[key] { return running }
+            if let wait = budget.acquire(client ?? "unknown", now: time) {
+                throw FlowError.rateLimited(Self.budgetName, retryAfter: wait)
+            }
+            let validate = self.validate
+            let running = Task { () -> Result<Bool, FlowError> in
+                do throws(AppleServiceError) {
+                    try await validate(token)
+                    return .success(true)
+                } catch  where error.code == .badDeviceToken {
+                    return .success(false)
+                } catch {
+                    return .failure(FlowError(error))
+                }
+            }
+            calls[key] = running
+            return running
         }
+        let outcome = await task.value
+        inFlight.withLock { calls in
+            if calls[key] == task { calls[key] = nil }
+        }
+        let valid = try outcome.get()
         cache.withLock { cache in
             if cache.answers.updateValue((valid, time), forKey: key) == nil { cache.order.append(key) }
             while cache.order.count > capacity {
@@ -70,6 +125,59 @@ public final class DeviceTokenValidator: Sendable {
         return (valid, false)
     }
 
+    /// Validates `token` (``isValid(_:client:)``) and uses it up in `store` (``useUp(_:store:)``).
+    /// - Throws: ``FlowError``: 403 `device_token_invalid` when Apple does not validate it, 409 `device_token_used`
+    ///   when it was used before, `rate_limited`, Apple's failures, `storage_unavailable`.
+    public func redeem(_ token: String, client: String?, store: any AttestationStore) async throws(FlowError) {
+        guard try await isValid(token, client: client).valid else { throw FlowError.deviceTokenInvalid }
+        try await useUp(token, store: store)
+    }
+
+    /// Records in `store` that a token Apple validated was used: of every request presenting one token, in this
+    /// process or on any replica sharing the store, exactly one gets through; the record is kept for
+    /// ``usedTokenRetention``.
+    /// - Throws: ``FlowError``: 409 `device_token_used` when it was used before, `storage_unavailable`.
+    public func useUp(_ token: String, store: any AttestationStore) async throws(FlowError) {
+        let time = now()
+        let first: Bool
+        do throws(StoreError) {
+            first = try await store.consumeToken(
+                Self.usedTokenID(token), expiresAt: time.addingTimeInterval(usedTokenRetention), now: time)
+        } catch {
+            throw FlowError(error)
+        }
+        guard first else { throw FlowError.deviceTokenUsed }
+    }
+
     /// The number of answers cached now.
     public var cachedCount: Int { cache.withLock { $0.answers.count } }
+
+    /// The store's record of a used token: `devicecheck:` and the base64url of its SHA-256, never the token (and
+    /// never a session token's `jti`, which has no `:`).
+    static func usedTokenID(_ token: String) -> String {
+        "devicecheck:" + Base64URL.encode(digest(token))
+    }
+
+    private static func digest(_ token: String) -> [UInt8] {
+        Array(SHA256.hash(data: Array(token.utf8)))
+    }
+}
+
+extension FlowError.Code {
+    /// A DeviceCheck token that already proved a request or bought a session token (`device_token_used`).
+    public static let deviceTokenUsed = FlowError.Code("device_token_used")
+}
+
+extension FlowError {
+    /// 403 `device_token_invalid`: Apple does not validate the DeviceCheck token.
+    public static var deviceTokenInvalid: FlowError {
+        FlowError(.deviceTokenInvalid, .refused, "Apple does not validate the DeviceCheck token")
+    }
+
+    /// 409 `device_token_used`: the DeviceCheck token was used before; a device sends a new one for each request.
+    public static var deviceTokenUsed: FlowError {
+        FlowError(
+            .deviceTokenUsed, .conflict,
+            "this DeviceCheck token was used before; generate a new one for each request")
+    }
 }

@@ -16,12 +16,17 @@ public struct EnforcementPolicy: Sendable, Hashable {
     public var rollout: Rollout
     /// The least trust the group's routes accept.
     public var minimumTrust: TrustLevel
+    /// Whether a request that names no rollout subject (no subject from the application, no well-formed key id:
+    /// a DeviceCheck or debug token, or nothing) is enforced below a rollout of 1. `true` by default: a request must
+    /// not leave the rollout by leaving out its key id. A group that sets `false` reports such requests while it
+    /// ramps up.
+    public var enforcesWithoutSubject: Bool
 
     /// A policy for the group named `group`: by default enforced for everyone, App Attest only.
     /// - Throws: `invalid_field` for a group name that is not a closed label.
     public init(
         group: String = "default", mode: EnforcementMode = .enforce, rollout: Rollout = .everyone,
-        minimumTrust: TrustLevel = .appAttest
+        minimumTrust: TrustLevel = .appAttest, enforcesWithoutSubject: Bool = true
     ) throws(FlowError) {
         guard (1...64).contains(group.utf8.count),
             group.utf8.allSatisfy({
@@ -34,6 +39,7 @@ public struct EnforcementPolicy: Sendable, Hashable {
         self.mode = mode
         self.rollout = rollout
         self.minimumTrust = minimumTrust
+        self.enforcesWithoutSubject = enforcesWithoutSubject
     }
 
     /// Enforced for everyone, App Attest only, in the group `default`: what a guard does unless told otherwise.
@@ -44,8 +50,14 @@ public struct EnforcementPolicy: Sendable, Hashable {
         self.mode = .enforce
         self.rollout = .everyone
         self.minimumTrust = .appAttest
+        self.enforcesWithoutSubject = true
     }
 
-    /// Whether requests of `subject` are enforced: `enforce` mode and in the rollout.
-    public func enforces(_ subject: String?) -> Bool { mode == .enforce && rollout.includes(subject) }
+    /// Whether requests of `subject` are enforced: `enforce` mode and in the rollout; a request without a subject
+    /// by ``enforcesWithoutSubject`` (or at a rollout of 1).
+    public func enforces(_ subject: String?) -> Bool {
+        guard mode == .enforce else { return false }
+        guard let subject else { return enforcesWithoutSubject || rollout.includes(nil) }
+        return rollout.includes(subject)
+    }
 }

@@ -5,10 +5,13 @@ import Crypto
 /// never flips between enforced and not.
 ///
 /// The place of a subject is the first 8 bytes of SHA-256(salt ‖ 0x00 ‖ subject) read as a fraction of 2⁶⁴. A
-/// request that names no subject cannot be placed: it is in the rollout only at fraction 1.
+/// request that names no subject cannot be placed: the group decides (``EnforcementPolicy/enforcesWithoutSubject``,
+/// enforced by default).
 ///
-/// The rollout is not a security boundary until it reaches 1: a request outside it is let through (reported), and
-/// the subject is what the request claims.
+/// A rollout below 1 is a migration aid, not a security boundary: a request outside it is let through (reported).
+/// The subject is the application's (a signed-in user) or the key id the request sends, read in its one canonical
+/// spelling, so that a client cannot move a key out of the rollout by spelling it another way; but a client can
+/// still send another key, or none.
 public struct Rollout: Sendable, Hashable {
     /// The share enforced, 0 to 1.
     public let fraction: Double

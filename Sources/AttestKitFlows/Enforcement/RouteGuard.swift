@@ -1,3 +1,4 @@
+import AttestKit
 import AttestKitStore
 import AttestKitWire
 public import Logging
@@ -7,15 +8,23 @@ public import Logging
 ///
 /// 1. `X-AttestKit-Key-Id` and `X-AttestKit-Assertion` (with a challenge or timestamp): the ``AssertionGate``
 ///    verifies them, trust `appAttest`;
-/// 2. `X-AttestKit-Device-Token`: Apple validates it (``DeviceTokenValidator``, cached), trust `deviceCheck`;
+/// 2. `X-AttestKit-Device-Token`: Apple validates it and the token is used up (``DeviceTokenValidator``), trust
+///    `deviceCheck`;
 /// 3. `X-AttestKit-Debug-Token`: one of the ``DebugTokens``, trust `debug`;
 /// 4. nothing: `assertion_required`.
+///
+/// The decision is made before Apple is asked: the request's subject (the application's, or the key id sent, in its
+/// one canonical spelling) places it in or out of the rollout, and a DeviceCheck token is sent to Apple only when
+/// the group enforces for the request and accepts DeviceCheck trust. Otherwise the token is refused without a call
+/// (`trust_insufficient`), or, unenforced, reported as `device_token_unchecked`.
 ///
 /// A request proved below the group's ``EnforcementPolicy/minimumTrust`` is refused with `trust_insufficient`.
 /// When the group enforces for the request's subject, a refusal is thrown; otherwise (report mode, outside the
 /// rollout) it is counted with `mode="report"`, logged, and the request goes on unverified with the refusal on its
-/// ``RequestAttestation``. An edge (the Hummingbird and Vapor `AttestKitMiddleware`s) reads the headers and the
-/// body, and maps the thrown ``FlowError`` once.
+/// ``RequestAttestation``. Weaker proof never lowers the bar: while the deployment steps up on risk
+/// (``RiskPolicy/isActive``), a request proved by anything less than an App Attest assertion, or not proved, asks
+/// for step-up. An edge (the Hummingbird and Vapor `AttestKitMiddleware`s) reads the headers and the body, and maps
+/// the thrown ``FlowError`` once.
 ///
 /// The header names are `AttestKitHeaderNames`.
 public struct RouteGuard: Sendable {
@@ -61,45 +70,61 @@ public struct RouteGuard: Sendable {
     ///     (Vapor turns a path's `%3B` into `;`): each is tried, in order, only after a `signature_invalid`, which
     ///     changes nothing in the store.
     ///   - body: The body (collected by the edge up to its limit).
-    ///   - subject: The rollout subject the application names (a user id, say); `nil` uses the key id sent.
+    ///   - subject: The rollout subject the application names (a user id, say); `nil` uses the key id sent, in its
+    ///     canonical form. A request with neither is placed by ``EnforcementPolicy/enforcesWithoutSubject``.
+    ///   - client: Who sent the request (its address, as the edge tells it), for the per-client budget of
+    ///     DeviceCheck validations; `nil` shares one budget with every unnamed client.
     /// - Returns: The decision, for the request's context.
     /// - Throws: ``FlowError`` when the group enforces for this request and it is refused.
     public func check(
         lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String,
-        alternativeTargets: [String] = [], body: some Sequence<UInt8>, subject: String? = nil
+        alternativeTargets: [String] = [], body: some Sequence<UInt8>, subject: String? = nil, client: String? = nil
     ) async throws(FlowError) -> RequestAttestation {
         guard policy.mode != .off else {
             return RequestAttestation(
                 group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil, stepUp: false)
         }
-        let keyText: String? = if case .value(let text) = lookup(AttestKitHeaderNames.keyID) { text } else { nil }
-        let enforced = policy.enforces(subject ?? keyText)
+        let enforced = policy.enforces(subject ?? Self.keySubject(lookup))
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
             let (trust, key) = try await prove(
-                lookup: lookup, method: method, targets: [target] + alternativeTargets, body: Array(body))
+                lookup: lookup, method: method, targets: [target] + alternativeTargets, body: Array(body),
+                enforced: enforced, client: client)
             guard trust >= policy.minimumTrust else {
                 throw FlowError.trustInsufficient(trust, required: policy.minimumTrust)
             }
             metrics.guardOutcome(group: policy.group, mode: mode, trust: trust.rawValue, code: nil)
-            let stepUp = riskPolicy.requiresStepUp(key?.riskMetric)
+            let stepUp = riskPolicy.requiresStepUp(trust: trust, metric: key?.riskMetric)
             return RequestAttestation(
                 group: policy.group, trust: trust, key: key, enforced: enforced, refusal: nil, stepUp: stepUp)
         } catch {
             metrics.guardOutcome(group: policy.group, mode: mode, trust: "none", code: error.code.rawValue)
+            if error.code == .rateLimited { metrics.rateLimited(DeviceTokenValidator.budgetName) }
             guard !enforced else { throw error }
             logger.notice(
                 "unenforced request would be refused",
                 metadata: ["group": "\(policy.group)", "code": "\(error.code)"])
             return RequestAttestation(
                 group: policy.group, trust: nil, key: nil, enforced: false, refusal: error,
-                stepUp: riskPolicy.requiresStepUp(nil))
+                stepUp: riskPolicy.requiresStepUp(trust: nil, metric: nil))
         }
     }
 
-    /// What the request presents, most trusted first, verified.
+    /// The rollout subject a request names by its key id: the key's canonical Base64 when the header holds one key
+    /// id in its one spelling, otherwise `nil` (absent, repeated or malformed: such a request is refused anyway, and
+    /// no spelling of a key can move it out of the rollout).
+    static func keySubject(_ lookup: (String) -> AssertionHeaders.Lookup) -> String? {
+        guard case .value(let text) = lookup(AttestKitHeaderNames.keyID),
+            let keyID = try? Field.keyID(text)
+        else { return nil }
+        return keyID.base64
+    }
+
+    /// What the request presents, most trusted first, verified. A DeviceCheck token is taken to Apple only when its
+    /// answer can change the outcome: the group accepts DeviceCheck trust and enforces for this request.
     private func prove(
-        lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: [UInt8]
+        lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: [UInt8],
+        enforced: Bool, client: String?
     ) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
         if !AssertionHeaders.presented(lookup: lookup) {
             if let token = try lookup(AttestKitHeaderNames.deviceToken).single() {
@@ -108,11 +133,14 @@ public struct RouteGuard: Sendable {
                         .deviceCheckNotConfigured, .refused, "this deployment does not accept DeviceCheck tokens")
                 }
                 _ = try Field.bytes(token, AttestKitHeaderNames.deviceToken, maximum: 8_192)
-                let answer = try await deviceTokens.isValid(token)
-                metrics.deviceTokenValidation(valid: answer.valid, cached: answer.cached)
-                guard answer.valid else {
-                    throw FlowError(.deviceTokenInvalid, .refused, "Apple does not validate the DeviceCheck token")
+                guard policy.minimumTrust <= .deviceCheck else {
+                    throw FlowError.trustInsufficient(.deviceCheck, required: policy.minimumTrust)
                 }
+                guard enforced else { throw FlowError.deviceTokenUnchecked }
+                let answer = try await deviceTokens.isValid(token, client: client)
+                metrics.deviceTokenValidation(valid: answer.valid, cached: answer.cached)
+                guard answer.valid else { throw FlowError.deviceTokenInvalid }
+                try await deviceTokens.useUp(token, store: gate.store)
                 return (.deviceCheck, nil)
             }
             if let token = try lookup(AttestKitHeaderNames.debugToken).single() {
@@ -149,9 +177,20 @@ extension FlowError.Code {
     public static let debugTokenInvalid = FlowError.Code("debug_token_invalid")
     /// Debug tokens configured while production keys are allowed (`debug_tokens_refused`).
     public static let debugTokensRefused = FlowError.Code("debug_tokens_refused")
+    /// A DeviceCheck token of a request the group does not enforce, reported without asking Apple
+    /// (`device_token_unchecked`).
+    public static let deviceTokenUnchecked = FlowError.Code("device_token_unchecked")
 }
 
 extension FlowError {
+    /// 401 `device_token_unchecked`: a DeviceCheck token that was not taken to Apple, since the request is not
+    /// enforced (report mode, outside the rollout); what a reported request carries as its refusal.
+    public static var deviceTokenUnchecked: FlowError {
+        FlowError(
+            .deviceTokenUnchecked, .unauthenticated,
+            "the DeviceCheck token was not validated: this request is not enforced, so Apple was not asked")
+    }
+
     /// 403 `trust_insufficient`: proved at `trust`, the route needs `required`.
     public static func trustInsufficient(_ trust: TrustLevel, required: TrustLevel) -> FlowError {
         FlowError(

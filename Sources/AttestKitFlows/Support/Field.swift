@@ -19,14 +19,16 @@ package enum Field {
         return bytes
     }
 
-    /// A key identifier: Base64 of 32 bytes.
+    /// A key identifier in its one canonical spelling: standard padded Base64 of 32 bytes with zero unused bits
+    /// (44 characters, the form `generateKey()` returns). Base64url, missing padding and non-zero unused bits are
+    /// refused, so that one key has one spelling everywhere (the rollout, logs, the store's answers).
     /// - Throws: `key_id_malformed`.
     package static func keyID(_ text: String) throws(FlowError) -> KeyID {
-        do {
-            return try KeyID(string: text)
-        } catch {
-            throw FlowError(.keyIdMalformed, .malformed, "keyId: is not Base64 of 32 bytes")
+        guard let keyID = try? KeyID(string: text), keyID.base64.utf8.elementsEqual(text.utf8) else {
+            throw FlowError(
+                .keyIdMalformed, .malformed, "keyId: is not the standard padded Base64 of 32 bytes (44 characters)")
         }
+        return keyID
     }
 
     /// A challenge id of this service.

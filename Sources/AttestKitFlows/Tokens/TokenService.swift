@@ -160,8 +160,8 @@ public struct TokenService: Sendable {
             iss: configuration.issuer, aud: configuration.audience, sub: subject,
             iat: issuedAt, exp: issuedAt + configuration.lifetime.components.seconds, jti: jti,
             appId: appID.description, environment: environment.rawValue, riskMetric: riskMetric,
-            riskStatus: RiskPolicy.status(riskMetric), stepUp: riskPolicy.requiresStepUp(riskMetric),
-            trust: trust.rawValue)
+            riskStatus: RiskPolicy.status(riskMetric),
+            stepUp: riskPolicy.requiresStepUp(trust: trust, metric: riskMetric), trust: trust.rawValue)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let payload: Data

@@ -57,8 +57,10 @@ extension ServerConfiguration {
     /// | `enforcement.rollout` | `ATTESTKIT_ENFORCEMENT_ROLLOUT` | `1`: the share of devices enforced, 0 to 1 |
     /// | `enforcement.rollout-salt` | `ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT` | empty: mixed into the rollout hash |
     /// | `enforcement.minimum-trust` | `ATTESTKIT_ENFORCEMENT_MINIMUM_TRUST` | `app_attest` (or `devicecheck`, `debug`) |
+    /// | `enforcement.without-subject` | `ATTESTKIT_ENFORCEMENT_WITHOUT_SUBJECT` | `enforce` (or `report`): requests naming no rollout subject below a rollout of 1 |
     /// | `devicecheck.cache-size` | `ATTESTKIT_DEVICECHECK_CACHE_SIZE` | `10000` DeviceCheck answers of the fallback |
     /// | `devicecheck.cache-ttl` | `ATTESTKIT_DEVICECHECK_CACHE_TTL` | `600` seconds |
+    /// | `devicecheck.validations-per-client` | `ATTESTKIT_DEVICECHECK_VALIDATIONS_PER_CLIENT` | `30` DeviceCheck validations of the fallback a minute per client address (0: off) |
     /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
     /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
@@ -123,8 +125,14 @@ extension ServerConfiguration {
         if let trust = try settings.choice("enforcement.minimum-trust", as: TrustLevel.self) {
             enforcement.minimumTrust = trust
         }
+        if let choice = try settings.choice("enforcement.without-subject", as: SubjectlessEnforcement.self) {
+            enforcement.enforcesWithoutSubject = choice == .enforce
+        }
         if let size = try settings.int("devicecheck.cache-size") { deviceTokenCache.capacity = size }
         if let ttl = try settings.double("devicecheck.cache-ttl") { deviceTokenCache.ttl = ttl }
+        if let limit = try settings.int("devicecheck.validations-per-client") {
+            deviceTokenValidationsPerClient = limit
+        }
         self.adminToken = try settings.string("admin.token", isSecret: true)
         self.backendTokens = try settings.strings("backend.tokens", isSecret: true) ?? []
         if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
@@ -154,7 +162,8 @@ extension ServerConfiguration {
         "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
         "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens",
         "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust",
-        "devicecheck.cache-size", "devicecheck.cache-ttl", "admin.token",
+        "enforcement.without-subject", "devicecheck.cache-size", "devicecheck.cache-ttl",
+        "devicecheck.validations-per-client", "admin.token",
         "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
@@ -359,4 +368,10 @@ extension ServerConfiguration {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
     }
+}
+
+/// The values of `enforcement.without-subject`.
+private enum SubjectlessEnforcement: String, CaseIterable {
+    case enforce
+    case report
 }

@@ -155,6 +155,8 @@ public struct ServerConfiguration: Sendable {
     public var dashboardSessionLifetime: TimeInterval = 3_600
     /// How many DeviceCheck answers of the fallback are cached, and for how long (seconds).
     public var deviceTokenCache: (capacity: Int, ttl: TimeInterval) = (10_000, 600)
+    /// How many DeviceCheck validations of the fallback a client (an address) may start a minute; 0: no limit.
+    public var deviceTokenValidationsPerClient: Int = DeviceTokenValidator.defaultValidationsPerClient
 
     /// The enforcement of guarded route groups unless a group says otherwise.
     public struct EnforcementDefaults: Sendable, Hashable {
@@ -166,16 +168,20 @@ public struct ServerConfiguration: Sendable {
         public var rolloutSalt: String
         /// The least trust level accepted.
         public var minimumTrust: TrustLevel
+        /// Whether a request that names no rollout subject is enforced below a rollout of 1
+        /// (`EnforcementPolicy.enforcesWithoutSubject`).
+        public var enforcesWithoutSubject: Bool
 
         /// Enforced for everyone, App Attest only.
         public init(
             mode: EnforcementMode = .enforce, rollout: Double = 1, rolloutSalt: String = "",
-            minimumTrust: TrustLevel = .appAttest
+            minimumTrust: TrustLevel = .appAttest, enforcesWithoutSubject: Bool = true
         ) {
             self.mode = mode
             self.rollout = rollout
             self.rolloutSalt = rolloutSalt
             self.minimumTrust = minimumTrust
+            self.enforcesWithoutSubject = enforcesWithoutSubject
         }
     }
 
@@ -309,6 +315,9 @@ public struct ServerConfiguration: Sendable {
             deviceTokenCache.ttl <= 86_400
         else {
             throw ServerConfigurationError("devicecheck.cache-size", "is 1 to 1000000 answers kept 0 to 86400 seconds")
+        }
+        guard (0...1_000_000).contains(deviceTokenValidationsPerClient) else {
+            throw ServerConfigurationError("devicecheck.validations-per-client", "is 0 (no limit) to 1000000 a minute")
         }
         if let backendListener {
             guard (0...65_535).contains(backendListener.port) else {

@@ -121,7 +121,8 @@ public final class AttestKitServer: Service, Sendable {
         self.deviceTokens = apple.map {
             DeviceTokenValidator(
                 client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
-                ttl: configuration.deviceTokenCache.ttl)
+                ttl: configuration.deviceTokenCache.ttl,
+                validationsPerClient: configuration.deviceTokenValidationsPerClient, now: now)
         }
         let registrar = AttestationRegistrar(verifier: verifier, store: store, recorder: recorder)
         self.api = AttestKitAPI(
@@ -204,7 +205,7 @@ public final class AttestKitServer: Service, Sendable {
                 chosen = try EnforcementPolicy(
                     group: group, mode: defaults.mode,
                     rollout: try Rollout(fraction: defaults.rollout, salt: defaults.rolloutSalt),
-                    minimumTrust: defaults.minimumTrust)
+                    minimumTrust: defaults.minimumTrust, enforcesWithoutSubject: defaults.enforcesWithoutSubject)
             }
         } catch {
             throw ServerConfigurationError("enforcement", error.reason)

@@ -37,6 +37,10 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     public let routeGuard: RouteGuard
     /// The rollout subject of a request (a user id, say), or `nil` to use the key id it sends.
     public let subject: (@Sendable (Request, Context) -> String?)?
+    /// Who sent a request, for the per-client budget of DeviceCheck validations, or `nil` for the TCP peer's address
+    /// (an IPv6 peer by its /64) when the context knows it (`RemoteAddressRequestContext`). Behind a proxy, name
+    /// the client from the header the proxy owns.
+    public let client: (@Sendable (Request, Context) -> String?)?
 
     /// Creates the middleware: enforced for everyone, App Attest only.
     public init(gate: AssertionGate, bodyLimit: Int = 65_536) {
@@ -44,14 +48,17 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     }
 
     /// Creates the middleware of a route group guarded by `routeGuard` (mode, rollout, least trust, DeviceCheck and
-    /// debug-token fallbacks), placing requests in the rollout by `subject` (`nil`: by the key id sent).
+    /// debug-token fallbacks), placing requests in the rollout by `subject` (`nil`: by the key id sent) and naming
+    /// their sender by `client` (`nil`: the TCP peer).
     public init(
         guard routeGuard: RouteGuard, bodyLimit: Int = 65_536,
-        subject: (@Sendable (Request, Context) -> String?)? = nil
+        subject: (@Sendable (Request, Context) -> String?)? = nil,
+        client: (@Sendable (Request, Context) -> String?)? = nil
     ) {
         self.routeGuard = routeGuard
         self.bodyLimit = bodyLimit
         self.subject = subject
+        self.client = client
     }
 
     /// Decides about the request (`RouteGuard`), then calls `next` with the decision on the context
@@ -67,7 +74,8 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
             let headers = request.headers
             let attestation = try await routeGuard.check(
                 lookup: { AttestKitHeaders.value($0, in: headers) }, method: request.method.rawValue,
-                target: request.head.path ?? "/", body: body.readableBytesView, subject: subject?(request, context))
+                target: request.head.path ?? "/", body: body.readableBytesView, subject: subject?(request, context),
+                client: client.map { $0(request, context) } ?? Self.peer(of: context))
             context.attestation = attestation
             context.attestedKey = attestation.key
         } catch {
@@ -77,5 +85,11 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
             throw APIError(any: error)
         }
         return try await next(request, context)
+    }
+
+    /// The TCP peer's address as a rate-limit key, when the context knows it.
+    private static func peer(of context: Context) -> String? {
+        guard let context = context as? any RemoteAddressRequestContext else { return nil }
+        return ClientAddress(trustedProxies: []).rateLimitKey(peer: context.remoteAddress, headers: [:])
     }
 }

@@ -15,7 +15,8 @@ public import Vapor
 /// `AssertionGate` (advancing the counter atomically), and puts the key on `req.attestKit.key`
 /// before calling the route. Refusals answer the service's codes and statuses (``AttestKitAbort``): 401
 /// `assertion_required`, 400 malformed headers, 403 a failed verification or a revoked key, 409 a replay, 413 a
-/// body over the limit, 503 before `app.attestKit` is configured.
+/// body over the limit, 503 before `app.attestKit` is configured. DeviceCheck validations are budgeted per client by
+/// `req.remoteAddress` (the socket's peer, never a forwarding header).
 ///
 /// ```swift
 /// app.grouped(AttestKitMiddleware()).post("orders") { req async throws -> String in
@@ -56,7 +57,8 @@ public struct AttestKitMiddleware: AsyncMiddleware {
                     }
                 }, method: request.method.rawValue, target: targets.first ?? request.url.string,
                 alternativeTargets: Array(targets.dropFirst()),
-                body: body.map { Array($0.readableBytesView) } ?? [], subject: subject?(request))
+                body: body.map { Array($0.readableBytesView) } ?? [], subject: subject?(request),
+                client: request.remoteAddress?.ipAddress)
             request.attestKit.setAttestation(attestation)
         } catch {
             return AttestKitAbort(any: error).response()

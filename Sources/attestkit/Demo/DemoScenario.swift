@@ -233,7 +233,7 @@ struct DemoScenario {
             got: "\(round.refreshed) refreshed, \(round.postponed) postponed, "
                 + (round.backedOff ? "backed off" : "no back-off"),
             success: "receipt refresh round: the key's receipt exchanged with the mock Apple for a new one")
-        let response = try await client.adminGet("/v1/keys/\(Self.base64url(keyID.bytes))")
+        let response = try await client.adminGet("/v1/keys/\(Self.pathComponent(keyID))")
         let record = response.decode(KeyRecordResponse.self)
         let got =
             if response.status == 200, let record {
@@ -328,11 +328,9 @@ struct DemoScenario {
     }
 
     /// base64url without padding, as the admin path takes a key id.
-    private static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+    /// The key's one spelling (standard padded Base64), percent-encoded for a path.
+    private static func pathComponent(_ keyID: KeyID) -> String {
+        keyID.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? keyID.base64
     }
 }
 
