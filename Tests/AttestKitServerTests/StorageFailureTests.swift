@@ -1,8 +1,11 @@
+import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
 import AttestKitWire
+import Crypto
 import Foundation
 import Logging
+import NIOHTTP1
 import Testing
 
 /// An SQLite database that cannot be written (a read-only file, a full disk) gives 503 `storage_unavailable` and an
@@ -35,6 +38,63 @@ struct StorageFailureTests {
             let again = try await harness.post("/v1/challenges", ["purpose": "attest"])
             #expect(again.status == 201, "\(again)")
         }
+    }
+
+    @Test("every route that writes: a storage outage answers 503 with its own log line and storage error count")
+    func outageSignalOnEveryRoute() async throws {
+        var options = ServerHarness.Options()
+        options.tokens = try TokenService.Configuration(signingKey: TokenSigningKey(privateKey: P256.Signing.PrivateKey()))
+        try await Self.withSQLiteServer(options: options) { harness, store, capture in
+            let device = try await TestDevice.registered(harness)
+            let (issued, _) = try await TokenRouteTests.requestToken(harness, device)
+            let token = try #require(issued.string("token"), "\(issued)")
+            let (newcomer, other) = (TestDevice(harness), TestDevice(harness))
+            let challenges = [try await harness.challenge(), try await harness.challenge()]
+            let attestation = newcomer.attestationBody(
+                try newcomer.attestation(for: challenges[0]), challengeID: challenges[0].id)
+            // The store fails before the attestation is looked at: its client data need not bind the app key.
+            let appKey = P256.Signing.PrivateKey().publicKey.derRepresentation
+            let keyAttestation = other.attestationBody(
+                try other.attestation(for: challenges[1]), challengeID: challenges[1].id
+            ).setting("appKey", .base64(Array(appKey)))
+            _ = try await store.executeOnWriter("PRAGMA query_only = ON")
+
+            let calls: [(String, @Sendable () async throws -> HTTPResult)] = [
+                ("POST /v1/challenges", { try await harness.post("/v1/challenges", ["purpose": "attest"], allow5xx: true) }),
+                ("POST /v1/assertions/verify", {
+                    try await harness.post(
+                        "/v1/assertions/verify", try device.verifyBody(freshness: device.now), allow5xx: true)
+                }),
+                ("POST /v1/attestations", { try await harness.post("/v1/attestations", attestation, allow5xx: true) }),
+                ("POST /v1/key-attestations", {
+                    try await harness.post("/v1/key-attestations", keyAttestation, allow5xx: true)
+                }),
+                ("POST /v1/tokens", {
+                    let headers = try device.guardedHeaders(
+                        method: "POST", target: "/v1/tokens", body: [], freshness: device.now)
+                    return try await harness.send(.POST, "/v1/tokens", headers: headers, allow5xx: true)
+                }),
+                ("POST /v1/tokens/consume", {
+                    try await harness.post("/v1/tokens/consume", ["token": .string(token)], allow5xx: true)
+                }),
+            ]
+            for (route, call) in calls {
+                let lines = capture.logged.filter { $0.message.hasPrefix("storage unavailable") }.count
+                let counted = Self.storageErrors(harness)
+                let answer = try await call()
+                #expect(answer.status == 503 && answer.errorCode == "storage_unavailable", "\(route): \(answer)")
+                let logged = capture.logged.filter { $0.message.hasPrefix("storage unavailable") }.count
+                #expect(logged == lines + 1, "\(route): one log line of its own")
+                #expect(Self.storageErrors(harness) == counted + 1, "\(route): counted once")
+            }
+        }
+    }
+
+    /// The value of `attestkit_storage_errors_total` in the server's exposition.
+    static func storageErrors(_ harness: ServerHarness) -> Int {
+        let text = String(decoding: harness.server.metrics.exposition(), as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("attestkit_storage_errors_total ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
     }
 
     @Test("a full SQLite disk: 503 storage_unavailable and a log line, never a 500; room again, it answers")
@@ -87,11 +147,11 @@ struct StorageFailureTests {
 
     /// Runs `body` against a server on SQLite (in `directory` when given) whose errors are captured.
     static func withSQLiteServer(
-        in directory: URL? = nil,
+        in directory: URL? = nil, options: ServerHarness.Options = ServerHarness.Options(),
         _ body: @Sendable (ServerHarness, SQLiteAttestationStore, LogCapture) async throws -> Void
     ) async throws {
         let capture = LogCapture()
-        var options = ServerHarness.Options()
+        var options = options
         options.logger = capture.logger(level: .error)
         options.sqliteDirectory = directory
         try await ServerHarness.with(.sqlite, options) { harness in

@@ -21,9 +21,10 @@ extension AttestKitAPI {
                 .ok,
                 AssertionResponse(accepted, freshness: binding.freshness, policy: configuration.policy.riskPolicy))
         } catch {
-            let failure = APIError(any: error)
-            metrics.flows.verification("assertion", code: failure.code, duration: ContinuousClock.now - start)
-            throw failure
+            metrics.flows.verification(
+                "assertion", code: APIError(any: error).code, duration: ContinuousClock.now - start)
+            // Thrown as it is: the route's one mapping (`AttestKitAPI.answer`) still sees a storage failure under it.
+            throw error
         }
     }
 

@@ -52,10 +52,11 @@ extension AttestKitAPI {
                 ])
             return JSONResponse.make(.created, answer)
         } catch {
-            let failure = APIError(any: error)
-            metrics.flows.verification("attestation", code: failure.code, duration: ContinuousClock.now - start)
-            context.logger.notice("attestation refused", metadata: ["code": "\(failure.code)"])
-            throw failure
+            let code = APIError(any: error).code
+            metrics.flows.verification("attestation", code: code, duration: ContinuousClock.now - start)
+            context.logger.notice("attestation refused", metadata: ["code": "\(code)"])
+            // Thrown as it is: the route's one mapping (`AttestKitAPI.answer`) still sees a storage failure under it.
+            throw error
         }
     }
 }
