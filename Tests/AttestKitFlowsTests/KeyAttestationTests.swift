@@ -111,24 +111,42 @@ struct KeyAttestationTests {
     }
 
     @Test func anotherAppKeyThanTheBoundOneIsRefused() async throws {
-        let (bench, flow, device, appKey, attestation, _) = try await Self.registered()
+        let bench = try FlowBench()
+        let flow = KeyAttestation(registrar: bench.registrar())
+        let device = bench.device()
+        // Later genuine attestations of the same key (the simulator attests a key once per device).
+        let (twin, sameKeyTwin) = (try device.twin(), try device.twin())
+        let appKey = Self.appKey()
+        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
+        _ = try await flow.register(
+            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
 
-        // Registering the key again: with another app key 403, with the same one 409.
+        // Registering the key again, by an attestation that verifies: with another app key 403, with the same 409.
         let swapped = Self.appKey()
-        let again = try await bench.issuer.issue(purpose: .attest)
+        let again = try await Self.attest(bench, twin, appKey: swapped)
         await #expect(throws: FlowError.appKeyMismatch) {
             _ = try await flow.register(
-                keyID: device.keyID, attestation: attestation, challengeID: again.id, appKey: swapped, now: Date())
+                keyID: device.keyID, attestation: again.attestation, challengeID: again.challengeID, appKey: swapped,
+                now: Date())
         }
         #expect(
             FlowError.appKeyMismatch.kind.httpStatus == 403
                 && FlowError.appKeyMismatch.code.rawValue == "app_key_mismatch")
-        let same = try await bench.issuer.issue(purpose: .attest)
+        let same = try await Self.attest(bench, sameKeyTwin, appKey: appKey)
         let exists = await #expect(throws: FlowError.self) {
             _ = try await flow.register(
-                keyID: device.keyID, attestation: attestation, challengeID: same.id, appKey: appKey, now: Date())
+                keyID: device.keyID, attestation: same.attestation, challengeID: same.challengeID, appKey: appKey,
+                now: Date())
         }
         #expect(exists?.code.rawValue == "key_exists")
+        // Verify first, then tell: the first attestation replayed with another app key does not verify, and says
+        // nothing about the key or the app key bound to it.
+        let probe = try await bench.issuer.issue(purpose: .attest)
+        let unverified = await #expect(throws: FlowError.self) {
+            _ = try await flow.register(
+                keyID: device.keyID, attestation: attestation, challengeID: probe.id, appKey: swapped, now: Date())
+        }
+        #expect(unverified?.code.rawValue == "nonce_mismatch")
         #expect(try await bench.store.key(device.keyID)?.appKey?.der == appKey)
 
         // Checking a presented app key later.

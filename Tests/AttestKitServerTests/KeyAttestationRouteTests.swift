@@ -52,6 +52,8 @@ struct KeyAttestationRouteTests {
         options.keyAttestationAuthority = authority
         try await ServerHarness.with(kind, options) { harness in
             let device = TestDevice(harness)
+            // Two genuine later attestations of the same key (the simulator attests a key once per device).
+            let (twin, sameKeyTwin) = (try device.twin(), try device.twin())
             let appKey = P256.Signing.PrivateKey().publicKey
             let (body, attestation) = try await Self.body(harness, device, boundKey: Array(appKey.derRepresentation))
             let answer = try await harness.post("/v1/key-attestations", body)
@@ -82,16 +84,24 @@ struct KeyAttestationRouteTests {
             #expect(record.status == 200 && record.string("appKey.thumbprint") == thumbprint, "\(record)")
             #expect(!record.has("appKey.certificate"))
 
-            // The key registered again with another app key: 403; with the same: 409.
-            for (sent, status, code) in [
-                (Array(P256.Signing.PrivateKey().publicKey.derRepresentation), 403, "app_key_mismatch"),
-                (Array(appKey.derRepresentation), 409, "key_exists"),
+            // The key registered again, by an attestation that verifies: with another app key 403; with the same 409.
+            let otherAppKey = Array(P256.Signing.PrivateKey().publicKey.derRepresentation)
+            for (attester, sent, status, code) in [
+                (twin, otherAppKey, 403, "app_key_mismatch"),
+                (sameKeyTwin, Array(appKey.derRepresentation), 409, "key_exists"),
             ] {
+                let (again, _) = try await Self.body(harness, attester, boundKey: sent)
+                let answer = try await harness.post("/v1/key-attestations", again)
+                #expect(answer.status == status && answer.errorCode == code, "\(answer)")
+            }
+            // Verify first, then tell: the stored attestation replayed with another app key (or garbage) for the
+            // registered key does not verify, and gets its verification error, never which app key is bound.
+            for (bytes, code) in [(attestation, "nonce_mismatch"), (Array("garbage".utf8), "cbor_malformed")] {
                 let again = try await harness.challenge()
                 let answer = try await harness.post(
                     "/v1/key-attestations",
-                    device.attestationBody(attestation, challengeID: again.id).setting("appKey", .base64(sent)))
-                #expect(answer.status == status && answer.errorCode == code, "\(answer)")
+                    device.attestationBody(bytes, challengeID: again.id).setting("appKey", .base64(otherAppKey)))
+                #expect(answer.errorCode == code && answer.status != 409, "\(answer)")
             }
         }
     }

@@ -60,10 +60,10 @@ public struct KeyAttestation: Sendable {
     ///   - now: The moment to verify at.
     ///   - admit: Called with the verified app before the key is stored (a per-app budget); see
     ///     ``AttestationRegistrar/register(keyID:attestation:challengeID:now:admit:)``.
-    /// - Throws: ``FlowError``: `app_key_malformed` (400) before anything else; `app_key_mismatch` (403) when the
-    ///   key is registered with another app key; otherwise the registrar's codes (`challenge_*`, `key_exists`,
-    ///   `nonce_mismatch` for an attestation made for another app key or challenge, ...), and
-    ///   `key_attestation_ca_invalid` when the CA cannot issue.
+    /// - Throws: ``FlowError``: `app_key_malformed` (400) before anything else; the registrar's codes
+    ///   (`challenge_*`, `nonce_mismatch` for an attestation made for another app key or challenge, ...); only once
+    ///   the attestation verified, `app_key_mismatch` (403) when the key is registered with another app key and
+    ///   `key_exists` (409) when it is registered; `key_attestation_ca_invalid` when the CA cannot issue.
     public func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: some Collection<UInt8>, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
