@@ -101,6 +101,35 @@ struct KeyAttestationTests {
         #expect(try await bench.store.key(other.keyID) == nil)
     }
 
+    /// An app key certificate introspects active while the CA issued it, it is valid and its key registered and
+    /// bound; inactive once the key is revoked, from another CA, or past its notAfter.
+    @Test func aCertificateIntrospectsActiveOnlyWhileItsKeyIsRegisteredAndBound() async throws {
+        let (authority, _) = try Self.authority()
+        let bench = try FlowBench()
+        let flow = KeyAttestation(registrar: bench.registrar(), authority: authority)
+        let device = bench.device()
+        let appKey = Self.appKey()
+        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
+        let now = Date()
+        let registered = try await flow.register(
+            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now)
+        let certificate = try #require(registered.certificate)
+        let live = try await flow.introspect(certificate: certificate, now: now)
+        #expect(live.active && live.sub == Base64URL.encode(device.keyID.bytes))
+        #expect(live.appKeyThumbprint == registered.appKey.thumbprint && live.appId == FlowBench.appID.description)
+        let notAfter = try Certificate(derEncoded: certificate).notValidAfter
+        #expect(try await flow.introspect(certificate: certificate, now: notAfter) == .inactive)
+        let (impostor, _) = try Self.authority()
+        let other = KeyAttestation(registrar: bench.registrar(), authority: impostor)
+        #expect(try await other.introspect(certificate: certificate, now: now) == .inactive)
+        #expect(
+            try await KeyAttestation(registrar: bench.registrar()).introspect(certificate: certificate, now: now)
+                == .inactive)
+        #expect(try await flow.introspect(certificate: certificate.dropLast(), now: now) == .inactive)
+        _ = try await bench.store.revokeKey(device.keyID, now: now)
+        #expect(try await flow.introspect(certificate: certificate, now: now) == .inactive)
+    }
+
     @Test func theChallengeIsConsumedOnce() async throws {
         let (_, flow, device, appKey, attestation, challengeID) = try await Self.registered()
         let replay = await #expect(throws: FlowError.self) {
