@@ -101,6 +101,35 @@ struct KeyAttestationTests {
         #expect(try await bench.store.key(other.keyID) == nil)
     }
 
+    /// An app key certificate introspects active while the CA issued it, it is valid and its key registered and
+    /// bound; inactive once the key is revoked, from another CA, or past its notAfter.
+    @Test func aCertificateIntrospectsActiveOnlyWhileItsKeyIsRegisteredAndBound() async throws {
+        let (authority, _) = try Self.authority()
+        let bench = try FlowBench()
+        let flow = KeyAttestation(registrar: bench.registrar(), authority: authority)
+        let device = bench.device()
+        let appKey = Self.appKey()
+        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
+        let now = Date()
+        let registered = try await flow.register(
+            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now)
+        let certificate = try #require(registered.certificate)
+        let live = try await flow.introspect(certificate: certificate, now: now)
+        #expect(live.active && live.sub == Base64URL.encode(device.keyID.bytes))
+        #expect(live.appKeyThumbprint == registered.appKey.thumbprint && live.appId == FlowBench.appID.description)
+        let notAfter = try Certificate(derEncoded: certificate).notValidAfter
+        #expect(try await flow.introspect(certificate: certificate, now: notAfter) == .inactive)
+        let (impostor, _) = try Self.authority()
+        let other = KeyAttestation(registrar: bench.registrar(), authority: impostor)
+        #expect(try await other.introspect(certificate: certificate, now: now) == .inactive)
+        #expect(
+            try await KeyAttestation(registrar: bench.registrar()).introspect(certificate: certificate, now: now)
+                == .inactive)
+        #expect(try await flow.introspect(certificate: certificate.dropLast(), now: now) == .inactive)
+        _ = try await bench.store.revokeKey(device.keyID, now: now)
+        #expect(try await flow.introspect(certificate: certificate, now: now) == .inactive)
+    }
+
     @Test func theChallengeIsConsumedOnce() async throws {
         let (_, flow, device, appKey, attestation, challengeID) = try await Self.registered()
         let replay = await #expect(throws: FlowError.self) {
@@ -111,24 +140,42 @@ struct KeyAttestationTests {
     }
 
     @Test func anotherAppKeyThanTheBoundOneIsRefused() async throws {
-        let (bench, flow, device, appKey, attestation, _) = try await Self.registered()
+        let bench = try FlowBench()
+        let flow = KeyAttestation(registrar: bench.registrar())
+        let device = bench.device()
+        // Later genuine attestations of the same key (the simulator attests a key once per device).
+        let (twin, sameKeyTwin) = (try device.twin(), try device.twin())
+        let appKey = Self.appKey()
+        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
+        _ = try await flow.register(
+            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
 
-        // Registering the key again: with another app key 403, with the same one 409.
+        // Registering the key again, by an attestation that verifies: with another app key 403, with the same 409.
         let swapped = Self.appKey()
-        let again = try await bench.issuer.issue(purpose: .attest)
+        let again = try await Self.attest(bench, twin, appKey: swapped)
         await #expect(throws: FlowError.appKeyMismatch) {
             _ = try await flow.register(
-                keyID: device.keyID, attestation: attestation, challengeID: again.id, appKey: swapped, now: Date())
+                keyID: device.keyID, attestation: again.attestation, challengeID: again.challengeID, appKey: swapped,
+                now: Date())
         }
         #expect(
             FlowError.appKeyMismatch.kind.httpStatus == 403
                 && FlowError.appKeyMismatch.code.rawValue == "app_key_mismatch")
-        let same = try await bench.issuer.issue(purpose: .attest)
+        let same = try await Self.attest(bench, sameKeyTwin, appKey: appKey)
         let exists = await #expect(throws: FlowError.self) {
             _ = try await flow.register(
-                keyID: device.keyID, attestation: attestation, challengeID: same.id, appKey: appKey, now: Date())
+                keyID: device.keyID, attestation: same.attestation, challengeID: same.challengeID, appKey: appKey,
+                now: Date())
         }
         #expect(exists?.code.rawValue == "key_exists")
+        // Verify first, then tell: the first attestation replayed with another app key does not verify, and says
+        // nothing about the key or the app key bound to it.
+        let probe = try await bench.issuer.issue(purpose: .attest)
+        let unverified = await #expect(throws: FlowError.self) {
+            _ = try await flow.register(
+                keyID: device.keyID, attestation: attestation, challengeID: probe.id, appKey: swapped, now: Date())
+        }
+        #expect(unverified?.code.rawValue == "nonce_mismatch")
         #expect(try await bench.store.key(device.keyID)?.appKey?.der == appKey)
 
         // Checking a presented app key later.

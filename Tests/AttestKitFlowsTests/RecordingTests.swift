@@ -174,15 +174,18 @@ struct RecordingTests {
             let recorder = try Self.recorder()
             let bench = try FlowBench(recorder: recorder)
             let device = bench.device()
+            let twin = try device.twin()
             let first = try await bench.issuer.issue(purpose: .attest)
             let attestation = try device.device.attestKey(
                 device.keyID, clientDataHash: Array(SHA256.hash(data: first.bytes)))
             _ = try await bench.registrar().register(
                 keyID: device.keyID, attestation: attestation, challengeID: first.id, now: Date())
+            // A second genuine attestation of the key: verified, then refused at the key step.
             let second = try await bench.issuer.issue(purpose: .attest)
+            let again = try twin.device.attestKey(device.keyID, clientDataHash: Array(SHA256.hash(data: second.bytes)))
             await #expect(throws: FlowError.self) {
                 try await bench.registrar().register(
-                    keyID: device.keyID, attestation: attestation, challengeID: second.id, now: Date())
+                    keyID: device.keyID, attestation: again, challengeID: second.id, now: Date())
             }
             let result = try await Self.expectReplay(recorder, code: "key_exists")
             #expect(result.bundle.attestation?.storeAnswer?.step == .key)

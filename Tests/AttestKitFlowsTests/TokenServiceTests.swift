@@ -79,7 +79,7 @@ struct TokenServiceTests {
         #expect(claims.riskStatus == "unknown")
         #expect(claims.stepUp == false)
         #expect(claims.trust == "app_attest")
-        #expect(claims.exp.value.timeIntervalSince(claims.iat.value) == 3_600)
+        #expect(claims.exp.value.timeIntervalSince(claims.iat.value) == 900)
         // The header names the key by its RFC 7638 thumbprint, which jwt-kit computed the same way.
         let header = try #require(issued.token.split(separator: ".").first)
         let headerJSON = try #require(Self.base64URL(header))
@@ -173,7 +173,7 @@ struct TokenServiceTests {
     func times() async throws {
         let clock = Clock()
         let (bench, _, service, issued) = try await Self.issued(clock: clock)
-        clock.advance(3_599)
+        clock.advance(899)
         #expect(try service.verify(issued.token) == issued.claims)
         clock.advance(1)
         #expect(throws: FlowError.tokenExpired) { try service.verify(issued.token) }
@@ -182,7 +182,7 @@ struct TokenServiceTests {
         // A verifier whose clock is behind the issuer's by more than the leeway.
         let behind = TokenService(
             configuration: service.configuration, store: bench.store, leeway: 60,
-            now: { clock.now.addingTimeInterval(-3_600 - 61) })
+            now: { clock.now.addingTimeInterval(-900 - 61) })
         #expect(throws: FlowError.self) { try behind.verify(issued.token) }
     }
 
@@ -240,6 +240,34 @@ struct TokenServiceTests {
         #expect(throws: FlowError.self) { try TokenService.Configuration(signingKey: key, audience: "") }
         #expect(throws: FlowError.self) { try TokenSigningKey(pem: "not a key") }
         #expect(throws: FlowError.self) { try TokenSigningKey(pem: key.key.publicKey.pemRepresentation) }
+    }
+
+    /// Revocation reaches tokens: a revoked key's token still verifies offline (jwt-kit, the JWKS) until `exp`, but
+    /// ``TokenService/introspect(_:)`` answers inactive; a live token introspects with its claims and is still
+    /// consumable afterwards; expired and garbage tokens are inactive.
+    @Test("introspection: live active without consuming; revoked, expired and garbage inactive")
+    func introspection() async throws {
+        let clock = Clock()
+        let (bench, device, service, issued) = try await Self.issued(clock: clock)
+        #expect(try await service.introspect(issued.token) == TokenIntrospectionResponse(claims: issued.claims))
+        #expect(try await service.consume(issued.token) == issued.claims)
+        for garbage in ["", "a.b.c", String(issued.token.dropLast(2)) + "AA", String(repeating: "e", count: 5_000)] {
+            #expect(try await service.introspect(garbage) == .inactive)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let record = try #require(try await bench.store.key(device.keyID))
+        let second = try service.issue(for: record, using: &generator)
+        _ = try await bench.store.revokeKey(device.keyID, now: clock.now)
+        let keys = try await JWTKeyCollection().add(jwksJSON: try Self.jwks(service))
+        _ = try await keys.verify(second.token, as: CheckedClaims.self)
+        #expect(try service.verify(second.token) == second.claims)
+        #expect(try await service.introspect(second.token) == .inactive)
+
+        let other = try await bench.registeredDevice()
+        let live = try service.issue(for: try #require(try await bench.store.key(other.keyID)), using: &generator)
+        #expect(try await service.introspect(live.token).active)
+        clock.advance(900)
+        #expect(try await service.introspect(live.token) == .inactive)
     }
 
     @Test("challenge cleanup deletes the records of expired consumed tokens")

@@ -70,26 +70,64 @@ struct AttestationErrorTests {
         }
     }
 
-    @Test("re-registering a key is 409 key_exists", arguments: await StoreKind.all())
+    @Test("re-registering a key is 409 key_exists, once the attestation verified", arguments: await StoreKind.all())
     func keyExists(kind: StoreKind) async throws {
         try await ServerHarness.with(kind) { harness in
             let device = TestDevice(harness)
+            // Two genuine later attestations of the same key (the simulator attests a key once per device).
+            let (twin, revokedTwin) = (try device.twin(), try device.twin())
             let challenge = try await harness.challenge()
-            let object = try device.attestation(for: challenge)
             let first = try await harness.post(
-                "/v1/attestations", device.attestationBody(object, challengeID: challenge.id))
+                "/v1/attestations",
+                device.attestationBody(try device.attestation(for: challenge), challengeID: challenge.id))
             #expect(first.status == 201, "\(first)")
             let again = try await harness.challenge()
             let duplicate = try await harness.post(
-                "/v1/attestations", device.attestationBody(object, challengeID: again.id))
+                "/v1/attestations", twin.attestationBody(try twin.attestation(for: again), challengeID: again.id))
             #expect(duplicate.status == 409 && duplicate.errorCode == "key_exists", "\(duplicate)")
             // Revoked keys stay registered.
             _ = try await harness.post(
                 "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
             let third = try await harness.challenge()
             let revoked = try await harness.post(
-                "/v1/attestations", device.attestationBody(object, challengeID: third.id))
+                "/v1/attestations",
+                revokedTwin.attestationBody(try revokedTwin.attestation(for: third), challengeID: third.id))
             #expect(revoked.status == 409 && revoked.errorCode == "key_exists", "\(revoked)")
+        }
+    }
+
+    /// Verify first, then tell: an attestation that does not verify for a registered key id gets its verification
+    /// error, exactly as for an unknown key id, never `key_exists` (which would tell anyone which keys exist).
+    @Test(
+        "a registered key id is no oracle: unverifiable attestations get their error", arguments: await StoreKind.all())
+    func registeredKeyIsNoOracle(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            let device = TestDevice(harness)
+            let challenge = try await harness.challenge()
+            let object = try device.attestation(for: challenge)
+            let first = try await harness.post(
+                "/v1/attestations", device.attestationBody(object, challengeID: challenge.id))
+            try #require(first.status == 201, "\(first)")
+            let stranger = try TestDevice(harness).attestation(for: try await harness.challenge())
+            let neverRegistered = TestDevice(harness).keyID
+            func post(_ bytes: [UInt8], as keyID: KeyID) async throws -> HTTPResult {
+                let fresh = try await harness.challenge()
+                return try await harness.post(
+                    "/v1/attestations",
+                    ["keyId": .string(keyID.base64), "attestation": .base64(bytes), "challengeId": .string(fresh.id)])
+            }
+            // The same answer for a registered and a never registered key id.
+            for (bytes, code) in [
+                (Array("definitely not an attestation".utf8), "cbor_malformed"), (stranger, "key_id_mismatch"),
+            ] {
+                let registered = try await post(bytes, as: device.keyID)
+                let unregistered = try await post(bytes, as: neverRegistered)
+                #expect(registered.status != 409 && registered.errorCode == code, "\(registered)")
+                #expect(registered.status == unregistered.status && unregistered.errorCode == code, "\(unregistered)")
+            }
+            // The registered key's own object under a new challenge: it does not verify, so nothing is told.
+            let replayed = try await post(object, as: device.keyID)
+            #expect(replayed.status == 403 && replayed.errorCode == "nonce_mismatch", "\(replayed)")
         }
     }
 

@@ -52,6 +52,8 @@ struct KeyAttestationRouteTests {
         options.keyAttestationAuthority = authority
         try await ServerHarness.with(kind, options) { harness in
             let device = TestDevice(harness)
+            // Two genuine later attestations of the same key (the simulator attests a key once per device).
+            let (twin, sameKeyTwin) = (try device.twin(), try device.twin())
             let appKey = P256.Signing.PrivateKey().publicKey
             let (body, attestation) = try await Self.body(harness, device, boundKey: Array(appKey.derRepresentation))
             let answer = try await harness.post("/v1/key-attestations", body)
@@ -82,17 +84,93 @@ struct KeyAttestationRouteTests {
             #expect(record.status == 200 && record.string("appKey.thumbprint") == thumbprint, "\(record)")
             #expect(!record.has("appKey.certificate"))
 
-            // The key registered again with another app key: 403; with the same: 409.
-            for (sent, status, code) in [
-                (Array(P256.Signing.PrivateKey().publicKey.derRepresentation), 403, "app_key_mismatch"),
-                (Array(appKey.derRepresentation), 409, "key_exists"),
+            // The key registered again, by an attestation that verifies: with another app key 403; with the same 409.
+            let otherAppKey = Array(P256.Signing.PrivateKey().publicKey.derRepresentation)
+            for (attester, sent, status, code) in [
+                (twin, otherAppKey, 403, "app_key_mismatch"),
+                (sameKeyTwin, Array(appKey.derRepresentation), 409, "key_exists"),
             ] {
+                let (again, _) = try await Self.body(harness, attester, boundKey: sent)
+                let answer = try await harness.post("/v1/key-attestations", again)
+                #expect(answer.status == status && answer.errorCode == code, "\(answer)")
+            }
+            // Verify first, then tell: the stored attestation replayed with another app key (or garbage) for the
+            // registered key does not verify, and gets its verification error, never which app key is bound.
+            for (bytes, code) in [(attestation, "nonce_mismatch"), (Array("garbage".utf8), "cbor_malformed")] {
                 let again = try await harness.challenge()
                 let answer = try await harness.post(
                     "/v1/key-attestations",
-                    device.attestationBody(attestation, challengeID: again.id).setting("appKey", .base64(sent)))
-                #expect(answer.status == status && answer.errorCode == code, "\(answer)")
+                    device.attestationBody(bytes, challengeID: again.id).setting("appKey", .base64(otherAppKey)))
+                #expect(answer.errorCode == code && answer.status != 409, "\(answer)")
             }
+        }
+    }
+
+    /// Revocation reaches app key certificates: introspection (`tokenTypeHint` `app_key_certificate`) answers
+    /// active only for a certificate this CA issued, within its validity, whose key is still registered, active and
+    /// bound to it; `{"active": false}` once the key is revoked, past notAfter, from another CA, or garbage.
+    @Test(
+        "certificate introspection: active while issued, valid and bound; revoked, expired, forged inactive",
+        arguments: await StoreKind.all())
+    func certificateIntrospection(kind: StoreKind) async throws {
+        let (authority, _) = try Self.authority()
+        var options = ServerHarness.Options()
+        options.keyAttestationAuthority = authority
+        try await ServerHarness.with(kind, options) { harness in
+            func introspect(_ text: String) async throws -> HTTPResult {
+                try await harness.post(
+                    "/v1/tokens/introspect",
+                    ["token": .string(text), "tokenTypeHint": .string("app_key_certificate")])
+            }
+            func certify(_ device: TestDevice, _ appKey: P256.Signing.PublicKey) async throws -> String {
+                let (body, _) = try await Self.body(harness, device, boundKey: Array(appKey.derRepresentation))
+                let answer = try await harness.post("/v1/key-attestations", body)
+                try #require(answer.status == 201, "\(answer)")
+                return try #require(answer.string("appKey.certificate"))
+            }
+            let inactive = #"{"active":false}"#
+            let device = TestDevice(harness)
+            let appKey = P256.Signing.PrivateKey().publicKey
+            let certificate = try await certify(device, appKey)
+            let live = try await introspect(certificate)
+            #expect(live.status == 200 && live.bool("active") == true, "\(live)")
+            #expect(live.string("tokenType") == "app_key_certificate" && live.string("sub") == device.keyID.base64URL)
+            #expect(live.string("appKeyThumbprint") == TokenKey(publicKey: appKey).kid)
+            #expect(live.string("appId") == Fixture.appID.description && live.has("exp") && live.has("nbf"))
+
+            // Another CA of the same name, the same key id and app key: its signature is not this CA's.
+            let (impostor, _) = try Self.authority()
+            var generator = SystemRandomNumberGenerator()
+            let forged = try #require(impostor).issue(
+                for: try AppKey(subjectPublicKeyInfo: appKey.derRepresentation), keyID: device.keyID,
+                appID: Fixture.appID, now: harness.clock.now(), using: &generator)
+            for text in [
+                Data(forged).base64EncodedString(), "not base64!", Data([0x30, 0x03]).base64EncodedString(), "",
+            ] {
+                let answer = try await introspect(text)
+                #expect(answer.status == 200 && answer.text == inactive, "\(answer)")
+            }
+
+            // Revoked: the certificate still verifies against the CA offline, introspection says inactive.
+            _ = try await harness.post(
+                "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
+            let revoked = try await introspect(certificate)
+            #expect(revoked.status == 200 && revoked.text == inactive, "\(revoked)")
+
+            // Expired: another key's certificate, past its notAfter (one hour by default).
+            let other = TestDevice(harness)
+            let expiring = try await certify(other, P256.Signing.PrivateKey().publicKey)
+            #expect(try await introspect(expiring).bool("active") == true)
+            harness.clock.advance(by: 3_601)
+            let expired = try await introspect(expiring)
+            #expect(expired.status == 200 && expired.text == inactive, "\(expired)")
+
+            // Backend only.
+            let app = try await harness.post(
+                "/v1/tokens/introspect",
+                ["token": .string(expiring), "tokenTypeHint": .string("app_key_certificate")],
+                headers: [("Authorization", "Bearer app")])
+            #expect(app.status == 401 && app.errorCode == "backend_unauthorized", "\(app)")
         }
     }
 
@@ -149,7 +227,7 @@ struct KeyAttestationConfigurationTests {
         ]
         let loaded = try #require(
             try await ServerConfigurationSource.load(environment: environment).keyAttestationAuthority)
-        #expect(loaded.certificate == certificate && loaded.validity == .seconds(86_400))
+        #expect(loaded.certificate == certificate && loaded.validity == .seconds(3_600))
         let shorter = try await ServerConfigurationSource.load(
             environment: environment.merging(["ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY": "600"]) { $1 })
         #expect(shorter.keyAttestationAuthority?.validity == .seconds(600))

@@ -285,7 +285,7 @@ struct ServerConfigurationTests {
         #expect(tokens.lifetime == .seconds(900))
         let defaults = try #require(
             try await ServerConfigurationSource.load(environment: ["ATTESTKIT_TOKENS_SIGNING_KEY_FILE": key.path]).tokens)
-        #expect(defaults.lifetime == .seconds(3_600) && defaults.issuer == "attestkit" && defaults.audience == "attestkit")
+        #expect(defaults.lifetime == .seconds(900) && defaults.issuer == "attestkit" && defaults.audience == "attestkit")
         #expect(try await ServerConfigurationSource.load(environment: [:]).tokens == nil)
         for (change, refusedKey) in [
             (["ATTESTKIT_TOKENS_TTL": "299"], "tokens.ttl"), (["ATTESTKIT_TOKENS_TTL": "604801"], "tokens.ttl"),

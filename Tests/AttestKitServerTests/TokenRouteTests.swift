@@ -86,6 +86,69 @@ struct TokenRouteTests {
         }
     }
 
+    /// `POST /v1/tokens/introspect` with `token`.
+    static func introspect(_ harness: ServerHarness, _ token: String) async throws -> HTTPResult {
+        try await harness.post("/v1/tokens/introspect", .object([.init(key: "token", value: .string(token))]))
+    }
+
+    /// Revocation reaches tokens: a revoked key's token still verifies offline against the JWKS (until `exp`), but
+    /// introspection answers `{"active": false}` and nothing else; a live token is active with its claims and stays
+    /// consumable (introspection consumes nothing); garbage and expired tokens are inactive; backend only.
+    @Test(
+        "introspection: live active and unconsumed, revoked, expired or garbage inactive",
+        arguments: await StoreKind.all())
+    func introspection(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind, try Self.options()) { harness in
+            let device = try await TestDevice.registered(harness)
+            let (first, _) = try await Self.requestToken(harness, device)
+            let token = try #require(first.string("token"))
+            let live = try await Self.introspect(harness, token)
+            #expect(live.status == 200 && live.bool("active") == true, "\(live)")
+            #expect(live.string("tokenType") == "session_token" && live.string("appId") == Fixture.appID.description)
+            #expect(live.string("trust") == "app_attest" && live.has("jti") && live.has("exp"))
+            // Introspection consumed nothing: the token is still consumed once.
+            let consumed = try await harness.post(
+                "/v1/tokens/consume", .object([.init(key: "token", value: .string(token))]))
+            #expect(consumed.status == 200, "\(consumed)")
+
+            // Backend only.
+            let app = try await harness.post(
+                "/v1/tokens/introspect", .object([.init(key: "token", value: .string(token))]),
+                headers: [("Authorization", "Bearer app")])
+            #expect(app.status == 401 && app.errorCode == "backend_unauthorized", "\(app)")
+
+            let forged = String(token.dropLast(2)) + (token.hasSuffix("AA") ? "BA" : "AA")
+            for garbage in [forged, "a.b.c", "", String(repeating: "x", count: 5_000)] {
+                let answer = try await Self.introspect(harness, garbage)
+                #expect(answer.status == 200 && answer.text == #"{"active":false}"#, "\(answer)")
+            }
+            let hint = try await harness.post(
+                "/v1/tokens/introspect", ["token": .string(token), "tokenTypeHint": .string("refresh_token")])
+            #expect(hint.status == 400 && hint.errorCode == "invalid_field", "\(hint)")
+
+            // Revoked: the signature and exp still verify offline, introspection says inactive.
+            let (second, _) = try await Self.requestToken(harness, device)
+            let revokedToken = try #require(second.string("token"))
+            let revoke = try await harness.post(
+                "/v1/keys/\(device.keyID.pathComponent)/revoke", .raw(""), headers: ServerHarness.admin)
+            #expect(revoke.status == 200, "\(revoke)")
+            let jwks = try await harness.get("/.well-known/jwks.json")
+            let keys = try await JWTKeyCollection().add(jwksJSON: jwks.text)
+            _ = try await keys.verify(revokedToken, as: BackendClaims.self)
+            let revoked = try await Self.introspect(harness, revokedToken)
+            #expect(revoked.status == 200 && revoked.text == #"{"active":false}"#, "\(revoked)")
+
+            // Expired: another key's live token, then past its exp.
+            let other = try await TestDevice.registered(harness)
+            let (third, _) = try await Self.requestToken(harness, other)
+            let expiring = try #require(third.string("token"))
+            #expect(try await Self.introspect(harness, expiring).bool("active") == true)
+            harness.clock.advance(by: 900)
+            let expired = try await Self.introspect(harness, expiring)
+            #expect(expired.status == 200 && expired.text == #"{"active":false}"#, "\(expired)")
+        }
+    }
+
     @Test("refusals: no assertion 401, tampered body 403, forged or expired token 401, app credential 401")
     func refusals() async throws {
         try await ServerHarness.with(.sqlite, try Self.options()) { harness in

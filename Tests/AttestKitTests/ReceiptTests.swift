@@ -177,20 +177,19 @@ import X509
         }
     }
 
-    /// One real receipt's source verified it at a moment 60.466 s before its creation time: beyond the leeway,
-    /// so a verifier refuses it then, as from the future, and accepts it once Apple has made it. The conformance
-    /// runner replays it at that moment without the clock check.
+    /// One real receipt's source once verified it at a moment 60.466 s before its creation time: beyond the
+    /// leeway, so a verifier refuses it then, as from the future, and accepts it once Apple has made it. The
+    /// shared vector's `verifyAt` now follows the creation; the conformance runner takes the same path
+    /// (`ConformanceTests.aVerificationBeforeTheReceiptIsRefusedOnEveryPath`).
     @Test func aRealReceiptIsRefusedBeforeItsCreation() async throws {
         let vector = TestVectors.named("veehaitch_ios-14.2_receipt2_RECEIPT")
-        let verifyAt = try #require(vector.verificationTime)
+        let verifyAt = try #require(TestVectors.parseDate("2020-11-21T22:15:05Z"))
         let error = await #expect(throws: AttestKitError.code(.receiptFromFuture)) {
             try await Self.verify(vector, at: verifyAt)
         }
         #expect(abs((error?.secondsOutside ?? 0) - 0.466) < 0.001)
         _ = try await Self.verify(vector, at: verifyAt.addingTimeInterval(1))
-        _ = try await ReceiptVerifier().verify(
-            vector.bytes, appID: try AppID(#require(vector.appId)), keyID: try KeyID(string: #require(vector.keyId)),
-            attestedCertificateDER: nil, maximumAge: nil, at: verifyAt, replaying: true)
+        _ = try await Self.verify(vector)
     }
 
     @Test func maximumAgeBoundaries() async throws {

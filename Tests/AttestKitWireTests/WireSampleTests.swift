@@ -128,6 +128,24 @@ struct WireSampleTests {
                         exp: 1_790_003_600, jti: "dG9rZW4", appId: "ABCDE12345.com.example.app",
                         environment: "development", riskMetric: nil, riskStatus: "unknown", stepUp: true,
                         trust: "debug")),
+                Sample("TokenIntrospectionRequest", TokenIntrospectionRequest(token: "eyJh.eyJz.c2ln")),
+                Sample(
+                    "TokenIntrospectionRequest",
+                    TokenIntrospectionRequest(token: "MIIB", tokenTypeHint: TokenIntrospectionRequest.appKeyCertificate)
+                ),
+                Sample("TokenIntrospection", TokenIntrospectionResponse.inactive),
+                Sample(
+                    "TokenIntrospection",
+                    TokenIntrospectionResponse(
+                        claims: TokenClaims(
+                            iss: "attestkit", aud: "orders", sub: "a2V5", iat: 1_790_000_000, exp: 1_790_000_900,
+                            jti: "dG9rZW4", appId: "ABCDE12345.com.example.app", environment: "production",
+                            riskMetric: 7, riskStatus: "assessed", stepUp: false, trust: "app_attest"))),
+                Sample(
+                    "TokenIntrospection",
+                    TokenIntrospectionResponse(
+                        certificateOf: "a2V5", appID: "ABCDE12345.com.example.app", environment: "development",
+                        notBefore: 1_790_000_000, notAfter: 1_790_003_600, appKeyThumbprint: "dGh1bWI")),
                 Sample(
                     "JSONWebKeySet",
                     JSONWebKeySet(keys: [

@@ -153,16 +153,13 @@ public struct AttestationVerifier: Sendable {
     }
 
     /// Verifies an attestation, skipping the nonce check when `nonceBinding` is `nil`: only for
-    /// conformance vectors whose challenge was never published ("parse-only").
-    ///
-    /// - Parameter replaying: `true` only to replay a recorded attestation at a moment chosen to fit its
-    ///   certificates' windows (conformance vectors); see ``ReceiptVerifier``'s package `verify`.
+    /// conformance vectors whose challenge was never published ("parse-only"). Every other check, the embedded
+    /// receipt's creation time against `time` included, runs exactly as in the public `verify`.
     package func verify(
         _ attestation: some Collection<UInt8>,
         keyID: KeyID,
         nonceBinding: ClientDataInput?,
-        at time: Date,
-        replaying: Bool = false
+        at time: Date
     ) async throws(AttestKitError) -> VerifiedAttestation {
         let object = try AttestationObject(bytes: attestation)
         let clientDataHash = try nonceBinding?.hash()
@@ -220,7 +217,7 @@ public struct AttestationVerifier: Sendable {
         try await chain.validate(leaf: leaf, candidates: [intermediate], at: time, leeway: configuration.leeway)
 
         let receipt = try await verifyReceipt(
-            object, appID: appID, keyID: keyID, environment: environment, at: time, replaying: replaying)
+            object, appID: appID, keyID: keyID, environment: environment, at: time)
         let verified = VerifiedAttestation(
             keyID: keyID,
             publicKey: publicKey,
@@ -237,8 +234,7 @@ public struct AttestationVerifier: Sendable {
     }
 
     private func verifyReceipt(
-        _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment, at time: Date,
-        replaying: Bool
+        _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment, at time: Date
     ) async throws(AttestKitError) -> Receipt? {
         switch configuration.receiptPolicy {
         case .ignore:
@@ -253,7 +249,7 @@ public struct AttestationVerifier: Sendable {
             return try await receipts.verify(
                 bytes, appID: appID, keyID: keyID, attestedCertificateDER: object.certificates[0],
                 expectedType: .attest, environment: environment, maximumAge: configuration.receiptMaximumAge,
-                at: time, replaying: replaying)
+                at: time)
         }
     }
 

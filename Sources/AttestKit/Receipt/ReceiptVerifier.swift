@@ -92,9 +92,6 @@ public struct ReceiptVerifier: Sendable {
     ///   - attestedCertificateDER: The DER of a credential certificate already verified to hold the key
     ///     `keyID` names (the leaf of the attestation that carried this receipt). When the receipt's field 3 is
     ///     exactly these bytes, the key check needs no certificate parsing. Otherwise it runs in full.
-    ///   - replaying: `true` only to replay a recorded object at a moment chosen to fit its certificates'
-    ///     windows (conformance vectors), which may precede the receipt's own creation: the creation time is then
-    ///     not compared with `time` (a clock check, meaningless for a replay). Everything else is checked.
     package func verify(
         _ bytes: some Collection<UInt8>,
         appID: AppID,
@@ -103,8 +100,7 @@ public struct ReceiptVerifier: Sendable {
         expectedType: Receipt.ReceiptType? = nil,
         environment: AppAttestEnvironment? = nil,
         maximumAge: TimeInterval?,
-        at time: Date = Date(),
-        replaying: Bool = false
+        at time: Date = Date()
     ) async throws(AttestKitError) -> Receipt {
         guard bytes.count <= ReceiptContainer.maximumSize else {
             throw AttestKitError(.inputTooLarge, "a receipt is at most \(ReceiptContainer.maximumSize) bytes")
@@ -130,9 +126,7 @@ public struct ReceiptVerifier: Sendable {
             throw AttestKitError(
                 .environmentMismatch, "the receipt is from \(named), expected \(environment.receiptName)")
         }
-        if !replaying {
-            try checkAge(of: receipt.creationTime, maximumAge: maximumAge, at: time)
-        }
+        try checkAge(of: receipt.creationTime, maximumAge: maximumAge, at: time)
         return receipt
     }
 

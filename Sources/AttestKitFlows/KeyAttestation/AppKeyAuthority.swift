@@ -14,6 +14,11 @@ public import X509
 /// `OU`; it is an end-entity certificate (basicConstraints `CA:FALSE`, keyUsage `digitalSignature` and
 /// `keyAgreement`, both critical) with subject and authority key identifiers, valid from a minute before issuance
 /// for ``validity``, never beyond the CA's own expiry.
+///
+/// A relying party that checks a certificate offline trusts it until its notAfter, whatever happens to the key after
+/// issuance (a revocation, a new app key): hence a short ``validity`` (one hour by default). One that must see a
+/// revocation at once asks the service (``KeyAttestation/introspect(certificate:now:)``, `POST /v1/tokens/introspect`
+/// with `tokenTypeHint` `app_key_certificate`), which checks ``verifiedCertificate(_:at:)`` and the stored key.
 public struct AppKeyAuthority: Sendable {
     /// The CA certificate that issues app key certificates.
     public let certificate: Certificate
@@ -33,8 +38,25 @@ public struct AppKeyAuthority: Sendable {
         case validity
     }
 
-    /// The default validity of an issued certificate: one day.
-    public static let defaultValidity: Duration = .seconds(86_400)
+    /// The default validity of an issued certificate: one hour, the longest a revoked key's certificate stays
+    /// trusted offline.
+    public static let defaultValidity: Duration = .seconds(3_600)
+    /// The largest certificate ``verifiedCertificate(_:at:)`` parses, in bytes (this CA's are about 500).
+    public static let maximumCertificateBytes = 4_096
+
+    /// What a certificate this CA issued says, once its signature and validity were checked.
+    public struct IssuedCertificate: Sendable, Hashable {
+        /// The App Attest key it names (`CN`).
+        public let keyID: KeyID
+        /// The App ID it names (`OU`).
+        public let appID: AppID
+        /// The app key it certifies.
+        public let appKey: AppKey
+        /// Its notBefore.
+        public let notValidBefore: Date
+        /// Its notAfter.
+        public let notValidAfter: Date
+    }
     /// The shortest validity accepted: 5 minutes.
     public static let minimumValidity: Duration = .seconds(300)
     /// The longest validity accepted: 30 days.
@@ -74,6 +96,35 @@ public struct AppKeyAuthority: Sendable {
             throw FlowError.keyAttestationCAInvalid("the CA key is not a PEM private key", .privateKey)
         }
         try self.init(certificate: certificate, privateKey: privateKey, validity: validity)
+    }
+
+    /// The certificate `der` when this CA issued it and it is valid at `now`: at most ``maximumCertificateBytes``,
+    /// DER of an X.509 certificate whose issuer is this CA's subject and whose signature verifies with this CA's key,
+    /// an end entity, within its validity, naming one key id (`CN`) and one App ID (`OU`) and certifying a P-256
+    /// key. Otherwise `nil`: whether the key it names is still registered and bound is the caller's check.
+    public func verifiedCertificate(_ der: some Collection<UInt8>, at now: Date) -> IssuedCertificate? {
+        guard der.count <= Self.maximumCertificateBytes,
+            let issued = try? Certificate(derEncoded: Array(der)),
+            issued.issuer == certificate.subject,
+            certificate.publicKey.isValidSignature(issued.signature, for: issued),
+            case .some(.notCertificateAuthority) = try? issued.extensions.basicConstraints,
+            issued.notValidBefore <= now, now < issued.notValidAfter,
+            let keyText = Self.single(.RDNAttributeType.commonName, of: issued.subject),
+            let keyBytes = Base64URL.decode(Substring(keyText)), let keyID = try? KeyID(bytes: keyBytes),
+            let appText = Self.single(.RDNAttributeType.organizationalUnitName, of: issued.subject),
+            let appID = try? AppID(appText),
+            let publicKey = P256.Signing.PublicKey(issued.publicKey),
+            let appKey = try? AppKey(subjectPublicKeyInfo: publicKey.derRepresentation)
+        else { return nil }
+        return IssuedCertificate(
+            keyID: keyID, appID: appID, appKey: appKey, notValidBefore: issued.notValidBefore,
+            notValidAfter: issued.notValidAfter)
+    }
+
+    /// The value of the one attribute of `type` in `name`, or `nil` when there is none or more than one.
+    private static func single(_ type: ASN1ObjectIdentifier, of name: DistinguishedName) -> String? {
+        let values = name.flatMap { $0 }.filter { $0.type == type }.compactMap { String($0.value) }
+        return values.count == 1 ? values.first : nil
     }
 
     /// Issues a certificate for `appKey`, bound to the App Attest key `keyID` of `appID`, at `now`.

@@ -60,10 +60,10 @@ public struct KeyAttestation: Sendable {
     ///   - now: The moment to verify at.
     ///   - admit: Called with the verified app before the key is stored (a per-app budget); see
     ///     ``AttestationRegistrar/register(keyID:attestation:challengeID:now:admit:)``.
-    /// - Throws: ``FlowError``: `app_key_malformed` (400) before anything else; `app_key_mismatch` (403) when the
-    ///   key is registered with another app key; otherwise the registrar's codes (`challenge_*`, `key_exists`,
-    ///   `nonce_mismatch` for an attestation made for another app key or challenge, ...), and
-    ///   `key_attestation_ca_invalid` when the CA cannot issue.
+    /// - Throws: ``FlowError``: `app_key_malformed` (400) before anything else; the registrar's codes
+    ///   (`challenge_*`, `nonce_mismatch` for an attestation made for another app key or challenge, ...); only once
+    ///   the attestation verified, `app_key_mismatch` (403) when the key is registered with another app key and
+    ///   `key_exists` (409) when it is registered; `key_attestation_ca_invalid` when the CA cannot issue.
     public func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: some Collection<UInt8>, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
@@ -87,6 +87,36 @@ public struct KeyAttestation: Sendable {
         let certificate = try authority?.issue(
             for: appKey, keyID: record.keyID, appID: record.appID, now: now, using: &generator)
         return Registered(record: record, appKey: appKey, certificate: certificate)
+    }
+
+    /// Introspects an app key certificate for a backend (RFC 7662), as `POST /v1/tokens/introspect` with
+    /// `tokenTypeHint` `app_key_certificate` does: active only if this service's CA issued it (its signature
+    /// verifies), it is within its validity at `now`, and the key it names is still registered, active, for the App
+    /// ID it names, and bound to the certificate's app key. Otherwise ``TokenIntrospectionResponse/inactive`` (also
+    /// without a CA: no certificate of this service exists then).
+    /// - Parameters:
+    ///   - der: The certificate's DER.
+    ///   - now: The moment to check its validity at.
+    /// - Throws: 503 `storage_unavailable` when the store cannot answer (never a guess of "active").
+    public func introspect(certificate der: some Collection<UInt8>, now: Date) async throws(FlowError)
+        -> TokenIntrospectionResponse
+    {
+        guard let authority, let issued = authority.verifiedCertificate(der, at: now) else { return .inactive }
+        let record: KeyRecord?
+        do throws(StoreError) {
+            record = try await registrar.store.key(issued.keyID)
+        } catch {
+            throw FlowError(error)
+        }
+        guard let record, record.state == .active, record.appID == issued.appID, record.appKey == issued.appKey else {
+            return .inactive
+        }
+        return TokenIntrospectionResponse(
+            certificateOf: Base64URL.encode(issued.keyID.bytes), appID: issued.appID.description,
+            environment: record.environment.rawValue,
+            notBefore: Int64(issued.notValidBefore.timeIntervalSince1970.rounded(.down)),
+            notAfter: Int64(issued.notValidAfter.timeIntervalSince1970.rounded(.down)),
+            appKeyThumbprint: issued.appKey.thumbprint)
     }
 
     /// The record of `keyID` when `appKey` is the app key bound to it by its key attestation.

@@ -3,10 +3,14 @@ public import AttestKitStore
 import AttestKitWire
 public import Foundation
 
-/// Registers an app's key: consumes the one-time challenge, refuses a known key, verifies the attestation
-/// (AttestKit's `AttestationVerifier`, whose policy holds the deployment's rules: ``DeploymentPolicy/attestationPolicy``
-/// and any of the adopter's own, checked in the same call as Apple's), lets the caller's `admit` hook refuse the
-/// verified app (a per-app budget), and stores the key.
+/// Registers an app's key: consumes the one-time challenge, verifies the attestation (AttestKit's
+/// `AttestationVerifier`, whose policy holds the deployment's rules: ``DeploymentPolicy/attestationPolicy`` and any of
+/// the adopter's own, checked in the same call as Apple's), only then refuses a known key, lets the caller's `admit`
+/// hook refuse the verified app (a per-app budget), and stores the key.
+///
+/// Verify first, then tell: whether a key id is registered (`key_exists`) and which app key is bound to it
+/// (`app_key_mismatch`) is answered only to an attestation that verified for that key id, which only the device
+/// holding the key can make. Anything else gets its verification error, so the route is no oracle of registered keys.
 ///
 /// ```swift
 /// let verifier = AttestationVerifier(configuration: configuration, policy: deployment.attestationPolicy)
@@ -46,9 +50,9 @@ public struct AttestationRegistrar: Sendable {
     ///     per-app budget). Counted on verified attestations only, so forged objects naming an app cannot spend
     ///     its budget.
     /// - Returns: The stored key.
-    /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's and the store's codes (`challenge_*`,
-    ///   `key_exists`, `storage_unavailable`); AttestKit's verification codes, `policy_*` (or an adopter's own
-    ///   code) from the verifier's policy, refused; whatever `admit` throws.
+    /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's codes (`challenge_*`); AttestKit's
+    ///   verification codes, `policy_*` (or an adopter's own code) from the verifier's policy, refused; after a
+    ///   verified attestation only, `key_exists` and `storage_unavailable`; whatever `admit` throws.
     public func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
@@ -59,7 +63,8 @@ public struct AttestationRegistrar: Sendable {
 
     /// Registers the key, and with `appKey` the app key a key attestation binds to it: then the attestation's
     /// client data is the ``KeyAttestationClientData`` of the challenge id and `appKey` instead of the challenge,
-    /// and a key already registered with another app key is `app_key_mismatch` rather than `key_exists`.
+    /// and a key already registered with another app key is `app_key_mismatch` rather than `key_exists` (both only
+    /// once the attestation verified).
     func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
         admit: (AppID) async throws(FlowError) -> Void
@@ -79,7 +84,8 @@ public struct AttestationRegistrar: Sendable {
             }
         } catch {
             // A refusal of `admit` (a spent budget) is the caller's, not a verification's; so is another app key
-            // than the one bound, a decision on the stored key before any verification.
+            // than the one bound, a decision on the stored key once the attestation verified (no store code
+            // replays it).
             if let recorder, VerificationRecorder.records(error), !admitting, error != .appKeyMismatch {
                 await recorder.record(
                     VerificationBundle(
@@ -101,21 +107,12 @@ public struct AttestationRegistrar: Sendable {
         admit: (AppID) async throws(FlowError) -> Void
     ) async throws(FlowError) -> KeyRecord {
         let challenge: StoredChallenge
-        let existing: KeyRecord?
-        var step = RecordedStoreAnswer.Step.challenge
         do throws(StoreError) {
             challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
             seenChallenge = challenge.bytes
-            step = .key
-            existing = try await store.key(keyID)
         } catch {
-            answer = RecordedStoreAnswer(step: step, code: error.code.rawValue)
+            answer = RecordedStoreAnswer(step: .challenge, code: error.code.rawValue)
             throw FlowError(error)
-        }
-        if let existing {
-            if let appKey, let bound = existing.appKey, bound != appKey { throw FlowError.appKeyMismatch }
-            answer = RecordedStoreAnswer(step: .key, code: StoreError.keyExists.code.rawValue)
-            throw FlowError(StoreError.keyExists)
         }
         let clientData: ClientDataInput
         if let appKey {
@@ -133,6 +130,19 @@ public struct AttestationRegistrar: Sendable {
             verified = try await verifier.verify(attestation, keyID: keyID, clientData: clientData, at: now)
         } catch {
             throw FlowError(error)
+        }
+        // Only now, for an attestation of this very key: is it already registered, and with which app key?
+        let existing: KeyRecord?
+        do throws(StoreError) {
+            existing = try await store.key(keyID)
+        } catch {
+            answer = RecordedStoreAnswer(step: .key, code: error.code.rawValue)
+            throw FlowError(error)
+        }
+        if let existing {
+            if let appKey, let bound = existing.appKey, bound != appKey { throw FlowError.appKeyMismatch }
+            answer = RecordedStoreAnswer(step: .key, code: StoreError.keyExists.code.rawValue)
+            throw FlowError(StoreError.keyExists)
         }
         try await admit(verified.appID)
         do throws(StoreError) {

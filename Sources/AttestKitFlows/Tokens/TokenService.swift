@@ -15,6 +15,12 @@ public import Foundation
 /// limited-use token is consumed once (``consume(_:)``): the store records its `jti` with one atomic statement, so
 /// of concurrent consumers, across replicas sharing PostgreSQL, exactly one gets the claims.
 ///
+/// A token verified offline (a backend with the JWKS) is trusted until its `exp`, whatever happens to its key after
+/// issuance: offline verification outlives revocation by up to the token's lifetime, which is why the default
+/// lifetime is short (15 minutes). A backend that must see revocations at once asks the service instead:
+/// ``introspect(_:)`` (RFC 7662, `POST /v1/tokens/introspect`) answers inactive for a revoked key's token, and
+/// ``consume(_:)`` refuses it.
+///
 /// Verification is strict: three base64url parts, a header with `alg` `ES256` and the `kid` of one of the
 /// configured keys (the current one or a previous one kept for rotation), a 64-byte signature, then the issuer,
 /// the audience and the expiry.
@@ -30,8 +36,12 @@ public struct TokenService: Sendable {
         public var issuer: String
         /// `aud`.
         public var audience: String
-        /// How long a token lives, 5 minutes to 7 days.
+        /// How long a token lives, 5 minutes to 7 days; 15 minutes by default. Offline verification (the JWKS)
+        /// trusts a token of a revoked key until it expires, so keep it short.
         public var lifetime: Duration
+
+        /// The default lifetime: 15 minutes, the longest a revoked key's token stays verifiable offline.
+        public static let defaultLifetime: Duration = .seconds(900)
 
         /// The shortest lifetime: 5 minutes.
         public static let minimumLifetime: Duration = .seconds(300)
@@ -43,7 +53,7 @@ public struct TokenService: Sendable {
         ///   issuer or audience.
         public init(
             signingKey: TokenSigningKey, previousKeys: [TokenKey] = [], issuer: String = "attestkit",
-            audience: String = "attestkit", lifetime: Duration = .seconds(3_600)
+            audience: String = "attestkit", lifetime: Duration = defaultLifetime
         ) throws(FlowError) {
             guard lifetime >= Self.minimumLifetime, lifetime <= Self.maximumLifetime else {
                 throw FlowError(.invalidField, .notConfigured, "tokens.ttl: between 300 s and 604800 s (7 days)")
@@ -227,19 +237,13 @@ public struct TokenService: Sendable {
 
     /// Verifies a limited-use token and consumes it: the claims the first time, `token_consumed` after.
     ///
-    /// The key the token names must still be active: a token outlives no revocation (and a token at trust `debug`
-    /// the withdrawal of its debug token, ``verify(_:)``).
+    /// The key the token names must still be active: consumption refuses a revoked key's token (and a token at trust
+    /// `debug` after the withdrawal of its debug token, ``verify(_:)``).
     /// - Throws: 401 `token_invalid`/`token_expired`, 409 `token_consumed`, 403 `key_revoked`/`key_not_found`,
     ///   503 when storage cannot answer.
     public func consume(_ token: String) async throws(FlowError) -> TokenClaims {
         let claims = try verify(token)
-        var keyID: KeyID?
-        if claims.trust == TrustLevel.appAttest.rawValue {
-            guard let keyBytes = Base64URL.decode(Substring(claims.sub)), let id = try? KeyID(bytes: keyBytes) else {
-                throw .tokenInvalid("the subject is not a key identifier")
-            }
-            keyID = id
-        }
+        let keyID = try Self.keyID(of: claims)
         let first: Bool
         do throws(StoreError) {
             if let keyID {
@@ -253,6 +257,42 @@ public struct TokenService: Sendable {
         }
         guard first else { throw .tokenConsumed }
         return claims
+    }
+
+    /// Introspects a session token for a backend (RFC 7662), without consuming it: its claims when it verifies
+    /// (``verify(_:)``) and, at trust `app_attest`, the key it names is still registered and active; otherwise
+    /// ``TokenIntrospectionResponse/inactive`` and nothing else.
+    ///
+    /// A limited-use token already consumed still introspects active until it expires: the store can tell only by
+    /// consuming (``consume(_:)`` is the one-time check).
+    /// - Throws: 503 `storage_unavailable` when the store cannot answer (never a guess of "active").
+    public func introspect(_ token: String) async throws(FlowError) -> TokenIntrospectionResponse {
+        guard let claims = try? verify(token) else { return .inactive }
+        let keyID: KeyID?
+        do throws(FlowError) {
+            keyID = try Self.keyID(of: claims)
+        } catch {
+            return .inactive
+        }
+        if let keyID {
+            let record: KeyRecord?
+            do throws(StoreError) {
+                record = try await store.key(keyID)
+            } catch {
+                throw FlowError(error)
+            }
+            guard let record, record.state == .active else { return .inactive }
+        }
+        return TokenIntrospectionResponse(claims: claims)
+    }
+
+    /// The key a token at trust `app_attest` names (`sub`), or `nil` for one at trust `debug`.
+    private static func keyID(of claims: TokenClaims) throws(FlowError) -> KeyID? {
+        guard claims.trust == TrustLevel.appAttest.rawValue else { return nil }
+        guard let keyBytes = Base64URL.decode(Substring(claims.sub)), let id = try? KeyID(bytes: keyBytes) else {
+            throw .tokenInvalid("the subject is not a key identifier")
+        }
+        return id
     }
 
     /// The bytes a token's signature covers: `header.payload` as sent.

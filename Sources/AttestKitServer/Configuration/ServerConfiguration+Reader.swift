@@ -72,13 +72,13 @@ extension ServerConfiguration {
     /// | `tokens.previous-key-files` | `ATTESTKIT_TOKENS_PREVIOUS_KEY_FILES` | none: PEM keys still accepted and published after a rotation |
     /// | `tokens.issuer` | `ATTESTKIT_TOKENS_ISSUER` | `attestkit` (`iss`) |
     /// | `tokens.audience` | `ATTESTKIT_TOKENS_AUDIENCE` | `attestkit` (`aud`) |
-    /// | `tokens.ttl` | `ATTESTKIT_TOKENS_TTL` | `3600` seconds (300 to 604800) |
+    /// | `tokens.ttl` | `ATTESTKIT_TOKENS_TTL` | `900` seconds (300 to 604800) |
     /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
     /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles, oldest removed first |
     /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB), oldest removed first |
     /// | `key-attestation.ca-certificate-file` | `ATTESTKIT_KEY_ATTESTATION_CA_CERTIFICATE_FILE` | none: no app key certificates; a PEM CA certificate |
     /// | `key-attestation.ca-key-file` | `ATTESTKIT_KEY_ATTESTATION_CA_KEY_FILE` | none; the CA certificate's PEM private key |
-    /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `86400` seconds (300 to 2592000) |
+    /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `3600` seconds (300 to 2592000) |
     ///
     /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
     /// and receipt refresh are off. `trust.attestation-root` and `trust.receipt-root` also come together, and are

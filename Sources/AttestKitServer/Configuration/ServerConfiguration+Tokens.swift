@@ -58,7 +58,8 @@ extension ServerConfiguration {
         do {
             return try TokenService.Configuration(
                 signingKey: signingKey, previousKeys: previousKeys, issuer: issuer ?? "attestkit",
-                audience: audience ?? "attestkit", lifetime: .seconds(Int64(ttl ?? 3_600)))
+                audience: audience ?? "attestkit",
+                lifetime: ttl.map { .seconds(Int64($0)) } ?? TokenService.Configuration.defaultLifetime)
         } catch {
             throw ServerConfigurationError("tokens", error.reason)
         }

@@ -1,3 +1,4 @@
+import AttestKit
 import AttestKitFlows
 import AttestKitWire
 import Foundation
@@ -58,6 +59,32 @@ extension AttestKitAPI {
         let body = try await JSONRequest.decode(
             TokenConsumeRequest.self, from: &request, limit: configuration.bodyLimit)
         return JSONResponse.make(.ok, try await tokens.consume(body.token))
+    }
+
+    /// `POST /v1/tokens/introspect` (backend): RFC 7662 introspection of a session token, or with `tokenTypeHint`
+    /// `app_key_certificate` of an app key certificate (its Base64 DER), that never consumes anything. 200
+    /// `{"active": false}` for anything not alive now (a revoked key's, expired, malformed, unknown); 200 with what
+    /// it says for a live one. 400 `invalid_field` for an unknown hint; 503 `tokens_not_configured` for a session
+    /// token without a signing key, `storage_unavailable` when the store cannot answer.
+    func introspectToken(_ request: Request, _ context: RouteContext) async throws -> Response {
+        var request = request
+        let body = try await JSONRequest.decode(
+            TokenIntrospectionRequest.self, from: &request, limit: configuration.bodyLimit)
+        let answer: TokenIntrospectionResponse
+        switch body.tokenTypeHint {
+        case nil, TokenIntrospectionRequest.sessionToken:
+            guard let tokens else { throw FlowError.tokensNotConfigured }
+            answer = try await tokens.introspect(body.token)
+        case TokenIntrospectionRequest.appKeyCertificate:
+            if let der = Base64.decode(body.token) {
+                answer = try await keyAttestation.introspect(certificate: der, now: now())
+            } else {
+                answer = .inactive
+            }
+        default:
+            throw FlowError.invalidField("tokenTypeHint", "is session_token or app_key_certificate")
+        }
+        return JSONResponse.make(.ok, answer)
     }
 
     /// `GET /.well-known/jwks.json` (anyone): the keys that verify tokens, cacheable for five minutes.

@@ -48,6 +48,7 @@ struct AttestKitAPI: Sendable {
         Endpoint(method: .post, path: "/v1/devicecheck/validate", audience: .backend) { $0.deviceCheckValidate },
         Endpoint(method: .post, path: "/v1/tokens", audience: .app) { $0.issueToken },
         Endpoint(method: .post, path: "/v1/tokens/consume", audience: .backend) { $0.consumeToken },
+        Endpoint(method: .post, path: "/v1/tokens/introspect", audience: .backend) { $0.introspectToken },
         Endpoint(method: .get, path: "/.well-known/jwks.json", audience: .anyone) { $0.tokenKeys },
         Endpoint(method: .get, path: "/v1/keys/{keyId}", audience: .operator) { $0.adminKey },
         Endpoint(method: .post, path: "/v1/keys/{keyId}/revoke", audience: .operator) { $0.adminRevoke },

@@ -102,3 +102,14 @@ struct FlowBench: Sendable {
         Int64((Date().timeIntervalSince1970 + seconds) * 1_000)
     }
 }
+
+extension FlowBench.Device {
+    /// A device sharing this one's key and state, through the simulator's state file: a key not yet attested can be
+    /// attested once by each, which is how a test gets a second genuine attestation of a registered key.
+    func twin() throws -> FlowBench.Device {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-twin-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try device.save(to: file)
+        return FlowBench.Device(device: try SimulatedDevice.load(from: file), keyID: keyID)
+    }
+}

@@ -281,7 +281,7 @@ final class ServerHarness: Sendable {
     /// Routes only a backend may call (assertion checks, DeviceCheck) and `/metrics` (backend or operator).
     static func isBackendRoute(_ path: String) -> Bool {
         path.hasPrefix("/v1/assertions/") || path.hasPrefix("/v1/devicecheck/") || path == "/metrics"
-            || path == "/v1/tokens/consume"
+            || path == "/v1/tokens/consume" || path == "/v1/tokens/introspect"
     }
 
     /// Routes only the operator may call.

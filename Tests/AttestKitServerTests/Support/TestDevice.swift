@@ -27,6 +27,18 @@ struct TestDevice: Sendable {
         var testDescription: String { rawValue }
     }
 
+    /// A device sharing this one's key and state (``SimulatedDevice/twin()``): a key not yet attested can be attested
+    /// once by each, which is how a test gets a second genuine attestation of a registered key.
+    func twin() throws -> TestDevice {
+        TestDevice(harness: harness, device: try device.twin(), keyID: keyID)
+    }
+
+    private init(harness: ServerHarness, device: SimulatedDevice, keyID: KeyID) {
+        self.harness = harness
+        self.device = device
+        self.keyID = keyID
+    }
+
     /// A device with a new, unregistered key.
     init(_ harness: ServerHarness, configuration: SimulatedDevice.Configuration? = nil) {
         self.harness = harness
@@ -147,5 +159,15 @@ struct TestDevice: Sendable {
         ]
         if let header = AttestKitHeaderNames.header(of: freshness) { headers.append((header.name, header.value)) }
         return headers
+    }
+}
+
+extension SimulatedDevice {
+    /// A copy of this device (its keys, counters and software Apple) through its state file.
+    func twin() throws -> SimulatedDevice {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-twin-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try save(to: file)
+        return try SimulatedDevice.load(from: file)
     }
 }
