@@ -191,6 +191,37 @@ struct SteeringTests {
         #expect(!relaxed.stepUp)
     }
 
+    @Test("a DeviceCheck token buys one session token at trust devicecheck; it stops verifying once they are refused")
+    func deviceTokenSessionToken() async throws {
+        let bench = try FlowBench()
+        let apple = FakeApple()
+        let configuration = try TokenServiceTests.configuration()
+        let selling = TokenService(
+            configuration: configuration, store: bench.store, riskPolicy: RiskPolicy(threshold: 5),
+            deviceTokens: apple.validator())
+        let token = Self.token("good-session")
+        let issued = try await selling.issue(
+            deviceToken: token, client: "192.0.2.1", appIDs: [FlowBench.appID], environment: .production)
+        #expect(issued.claims.trust == "devicecheck" && issued.claims.sub.hasPrefix("devicecheck:"))
+        #expect(issued.claims.stepUp && issued.claims.riskMetric == nil)
+        #expect(!issued.claims.sub.contains(token), "the subject names no device token")
+        let reused = await #expect(throws: FlowError.self) {
+            try await selling.issue(
+                deviceToken: token, client: "192.0.2.1", appIDs: [FlowBench.appID], environment: .production)
+        }
+        #expect(reused?.code == .deviceTokenUsed)
+        #expect(try selling.verify(issued.token).jti == issued.claims.jti)
+        // The same signing key, no longer selling: its devicecheck tokens stop verifying, and none is sold.
+        let refusing = TokenService(configuration: configuration, store: bench.store)
+        #expect(throws: FlowError.self) { try refusing.verify(issued.token) }
+        let unsold = await #expect(throws: FlowError.self) {
+            try await refusing.issue(
+                deviceToken: Self.token("good-other"), client: nil, appIDs: [FlowBench.appID], environment: .production)
+        }
+        #expect(unsold?.code == .deviceCheckNotConfigured)
+        #expect(apple.count == 1)
+    }
+
     // MARK: One spelling per key, and no subject is no escape
 
     @Test("a key id is accepted in its one canonical spelling only; another spelling cannot leave the rollout")

@@ -100,7 +100,9 @@ struct DebugTokenRouteTests {
             #expect(partial.status == 401 && partial.errorCode == "assertion_required", "\(partial)")
             let deviceCheck = try await harness.send(
                 .POST, "/v1/tokens", headers: [(AttestKitHeaderNames.deviceToken, Fixture.deviceToken())])
-            #expect(deviceCheck.status == 401 && deviceCheck.errorCode == "assertion_required", "\(deviceCheck)")
+            // Not sold unless tokens.device-tokens=accept (SteeringRouteTests): refused without asking Apple.
+            #expect(
+                deviceCheck.status == 403 && deviceCheck.errorCode == "devicecheck_not_configured", "\(deviceCheck)")
             let repeated = try await harness.send(
                 .POST, "/v1/tokens",
                 headers: [

@@ -27,6 +27,7 @@ struct ServerConfigurationTests {
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
+        "tokens.device-tokens",
         "record.directory", "record.max-bundles", "record.max-bytes",
         "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitApple
+import AttestKitAppleMock
 import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
@@ -72,6 +73,39 @@ struct SteeringRouteTests {
             }
             #expect(accepted == 1)
             #expect(calls.withLock { $0 } <= 4, "each replica asks Apple at most once per token")
+        }
+    }
+
+    @Test(
+        "a DeviceCheck token buys one session token at trust devicecheck where the service sells them, then is used up",
+        arguments: await StoreKind.all())
+    func deviceTokenBuysOneSessionToken(kind: StoreKind) async throws {
+        var options = try TokenRouteTests.options()
+        options.policy = .init(riskMetricThreshold: 10)
+        let deviceToken = Data("a DeviceCheck token of a device without App Attest".utf8).base64EncodedString()
+        let headers = [(AttestKitHeaderNames.deviceToken, deviceToken)]
+        // Not sold by default: refused without asking Apple.
+        try await ServerHarness.with(kind, options) { harness in
+            let refused = try await harness.send(.POST, "/v1/tokens", headers: headers)
+            #expect(refused.status == 403 && refused.errorCode == "devicecheck_not_configured", "\(refused)")
+            #expect(await harness.mock.state.requestCount(.validateDeviceToken) == 0)
+        }
+        options.tokensAcceptDeviceTokens = true
+        try await ServerHarness.with(kind, options) { harness in
+            let issued = try await harness.send(.POST, "/v1/tokens", headers: headers)
+            try #require(issued.status == 201, "\(issued)")
+            let token = try #require(issued.string("token"))
+            // Used up: the same token buys nothing more.
+            let again = try await harness.send(.POST, "/v1/tokens", headers: headers)
+            #expect(again.status == 409 && again.errorCode == "device_token_used", "\(again)")
+            #expect(await harness.mock.state.requestCount(.validateDeviceToken) == 1)
+            // What a backend sees: trust devicecheck, a subject that names no key, and step-up (weaker proof).
+            let introspected = try await harness.post("/v1/tokens/introspect", ["token": .string(token)])
+            #expect(introspected.bool("active") == true, "\(introspected)")
+            #expect(introspected.string("trust") == "devicecheck" && introspected.bool("stepUp") == true)
+            #expect(introspected.string("sub")?.hasPrefix("devicecheck:") == true)
+            let consumed = try await harness.post("/v1/tokens/consume", ["token": .string(token)])
+            #expect(consumed.status == 200 && consumed.string("trust") == "devicecheck", "\(consumed)")
         }
     }
 

@@ -168,7 +168,7 @@ struct WireSampleTests {
         }
         let headers = [
             AttestKitHeaderNames.keyID, AttestKitHeaderNames.assertion, AttestKitHeaderNames.challenge,
-            AttestKitHeaderNames.timestamp, AttestKitHeaderNames.debugToken,
+            AttestKitHeaderNames.timestamp, AttestKitHeaderNames.debugToken, AttestKitHeaderNames.deviceToken,
         ]
         let extras = try WireJSON.encode(
             Extras(

@@ -13,6 +13,9 @@ extension FlowError.Code {
     /// A debug token presented for a session token where the deployment has no app or several, so the token could
     /// not name its app (`debug_token_app_ambiguous`).
     public static let debugTokenAppAmbiguous = FlowError.Code("debug_token_app_ambiguous")
+    /// A DeviceCheck token presented for a session token where the deployment has no app or several
+    /// (`device_token_app_ambiguous`).
+    public static let deviceTokenAppAmbiguous = FlowError.Code("device_token_app_ambiguous")
 }
 
 extension FlowError {

@@ -93,18 +93,22 @@ public struct TokenService: Sendable {
     /// The debug tokens that buy a token at trust `debug` (none by default); a token bought with one is honoured
     /// only while that debug token stays on the list.
     public let debugTokens: DebugTokens
+    /// The DeviceCheck tokens that buy a token at trust `devicecheck` (``issue(deviceToken:client:appIDs:environment:)``),
+    /// or `nil` (the default) to refuse them; a token bought with one is honoured only while they are accepted.
+    public let deviceTokens: DeviceTokenValidator?
     private let now: @Sendable () -> Date
 
     /// Creates the service.
     public init(
         configuration: Configuration, store: any AttestationStore, riskPolicy: RiskPolicy = RiskPolicy(),
-        debugTokens: DebugTokens = .none, leeway: TimeInterval = 60,
+        debugTokens: DebugTokens = .none, deviceTokens: DeviceTokenValidator? = nil, leeway: TimeInterval = 60,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
         self.store = store
         self.riskPolicy = riskPolicy
         self.debugTokens = debugTokens
+        self.deviceTokens = deviceTokens
         self.leeway = leeway
         self.now = now
     }
@@ -159,6 +163,43 @@ public struct TokenService: Sendable {
             using: &generator)
     }
 
+    /// Issues a token at trust `devicecheck` for a request that presents `deviceToken` (a device without App Attest)
+    /// instead of an assertion: Apple validates the token and it is used up (``DeviceTokenValidator/redeem(_:client:store:)``),
+    /// so it buys one session token, once across replicas, and proves no request after. Its `sub` is `devicecheck:`
+    /// and the base64url of the first 16 bytes of the device token's SHA-256 (it names no key), its risk unknown, so
+    /// it steps up while the deployment has a risk policy.
+    ///
+    /// - Parameters:
+    ///   - deviceToken: The DeviceCheck token the request presented (Base64).
+    ///   - client: Who sent it (an address), for the per-client budget of validations.
+    ///   - appIDs: The deployment's apps: the token names the one app, so there must be exactly one.
+    ///   - environment: The environment of the deployment's DeviceCheck (Apple's development or production server).
+    /// - Throws: 403 `devicecheck_not_configured` when the service takes no device tokens; 400 `invalid_field`;
+    ///   503 `device_token_app_ambiguous` with no app or several; the validator's 403 `device_token_invalid`,
+    ///   409 `device_token_used`, 429 `rate_limited` and Apple's failures.
+    public func issue(
+        deviceToken: String, client: String?, appIDs: [AppID], environment: AppAttestEnvironment
+    ) async throws(FlowError) -> Issued {
+        guard let deviceTokens else {
+            throw FlowError(.deviceCheckNotConfigured, .refused, "this service issues no tokens for DeviceCheck tokens")
+        }
+        _ = try Field.bytes(deviceToken, AttestKitHeaderNames.deviceToken, maximum: 8_192)
+        guard appIDs.count == 1, let appID = appIDs.first else {
+            throw FlowError(
+                .deviceTokenAppAmbiguous, .notConfigured,
+                "a token bought with a DeviceCheck token names the app: the deployment needs exactly one app in apps")
+        }
+        try await deviceTokens.redeem(deviceToken, client: client, store: store)
+        let digest = SHA256.hash(data: Array(deviceToken.utf8))
+        var generator = SystemRandomNumberGenerator()
+        return try sign(
+            subject: Self.deviceCheckSubjectPrefix + Base64URL.encode(Array(digest.prefix(16))), appID: appID,
+            environment: environment, riskMetric: nil, trust: .deviceCheck, using: &generator)
+    }
+
+    /// The prefix of the `sub` of a token bought with a DeviceCheck token.
+    static let deviceCheckSubjectPrefix = "devicecheck:"
+
     /// Signs the claims of a new token.
     private func sign(
         subject: String, appID: AppID, environment: AppAttestEnvironment, riskMetric: Int?, trust: TrustLevel,
@@ -193,7 +234,8 @@ public struct TokenService: Sendable {
     }
 
     /// Verifies a token's form, signature, issuer, audience, trust and expiry, and returns its claims. A token at
-    /// trust `debug` verifies only while the debug token it was bought with is one of ``debugTokens``.
+    /// trust `debug` verifies only while the debug token it was bought with is one of ``debugTokens``; one at trust
+    /// `devicecheck` only while the service takes DeviceCheck tokens (``deviceTokens``).
     /// - Throws: 401 `token_invalid` (with the reason) or `token_expired`.
     public func verify(_ token: String) throws(FlowError) -> TokenClaims {
         guard token.utf8.count <= Self.maximumTokenLength else { throw .tokenInvalid("longer than any token") }
@@ -225,7 +267,11 @@ public struct TokenService: Sendable {
             guard debugTokens.holds(fingerprint: claims.sub) else {
                 throw .tokenInvalid("bought with a debug token this service no longer accepts")
             }
-        case .deviceCheck, nil: throw .tokenInvalid("a trust level no token is issued at")
+        case .deviceCheck:
+            guard deviceTokens != nil, claims.sub.hasPrefix(Self.deviceCheckSubjectPrefix) else {
+                throw .tokenInvalid("bought with a DeviceCheck token, which this service no longer accepts")
+            }
+        case nil: throw .tokenInvalid("a trust level no token is issued at")
         }
         let time = now().timeIntervalSince1970
         guard TimeInterval(claims.iat) <= time + leeway, claims.exp > claims.iat,

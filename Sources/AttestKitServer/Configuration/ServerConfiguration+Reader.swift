@@ -73,6 +73,7 @@ extension ServerConfiguration {
     /// | `tokens.issuer` | `ATTESTKIT_TOKENS_ISSUER` | `attestkit` (`iss`) |
     /// | `tokens.audience` | `ATTESTKIT_TOKENS_AUDIENCE` | `attestkit` (`aud`) |
     /// | `tokens.ttl` | `ATTESTKIT_TOKENS_TTL` | `900` seconds (300 to 604800) |
+    /// | `tokens.device-tokens` | `ATTESTKIT_TOKENS_DEVICE_TOKENS` | `refuse` (or `accept`: `POST /v1/tokens` sells a token at trust `devicecheck` for a DeviceCheck token, used up) |
     /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
     /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles, oldest removed first |
     /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB), oldest removed first |
@@ -145,6 +146,9 @@ extension ServerConfiguration {
             self.challengeCleanupInterval = interval
         }
         self.tokens = try Self.tokens(settings)
+        if let choice = try settings.choice("tokens.device-tokens", as: DeviceTokenSale.self) {
+            tokensAcceptDeviceTokens = choice == .accept
+        }
         self.record = try Self.record(settings)
         self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings)
         try validate()
@@ -168,6 +172,7 @@ extension ServerConfiguration {
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
+        "tokens.device-tokens",
         "record.directory", "record.max-bundles", "record.max-bytes",
         "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
@@ -374,4 +379,10 @@ extension ServerConfiguration {
 private enum SubjectlessEnforcement: String, CaseIterable {
     case enforce
     case report
+}
+
+/// The values of `tokens.device-tokens`.
+private enum DeviceTokenSale: String, CaseIterable {
+    case refuse
+    case accept
 }

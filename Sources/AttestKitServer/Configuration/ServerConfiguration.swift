@@ -200,6 +200,10 @@ public struct ServerConfiguration: Sendable {
     public var challengeCleanupInterval: Duration
     /// Session tokens (`tokens.*`), or `nil`: the token routes answer 503 `tokens_not_configured`.
     public var tokens: TokenService.Configuration? = nil
+    /// Whether `POST /v1/tokens` sells a session token at trust `devicecheck` for a DeviceCheck token
+    /// (`tokens.device-tokens`: `refuse`, the default, or `accept`); needs ``tokens`` and ``apple``. Off by default:
+    /// a backend that does not read `trust` would take such a token for an App Attest proof.
+    public var tokensAcceptDeviceTokens = false
     /// Where failed verifications are recorded (`record.*`), or `nil`: not recorded.
     public var record: RecordSettings? = nil
     /// The CA that certifies attested app keys (`key-attestation.*`), or `nil`: key attestations are answered
@@ -315,6 +319,14 @@ public struct ServerConfiguration: Sendable {
             deviceTokenCache.ttl <= 86_400
         else {
             throw ServerConfigurationError("devicecheck.cache-size", "is 1 to 1000000 answers kept 0 to 86400 seconds")
+        }
+        if tokensAcceptDeviceTokens {
+            guard tokens != nil else {
+                throw ServerConfigurationError("tokens.device-tokens", "needs tokens.signing-key-file")
+            }
+            guard apple != nil else {
+                throw ServerConfigurationError("tokens.device-tokens", "needs an Apple key (apple.key-file)")
+            }
         }
         guard (0...1_000_000).contains(deviceTokenValidationsPerClient) else {
             throw ServerConfigurationError("devicecheck.validations-per-client", "is 0 (no limit) to 1000000 a minute")

@@ -118,12 +118,13 @@ public final class AttestKitServer: Service, Sendable {
             throw ServerConfigurationError("debug.tokens", error.reason)
         }
         self.debugTokens = debugTokens
-        self.deviceTokens = apple.map {
+        let deviceTokens = apple.map {
             DeviceTokenValidator(
                 client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
                 ttl: configuration.deviceTokenCache.ttl,
                 validationsPerClient: configuration.deviceTokenValidationsPerClient, now: now)
         }
+        self.deviceTokens = deviceTokens
         let registrar = AttestationRegistrar(verifier: verifier, store: store, recorder: recorder)
         self.api = AttestKitAPI(
             configuration: configuration, store: store,
@@ -135,7 +136,8 @@ public final class AttestKitServer: Service, Sendable {
             tokens: configuration.tokens.map {
                 TokenService(
                     configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy,
-                    debugTokens: debugTokens, now: now)
+                    debugTokens: debugTokens,
+                    deviceTokens: configuration.tokensAcceptDeviceTokens ? deviceTokens : nil, now: now)
             },
             apple: apple, metrics: metrics,
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),

@@ -55,7 +55,7 @@ public final class ServerMetrics: Sendable {
             counter("attestkit_rate_limited_total", [("limit", limit)])
         }
         counter("attestkit_storage_errors_total", [])
-        for trust in [TrustLevel.appAttest, .debug] {
+        for trust in TrustLevel.allCases {
             counter("attestkit_tokens_issued_total", [("trust", trust.rawValue)])
         }
         for environment in AppAttestEnvironment.allCases {

@@ -8,8 +8,10 @@ extension AttestKitAPI {
     /// `POST /v1/tokens` (app): the request carries the assertion headers over itself (method, target, body), the
     /// gate accepts that assertion once, and the answer is a session token for the key (trust `app_attest`). A
     /// request without assertion headers may carry a debug token instead (`X-AttestKit-Debug-Token`, where the
-    /// deployment has some): a token at trust `debug`, counted apart (verification kind `debug_token`). 503
-    /// `tokens_not_configured` before anything is read when no signing key is configured.
+    /// deployment has some): a token at trust `debug`, counted apart (verification kind `debug_token`); or, where
+    /// `tokens.device-tokens` is `accept`, a DeviceCheck token (`X-AttestKit-Device-Token`), validated by Apple and used
+    /// up: a token at trust `devicecheck` (verification kind `device_token`). 503 `tokens_not_configured` before
+    /// anything is read when no signing key is configured.
     func issueToken(_ request: Request, _ context: RouteContext) async throws -> Response {
         guard let tokens else { throw FlowError.tokensNotConfigured }
         var request = request
@@ -21,6 +23,15 @@ extension AttestKitAPI {
         {
             issued = try await measured("debug_token", since: start) {
                 try tokens.issue(debugToken: debugToken, appIDs: configuration.appIDs)
+            }
+        } else if !AssertionHeaders.presented(lookup: lookup),
+            let deviceToken = try lookup(AttestKitHeaderNames.deviceToken).single()
+        {
+            let client = clientKey(request, context)
+            issued = try await measured("device_token", since: start) {
+                try await tokens.issue(
+                    deviceToken: deviceToken, client: client, appIDs: configuration.appIDs,
+                    environment: configuration.apple?.deviceCheckEnvironment ?? .production)
             }
         } else {
             let headers = try AssertionHeaders(lookup: lookup)

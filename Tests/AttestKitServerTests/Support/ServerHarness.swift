@@ -60,6 +60,8 @@ final class ServerHarness: Sendable {
         var sqliteDirectory: URL?
         /// Session tokens (`tokens.*`); off by default.
         var tokens: TokenService.Configuration?
+        /// Whether `POST /v1/tokens` sells tokens for DeviceCheck tokens (`tokens.device-tokens=accept`).
+        var tokensAcceptDeviceTokens = false
         /// `debug.tokens`; none by default.
         var debugTokens: [String] = []
         var record: ServerConfiguration.RecordSettings?
@@ -169,6 +171,7 @@ final class ServerHarness: Sendable {
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
                     receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
                 configuration.tokens = options.tokens
+                configuration.tokensAcceptDeviceTokens = options.tokensAcceptDeviceTokens
                 configuration.debugTokens = options.debugTokens
                 configuration.record = options.record
                 configuration.keyAttestationAuthority = options.keyAttestationAuthority
