@@ -75,8 +75,10 @@ public final class ServerMetrics: Sendable {
         Counter(label: label, dimensions: dimensions, factory: factory).increment(by: 0)
     }
 
-    /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`, in `duration`.
+    /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`, in `duration`;
+    /// the method is counted by ``methodLabel(_:)``, so a method the client makes up is `other`.
     func request(route: String, method: String, status: Int, duration: Duration = .zero) {
+        let method = Self.methodLabel(method)
         Counter(
             label: "attestkit_http_requests_total",
             dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory
@@ -85,6 +87,17 @@ public final class ServerMetrics: Sendable {
             label: "attestkit_http_request_duration_seconds", dimensions: [("route", route), ("method", method)],
             factory: factory
         ).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// The standard methods (RFC 9110 and `PATCH`), the only ones that become a label by name.
+    static let methodLabels: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ]
+
+    /// The label of a request method: a standard method by name, anything else (`PURGE`, `MKCALENDAR`, a made-up
+    /// token) `other`, so that the client cannot add series.
+    static func methodLabel(_ method: String) -> String {
+        methodLabels.contains(method) ? method : "other"
     }
 
     /// The store answered (`true`) or not the last check (`/ready`, `/metrics`, the dashboard).
