@@ -23,7 +23,8 @@ extension ServerConfiguration {
     /// | `http.body-limit` | `ATTESTKIT_HTTP_BODY_LIMIT` | `65536` bytes |
     /// | `http.backend-host` | `ATTESTKIT_HTTP_BACKEND_HOST` | `http.host`, when `http.backend-port` is set |
     /// | `http.backend-port` | `ATTESTKIT_HTTP_BACKEND_PORT` | none: backend, operator and metrics routes on the one listener |
-    /// | `http.trusted-proxies` | `ATTESTKIT_HTTP_TRUSTED_PROXIES` | none: CIDR list whose `Forwarded`/`X-Forwarded-For` is believed |
+    /// | `http.trusted-proxies` | `ATTESTKIT_HTTP_TRUSTED_PROXIES` | none: CIDR list whose forwarding header is believed |
+    /// | `http.client-address-header` | `ATTESTKIT_HTTP_CLIENT_ADDRESS_HEADER` | `x-forwarded-for` (or `forwarded`): the one header the proxies write |
     /// | `http.read-timeout` | `ATTESTKIT_HTTP_READ_TIMEOUT` | `10` seconds to send a whole request |
     /// | `http.idle-timeout` | `ATTESTKIT_HTTP_IDLE_TIMEOUT` | `30` seconds between requests on a kept-alive connection |
     /// | `http.max-connections` | `ATTESTKIT_HTTP_MAX_CONNECTIONS` | the descriptor limit minus a reserve (see ``DescriptorLimit``) |
@@ -94,6 +95,9 @@ extension ServerConfiguration {
         if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
         self.backendListener = try Self.backendListener(settings, publicHost: host)
         self.trustedProxies = try Self.trustedProxies(settings)
+        if let header = try settings.choice("http.client-address-header", as: ClientAddressHeader.self) {
+            self.clientAddressHeader = header
+        }
         self.connectionLimits = try ConnectionLimits.read(settings)
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
@@ -146,7 +150,7 @@ extension ServerConfiguration {
     static let configurationKeys: [String] = [
         "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
         "http.backend-host", "http.backend-port", "http.trusted-proxies",
-        "apps", "environments", "storage.url",
+        "http.client-address-header", "apps", "environments", "storage.url",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",

@@ -179,9 +179,12 @@ public struct ServerConfiguration: Sendable {
         }
     }
 
-    /// Proxies whose `Forwarded` / `X-Forwarded-For` header names the client's address, for rate limits; empty
-    /// (the default) trusts none and uses the TCP peer.
+    /// Proxies whose forwarding header (``clientAddressHeader``) names the client's address, for rate limits;
+    /// empty (the default) trusts none and uses the TCP peer.
     public var trustedProxies: [IPNetwork]
+    /// The forwarding header the trusted proxies write (`http.client-address-header`): `X-Forwarded-For` by
+    /// default; the other header is ignored.
+    public var clientAddressHeader: ClientAddressHeader = .xForwardedFor
     /// The log level.
     public var logLevel: Logger.Level
     /// The log format; ``LogFormat/auto`` by default.

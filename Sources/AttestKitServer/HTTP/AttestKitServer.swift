@@ -143,7 +143,9 @@ public final class AttestKitServer: Service, Sendable {
             credentials: Credentials(
                 backendTokens: configuration.backendTokens, adminToken: configuration.adminToken,
                 sessions: DashboardSessions(lifetime: configuration.dashboardSessionLifetime), now: now),
-            clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies), now: now)
+            clientAddress: ClientAddress(
+                trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader),
+            now: now)
         self.receiptRefresh = apple.map {
             ReceiptRefreshService(
                 store: store, exchange: $0.receiptExchange, interval: configuration.receiptRefreshInterval,
