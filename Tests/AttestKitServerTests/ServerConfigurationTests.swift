@@ -21,7 +21,7 @@ struct ServerConfigurationTests {
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
         "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
-        "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens", "enforcement.mode",
+        "rate-limit.dashboard-logins-per-ip", "rate-limit.auth-failures-per-ip", "dashboard.session-lifetime", "debug.tokens", "enforcement.mode",
         "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust", "devicecheck.cache-size",
         "devicecheck.cache-ttl", "admin.token", "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",

@@ -52,6 +52,7 @@ extension ServerConfiguration {
     /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
     /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: `trial-and-ban`, or four names for bit0 bit1 = 00, 10, 01, 11 |
     /// | `rate-limit.dashboard-logins-per-ip` | `ATTESTKIT_RATE_LIMIT_DASHBOARD_LOGINS_PER_IP` | `10` a minute (0: off) |
+    /// | `rate-limit.auth-failures-per-ip` | `ATTESTKIT_RATE_LIMIT_AUTH_FAILURES_PER_IP` | `10` wrong credentials a minute, every credentialed route (0: off) |
     /// | `dashboard.session-lifetime` | `ATTESTKIT_DASHBOARD_SESSION_LIFETIME` | `3600` seconds (60 to 86400) |
     /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each at least 32 characters; refused while production keys are allowed |
     /// | `enforcement.mode` | `ATTESTKIT_ENFORCEMENT_MODE` | `enforce` (or `report`, `off`) for guarded route groups |
@@ -119,6 +120,7 @@ extension ServerConfiguration {
         if let limit = try settings.int("rate-limit.dashboard-logins-per-ip") {
             rateLimits.dashboardLoginsPerIP = limit
         }
+        if let limit = try settings.int("rate-limit.auth-failures-per-ip") { rateLimits.authFailuresPerIP = limit }
         if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
         self.debugTokens = try settings.strings("debug.tokens", isSecret: true) ?? []
         if let mode = try settings.choice("enforcement.mode", as: EnforcementMode.self) { enforcement.mode = mode }
@@ -156,7 +158,8 @@ extension ServerConfiguration {
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
         "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
-        "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens",
+        "rate-limit.dashboard-logins-per-ip", "rate-limit.auth-failures-per-ip", "dashboard.session-lifetime",
+        "debug.tokens",
         "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust",
         "devicecheck.cache-size", "devicecheck.cache-ttl", "admin.token",
         "backend.tokens", "log.level", "log.format",

@@ -61,16 +61,21 @@ public struct ServerConfiguration: Sendable {
         public var challengesPerIP: Int
         /// Dashboard logins (right or wrong) per client IP per minute.
         public var dashboardLoginsPerIP: Int
+        /// Wrong credentials per client IP per minute, shared by every credentialed route (backend, operator and
+        /// monitoring bearers, dashboard sessions and logins); once spent, that client's credentials are refused
+        /// with 429 before they are checked. Right ones spend nothing.
+        public var authFailuresPerIP: Int
 
         /// Creates rate limits.
         public init(
             attestationsPerIP: Int = 30, attestationsPerApp: Int = 6_000, challengesPerIP: Int = 120,
-            dashboardLoginsPerIP: Int = 10
+            dashboardLoginsPerIP: Int = 10, authFailuresPerIP: Int = 10
         ) {
             self.attestationsPerIP = attestationsPerIP
             self.attestationsPerApp = attestationsPerApp
             self.challengesPerIP = challengesPerIP
             self.dashboardLoginsPerIP = dashboardLoginsPerIP
+            self.authFailuresPerIP = authFailuresPerIP
         }
     }
 
@@ -283,6 +288,7 @@ public struct ServerConfiguration: Sendable {
             ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),
             ("rate-limit.challenges-per-ip", rateLimits.challengesPerIP),
             ("rate-limit.dashboard-logins-per-ip", rateLimits.dashboardLoginsPerIP),
+            ("rate-limit.auth-failures-per-ip", rateLimits.authFailuresPerIP),
         ] where value < 0 || value > 1_000_000 {
             throw ServerConfigurationError(name, "is 0 (off) to 1000000")
         }

@@ -140,6 +140,7 @@ public final class AttestKitServer: Service, Sendable {
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
             dashboardLoginsPerIP: RateLimiter(perMinute: configuration.rateLimits.dashboardLoginsPerIP),
+            authFailuresPerIP: RateLimiter(perMinute: configuration.rateLimits.authFailuresPerIP),
             credentials: Credentials(
                 backendTokens: configuration.backendTokens, adminToken: configuration.adminToken,
                 sessions: DashboardSessions(lifetime: configuration.dashboardSessionLifetime), now: now),

@@ -101,6 +101,16 @@ struct Credentials: Sendable {
         self.now = now
     }
 
+    /// Whether the request presents a credential for `audience`: an `Authorization` header, or for the dashboard a
+    /// session cookie. Audiences without a credential present none.
+    func presentsCredential(_ headers: HTTPFields, for audience: RouteAudience) -> Bool {
+        switch audience {
+        case .app, .probe, .anyone, .dashboardLogin: false
+        case .backend, .operator, .monitoring: headers[.authorization] != nil
+        case .dashboard: headers[.authorization] != nil || DashboardSessions.cookie(in: headers[values: .cookie]) != nil
+        }
+    }
+
     /// Whether the request presents one of the backend tokens. Every token is compared, whatever matched, so the
     /// time taken does not tell which one did.
     func isBackend(_ headers: HTTPFields) -> Bool {

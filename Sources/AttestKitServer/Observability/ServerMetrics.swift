@@ -51,10 +51,13 @@ public final class ServerMetrics: Sendable {
                 counter("attestkit_devicecheck_requests_total", [("operation", operation), ("outcome", outcome)])
             }
         }
-        for limit in ["attestations_per_ip", "attestations_per_app", "challenges_per_ip"] {
+        for limit in ["attestations_per_ip", "attestations_per_app", "challenges_per_ip", "auth_failures_per_ip"] {
             counter("attestkit_rate_limited_total", [("limit", limit)])
         }
         counter("attestkit_storage_errors_total", [])
+        for audience in Self.credentialAudiences {
+            counter("attestkit_auth_failures_total", [("audience", audience)])
+        }
         for trust in [TrustLevel.appAttest, .debug] {
             counter("attestkit_tokens_issued_total", [("trust", trust.rawValue)])
         }
@@ -119,6 +122,15 @@ public final class ServerMetrics: Sendable {
             )
             .record(anchor.certificate.notValidAfter.timeIntervalSince1970)
         }
+    }
+
+    /// The labels of ``authFailure(_:)``: the credentialed audiences and the dashboard's login form.
+    static let credentialAudiences = ["backend", "operator", "monitoring", "dashboard", "dashboard_login"]
+
+    /// A wrong credential presented to a route of `audience` (one of ``credentialAudiences``).
+    func authFailure(_ audience: String) {
+        Counter(label: "attestkit_auth_failures_total", dimensions: [("audience", audience)], factory: factory)
+            .increment()
     }
 
     /// An operator dashboard login: `ok`, `refused` or `rate_limited`.

@@ -26,24 +26,39 @@ extension AttestKitAPI {
     }
 
     /// `POST /dashboard/login` (form `token=<admin token>`): a session cookie (HttpOnly, SameSite=Strict, Secure,
-    /// expiring) and a redirect to the dashboard, or the form again with 401. Rate limited per client address.
+    /// expiring) and a redirect to the dashboard, or the form again with 401. Rate limited per client address, and
+    /// a wrong token spends the client's credential failure budget (429 before the token is read once spent).
     func dashboardLogin(_ request: Request, _ context: RouteContext) async throws -> Response {
         guard let admin = credentials.adminToken else { throw Credentials.adminNotConfigured }
-        if let wait = dashboardLoginsPerIP.acquire(clientKey(request, context), now: now()) {
+        let client = clientKey(request, context)
+        if let wait = dashboardLoginsPerIP.acquire(client, now: now()) {
             metrics.dashboardLogin("rate_limited")
             metrics.flows.rateLimited("dashboard_logins_per_ip")
             throw FlowError.rateLimited("dashboard_logins_per_ip", retryAfter: wait)
         }
+        do {
+            try reserveAuthFailure(client, audience: "dashboard_login", logger: context.logger)
+        } catch {
+            metrics.dashboardLogin("rate_limited")
+            throw error
+        }
         var request = request
-        let body = try await request.collectBody(upTo: 4_096)
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: 4_096)
+        } catch {
+            authFailuresPerIP.refund(client, now: now())
+            throw error
+        }
         let token = Self.formValue("token", in: String(decoding: body.readableBytesView, as: UTF8.self))
         guard let token, ConstantTime.equal(Array(token.utf8), admin) else {
             metrics.dashboardLogin("refused")
-            context.logger.notice("dashboard login refused")
+            authFailed(client, audience: "dashboard_login", logger: context.logger)
             return Self.html(.unauthorized, DashboardPage.login(message: "That is not the admin token."))
         }
+        authFailuresPerIP.refund(client, now: now())
         metrics.dashboardLogin("ok")
-        context.logger.notice("dashboard login")
+        context.logger.notice("dashboard login", metadata: ["client": "\(client)"])
         let session = credentials.sessions.open(now: now())
         var response = Self.redirect(to: "../dashboard")
         response.headers[.setCookie] =
