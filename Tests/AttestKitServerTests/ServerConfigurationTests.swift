@@ -15,7 +15,7 @@ struct ServerConfigurationTests {
     static let documentedKeys = [
         "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
         "http.backend-host", "http.backend-port", "http.trusted-proxies", "http.client-address-header",
-        "apps", "environments", "storage.url",
+        "apps", "environments", "storage.url", "storage.password",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",

@@ -30,7 +30,8 @@ extension ServerConfiguration {
     /// | `http.max-connections` | `ATTESTKIT_HTTP_MAX_CONNECTIONS` | the descriptor limit minus a reserve (see ``DescriptorLimit``) |
     /// | `apps` | `ATTESTKIT_APPS` | none: `TEAMID.bundle.id` list; without one, attestations get 503 |
     /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
-    /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite` |
+    /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite`; on the command line only without a password |
+    /// | `storage.password` (secret) | `ATTESTKIT_STORAGE_PASSWORD` | none: the PostgreSQL password, for a `storage.url` without one |
     /// | `apple.key-file` | `ATTESTKIT_APPLE_KEY_FILE` | none: path of the `.p8` key |
     /// | `apple.key-id` | `ATTESTKIT_APPLE_KEY_ID` | none |
     /// | `apple.team-id` | `ATTESTKIT_APPLE_TEAM_ID` | none |
@@ -102,6 +103,7 @@ extension ServerConfiguration {
         self.connectionLimits = try ConnectionLimits.read(settings)
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
+        self.storagePassword = try settings.string("storage.password", isSecret: true)
         self.apple = try Self.apple(settings)
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
@@ -152,7 +154,7 @@ extension ServerConfiguration {
     static let configurationKeys: [String] = [
         "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
         "http.backend-host", "http.backend-port", "http.trusted-proxies",
-        "http.client-address-header", "apps", "environments", "storage.url",
+        "http.client-address-header", "apps", "environments", "storage.url", "storage.password",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
@@ -171,7 +173,12 @@ extension ServerConfiguration {
     ]
 
     /// The keys whose values are secrets in every layer.
-    static let secretKeys: Set<String> = ["admin.token", "backend.tokens", "debug.tokens", "storage.url"]
+    ///
+    /// None of them is taken from the command line (``ServerConfigurationSource/commandLineRefusal(key:value:)``),
+    /// where every user of the machine can read it, except `storage.url` without a password.
+    static let secretKeys: Set<String> = [
+        "admin.token", "backend.tokens", "debug.tokens", "storage.url", "storage.password",
+    ]
 
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024

@@ -1,5 +1,6 @@
 public import AttestKit
 public import AttestKitFlows
+import AttestKitStore
 public import Foundation
 public import Logging
 
@@ -125,6 +126,9 @@ public struct ServerConfiguration: Sendable {
     public var environments: EnvironmentPolicy
     /// The storage URL: `sqlite:PATH`, `postgres://...` or `memory:`.
     public var storageURL: String
+    /// The PostgreSQL password (`storage.password`, a secret), for a ``storageURL`` that carries none: the URL may
+    /// then come from the command line, the password from the environment or a secrets file. `nil`: the URL's own.
+    public var storagePassword: String? = nil
     /// Apple's web services, or `nil` when no key is configured.
     public var apple: Apple?
     /// The roots attestations and receipts must chain to: Apple's unless testing.
@@ -291,6 +295,16 @@ public struct ServerConfiguration: Sendable {
             ("rate-limit.auth-failures-per-ip", rateLimits.authFailuresPerIP),
         ] where value < 0 || value > 1_000_000 {
             throw ServerConfigurationError(name, "is 0 (off) to 1000000")
+        }
+        if let storagePassword {
+            guard let url = try? StoreURL(storageURL), let postgres = url.postgres else {
+                throw ServerConfigurationError("storage.password", "is for a PostgreSQL storage.url (postgres://)")
+            }
+            guard postgres.password == nil else {
+                throw ServerConfigurationError(
+                    "storage.password", "is given, and storage.url carries a password too: give the URL without it")
+            }
+            guard !storagePassword.isEmpty else { throw ServerConfigurationError("storage.password", "is empty") }
         }
         if let adminToken, adminToken.utf8.count < 16 {
             throw ServerConfigurationError("admin.token", "is at least 16 characters")
