@@ -145,7 +145,7 @@ public final class AttestKitServer: Service, Sendable {
             authFailuresPerIP: RateLimiter(perMinute: configuration.rateLimits.authFailuresPerIP),
             credentials: Credentials(
                 backendTokens: configuration.backendTokens, adminToken: configuration.adminToken,
-                sessions: DashboardSessions(lifetime: configuration.dashboardSessionLifetime), now: now),
+                sessionLifetime: configuration.dashboardSessionLifetime, now: now),
             clientAddress: ClientAddress(
                 trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader),
             now: now)

@@ -61,6 +61,7 @@ struct AttestKitAPI: Sendable {
         Endpoint(method: .get, path: "/dashboard", audience: .dashboard) { $0.dashboard },
         Endpoint(method: .get, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLoginForm },
         Endpoint(method: .post, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLogin },
+        Endpoint(method: .post, path: "/dashboard/logout", audience: .dashboard) { $0.dashboardLogout },
     ]
 
     /// Every route as `METHOD /path`, derived from ``endpoints``. The OpenAPI document must list the same.
@@ -81,9 +82,12 @@ struct AttestKitAPI: Sendable {
             let handler = endpoint.handler(self)
             let audience = endpoint.audience
             let metrics = self.metrics
+            let login = Self.relativeReference(to: "/dashboard/login", from: endpoint.path)
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
                 let client = clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
-                if let redirect = try authorize(audience, request, client: client, logger: context.logger) {
+                if let redirect = try authorize(
+                    audience, request, client: client, logger: context.logger, loginForm: login)
+                {
                     return redirect
                 }
                 do {
@@ -108,7 +112,8 @@ struct AttestKitAPI: Sendable {
     /// (`attestkit_auth_failures_total`) and logged with the client's address, never the credential. A request
     /// that presents none (no `Authorization`, no session cookie) guesses nothing and spends nothing.
     func authorize(
-        _ audience: RouteAudience, _ request: Request, client: String, logger: Logger
+        _ audience: RouteAudience, _ request: Request, client: String, logger: Logger,
+        loginForm: String = "dashboard/login"
     ) throws(APIError) -> Response? {
         let presented = credentials.presentsCredential(request.headers, for: audience)
         if presented { try reserveAuthFailure(client, audience: audience.rawValue, logger: logger) }
@@ -125,8 +130,21 @@ struct AttestKitAPI: Sendable {
                 }
             }
             guard audience == .dashboard, error.status == .unauthorized, Self.acceptsHTML(request) else { throw error }
-            return Self.redirect(to: "dashboard/login")
+            return Self.redirect(to: loginForm)
         }
+    }
+
+    /// The reference relative to the route `path` that names `target` (both absolute route paths), so that a
+    /// redirect holds wherever the routes are mounted: `/dashboard/login` from `/dashboard` is `dashboard/login`,
+    /// from `/dashboard/logout` it is `login`.
+    static func relativeReference(to target: String, from path: String) -> String {
+        let directory = path.split(separator: "/").dropLast()
+        var remaining = target.split(separator: "/")[...]
+        for segment in directory {
+            guard remaining.first == segment else { break }
+            remaining = remaining.dropFirst()
+        }
+        return remaining.joined(separator: "/")
     }
 
     /// Reserves one failure from `client`'s credential budget, or throws 429 `rate_limited` when it is spent.
