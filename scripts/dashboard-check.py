@@ -155,4 +155,23 @@ if screenshot:
     with open(screenshot, "wb") as file:
         file.write(base64.b64decode(image))
     print(f"   screenshot: {screenshot}", file=sys.stderr)
-print("dashboard-check: the dashboard shows the traffic in headless Chromium")
+
+# --- logging out: the page's Sign out button ends the session on the server and in the browser ----------------------
+evaluate("document.querySelector('form[action=\"dashboard/logout\"]').submit(); true")
+wait_for("document.readyState === 'complete' && location.pathname === '/dashboard/login'",
+         "the login form after logging out")
+if any(cookie["name"] == "attestkit_session" for cookie in send("Storage.getCookies")["cookies"]):
+    fail("the session cookie is still in the browser after logging out")
+old_session = urllib.request.Request(url + "/dashboard", headers={"Cookie": f"attestkit_session={session[0]['value']}"})
+try:
+    with urllib.request.urlopen(old_session, timeout=10) as response:
+        fail(f"the ended session still opens the dashboard: {response.status}")
+except urllib.error.HTTPError as error:
+    if error.code != 401:
+        fail(f"the ended session: expected 401, got {error.code}")
+send("Page.navigate", url=url + "/dashboard")
+wait_for("document.readyState === 'complete' && location.pathname === '/dashboard/login'",
+         "the login form when visiting the dashboard after logging out")
+print("   ok   Sign out: cookie cleared, the session refused by the server, /dashboard back to the login form",
+      file=sys.stderr)
+print("dashboard-check: the dashboard shows the traffic in headless Chromium, and logging out ends the session")

@@ -30,8 +30,12 @@ struct SteeringTests {
             if text.hasPrefix("bad") { throw AppleServiceError(.badDeviceToken, "bad") }
         }
 
+        /// A validator over this fake, on a clock that stands still (a budget must not refill while a loaded
+        /// machine runs the test slowly).
         func validator(perClient: Int = 30) -> DeviceTokenValidator {
-            DeviceTokenValidator(validationsPerClient: perClient) { (token: String) async throws(AppleServiceError) in
+            let instant = Date(timeIntervalSince1970: 1_800_000_000)
+            return DeviceTokenValidator(validationsPerClient: perClient, now: { instant }) {
+                (token: String) async throws(AppleServiceError) in
                 try await self.validate(token)
             }
         }

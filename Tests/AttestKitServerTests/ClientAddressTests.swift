@@ -58,20 +58,32 @@ struct ClientAddressTests {
             ([("X-Forwarded-For", "203.0.113.9, 198.51.100.7")], "198.51.100.7"),  // the client can't pick its key
             ([("X-Forwarded-For", "203.0.113.9, 198.51.100.7, 10.1.1.1")], "198.51.100.7"),  // two proxies
             ([("X-Forwarded-For", "203.0.113.9"), ("X-Forwarded-For", "198.51.100.7")], "198.51.100.7"),
-            (
-                [("Forwarded", #"for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711""#)],
-                "2001:db8:cafe:0:0:0:0:0/64"
-            ),
-            ([("Forwarded", "for=198.51.100.7:8080"), ("X-Forwarded-For", "203.0.113.9")], "198.51.100.7"),
+            // The client's own Forwarded is passed through by an X-Forwarded-For proxy: never read.
+            ([("Forwarded", "for=198.51.100.7:8080"), ("X-Forwarded-For", "203.0.113.9")], "203.0.113.9"),
+            ([("Forwarded", "for=198.51.100.7")], "10.0.0.5"),
             ([("X-Forwarded-For", "garbage")], "10.0.0.5"),  // unreadable: the proxy that reported it
             ([("X-Forwarded-For", "198.51.100.7, unknown")], "10.0.0.5"),
-            ([("Forwarded", "for=_hidden")], "10.0.0.5"),
             ([], "10.0.0.5"),
             ([("X-Forwarded-For", String(repeating: "1.2.3.4,", count: 1_000))], "10.0.0.5"),
         ]
         for (fields, expected) in cases {
             #expect(trusting.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == expected, "\(fields)")
             #expect(untrusting.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == "10.0.0.5")
+        }
+        // Behind a proxy that writes Forwarded, the client's own X-Forwarded-For is never read.
+        let forwarding = ClientAddress(trustedProxies: proxies, header: .forwarded)
+        let forwardedCases: [([(String, String)], String)] = [
+            (
+                [("Forwarded", #"for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711""#)],
+                "2001:db8:cafe:0:0:0:0:0/64"
+            ),
+            ([("Forwarded", "for=198.51.100.7:8080"), ("X-Forwarded-For", "203.0.113.9")], "198.51.100.7"),
+            ([("X-Forwarded-For", "203.0.113.9")], "10.0.0.5"),
+            ([("Forwarded", "for=_hidden")], "10.0.0.5"),
+            ([("Forwarded", "proto=https")], "10.0.0.5"),
+        ]
+        for (fields, expected) in forwardedCases {
+            #expect(forwarding.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == expected, "\(fields)")
         }
         // An untrusted peer's headers are ignored even when proxies are configured.
         let direct = try Self.peer("198.51.100.99")
@@ -95,6 +107,26 @@ struct ClientAddressTests {
                     "/v1/challenges", .object([]), headers: [("X-Forwarded-For", client)])
                 #expect(limited.status == 429 && limited.errorCode == "rate_limited", "\(client): \(limited)")
             }
+        }
+    }
+
+    @Test(
+        "over HTTP: behind an X-Forwarded-For proxy, a client rotating its own Forwarded header keeps one budget",
+        arguments: await StoreKind.all())
+    func rotatingForwardedHeader(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.rateLimits = .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 3)
+        options.trustedProxies = [try #require(IPNetwork("127.0.0.1"))]
+        try await ServerHarness.with(kind, options) { harness in
+            var statuses: [Int] = []
+            for attempt in 0..<6 {
+                // What nginx sends on: the client's Forwarded untouched, X-Forwarded-For with the client appended.
+                let answer = try await harness.post(
+                    "/v1/challenges", .object([]),
+                    headers: [("Forwarded", "for=203.0.113.\(attempt)"), ("X-Forwarded-For", "198.51.100.1")])
+                statuses.append(answer.status)
+            }
+            #expect(statuses == [201, 201, 201, 429, 429, 429])
         }
     }
 }

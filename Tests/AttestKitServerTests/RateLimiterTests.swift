@@ -18,6 +18,20 @@ struct RateLimiterTests {
         #expect(limiter.acquire("a", now: t0 + 20) != nil)
     }
 
+    @Test("a refund gives back one reservation, never beyond the burst, and never creates a key")
+    func refund() {
+        let limiter = RateLimiter(perMinute: 2)
+        for _ in 0..<10 {
+            #expect(limiter.acquire("a", now: t0) == nil)
+            limiter.refund("a", now: t0)
+        }
+        limiter.refund("a", now: t0)
+        #expect(limiter.acquire("a", now: t0) == nil && limiter.acquire("a", now: t0) == nil)
+        #expect(limiter.acquire("a", now: t0) != nil)
+        limiter.refund("never-seen", now: t0)
+        #expect(limiter.trackedKeys == 1)
+    }
+
     @Test("zero disables the limit")
     func disabled() {
         let limiter = RateLimiter(perMinute: 0)

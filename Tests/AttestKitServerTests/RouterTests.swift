@@ -116,6 +116,25 @@ struct RouterTests {
         init(source: ApplicationRequestContextSource) { coreContext = .init(source: source) }
     }
 
+    @Test("a method the client makes up is counted as other, never by its name (closed labels)")
+    func madeUpMethods() async throws {
+        let server = try Self.server()
+        let app = Application(router: server.buildRouter())
+        try await app.test(.router) { client in
+            for (name, path) in [("PURGE", "/v1/challenges"), ("MKCALENDAR", "/nowhere"), ("SEARCH", "/health")] {
+                let method = try #require(HTTPRequest.Method(name))
+                try await client.execute(uri: path, method: method) { response in
+                    #expect(response.status.code >= 400)
+                }
+            }
+            try await client.execute(uri: "/health", method: .get) { response in #expect(response.status == .ok) }
+        }
+        let text = String(decoding: server.metrics.exposition(), as: UTF8.self)
+        #expect(text.contains(#"method="other""#))
+        #expect(text.contains(#"attestkit_http_requests_total{route="/health",method="GET",status="200"} 1"#))
+        for name in ["PURGE", "MKCALENDAR", "SEARCH"] { #expect(!text.contains(name), "\(name)") }
+    }
+
     @Test("the controller mounted on an application's router keeps its audiences and its error envelope")
     func mounted() async throws {
         let server = try Self.server()

@@ -76,6 +76,25 @@ import Testing
         #expect(!result.output.contains("listening"), "\(result.output)")
     }
 
+    @Test(
+        "serve refuses every secret on its command line, the storage URL's password included, without echoing it",
+        arguments: [
+            ["--set", "debug.tokens=hunter2-debug-token-0123456789-0123456789"],
+            ["--set", "admin.token=hunter2-admin-token-0123456789"],
+            ["--set", "backend.tokens=hunter2-backend-token-0123456789"],
+            ["--set", "storage.password=hunter2-password"],
+            ["--storage", "postgres://attestkit:hunter2-password@127.0.0.1:5432/attestkit"],
+            ["--set", "storage.url=postgres://attestkit:hunter2-password@127.0.0.1:5432/attestkit"],
+        ])
+    func secretsRefused(arguments: [String]) async throws {
+        let storage = arguments.contains("--storage") ? [] : ["--storage", "memory:"]
+        let result = try await Self.run(["serve", "--port", "0", "--environments", "development"] + storage + arguments)
+        #expect(result.status != 0)
+        #expect(!result.output.contains("listening"), "\(result.output)")
+        #expect(!result.output.contains("hunter2"), "\(result.output)")
+        #expect(result.output.contains("ATTESTKIT_"), "\(result.output)")
+    }
+
     @Test("simulate refuses the same App ID mistakes")
     func simulateAppID() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")

@@ -14,16 +14,17 @@ struct ServerConfigurationTests {
     /// Every key of the documented table, in its order.
     static let documentedKeys = [
         "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
-        "http.backend-host", "http.backend-port", "http.trusted-proxies",
-        "apps", "environments", "storage.url",
+        "http.backend-host", "http.backend-port", "http.trusted-proxies", "http.client-address-header",
+        "apps", "environments", "storage.url", "storage.password",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
         "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
-        "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens", "enforcement.mode",
-        "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust", "enforcement.without-subject",
-        "devicecheck.cache-size", "devicecheck.cache-ttl", "devicecheck.validations-per-client", "admin.token", "backend.tokens", "log.level", "log.format",
+        "rate-limit.dashboard-logins-per-ip", "rate-limit.auth-failures-per-ip", "dashboard.session-lifetime",
+        "debug.tokens", "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt",
+        "enforcement.minimum-trust", "enforcement.without-subject", "devicecheck.cache-size", "devicecheck.cache-ttl",
+        "devicecheck.validations-per-client", "admin.token", "backend.tokens", "log.level", "log.format",
         "receipt-refresh.interval",
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
@@ -51,6 +52,7 @@ struct ServerConfigurationTests {
         #expect(loaded.rateLimits.challengesPerIP == 120)
         #expect(loaded.adminToken == nil && loaded.backendTokens.isEmpty)
         #expect(loaded.backendListener == nil && loaded.trustedProxies.isEmpty)
+        #expect(loaded.clientAddressHeader == .xForwardedFor)
         #expect(loaded.logLevel == .info && loaded.logFormat == .auto)
         #expect(loaded.receiptRefreshInterval == .seconds(60) && loaded.receiptRefreshBatch == 100)
         #expect(loaded.challengeCleanupInterval == .seconds(60))
@@ -228,6 +230,7 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_HTTP_BACKEND_PORT": "70000"], key: "http.backend-port"),
         Refusal(environment: ["ATTESTKIT_HTTP_TRUSTED_PROXIES": "10.0.0.0/8,10.0.0.0/33"], key: "http.trusted-proxies"),
         Refusal(environment: ["ATTESTKIT_HTTP_TRUSTED_PROXIES": "proxy.example"], key: "http.trusted-proxies"),
+        Refusal(environment: ["ATTESTKIT_HTTP_CLIENT_ADDRESS_HEADER": "x-real-ip"], key: "http.client-address-header"),
         Refusal(environment: ["ATTESTKIT_POLICY_UNKNOWN_RISK": "maybe"], key: "policy.unknown-risk"),
         Refusal(environment: ["ATTESTKIT_STORAGE_URL": "mysql://db"], key: "storage.url"),
         Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_BATCH": "0"], key: "receipt-refresh.batch"),
@@ -473,8 +476,9 @@ struct TrustConfigurationTests {
                 "ATTESTKIT_BACKEND_TOKENS": "backend-token-0123456789, backend-token-next-0123456",
                 "ATTESTKIT_HTTP_HOST": "0.0.0.0", "ATTESTKIT_HTTP_BACKEND_PORT": "9090",
                 "ATTESTKIT_HTTP_TRUSTED_PROXIES": "10.0.0.0/8, 2001:db8::/32, 192.0.2.7",
-                "ATTESTKIT_POLICY_UNKNOWN_RISK": "step-up",
+                "ATTESTKIT_POLICY_UNKNOWN_RISK": "step-up", "ATTESTKIT_HTTP_CLIENT_ADDRESS_HEADER": "forwarded",
             ])
+        #expect(loaded.clientAddressHeader == .forwarded)
         #expect(loaded.backendTokens == ["backend-token-0123456789", "backend-token-next-0123456"])
         #expect(loaded.backendListener == .init(host: "0.0.0.0", port: 9_090))
         #expect(loaded.trustedProxies.map(\.description) == ["10.0.0.0/8", "2001:db8:0:0:0:0:0:0/32", "192.0.2.7/32"])

@@ -62,6 +62,14 @@ public final class ServeProcess: @unchecked Sendable {
         try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
         portFile = workspace.appendingPathComponent("port")
         process.executableURL = binary
+        // `serve` refuses a password on its command line: a PostgreSQL URL's goes in the environment.
+        var storage = storage
+        var environment = environment
+        if let url = storage, var components = URLComponents(string: url), let password = components.password {
+            components.password = nil
+            storage = components.string
+            environment["ATTESTKIT_STORAGE_PASSWORD"] = environment["ATTESTKIT_STORAGE_PASSWORD"] ?? password
+        }
         process.arguments =
             [
                 "serve", "--port", "0", "--port-file", portFile.path,

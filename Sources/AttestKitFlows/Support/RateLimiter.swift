@@ -52,6 +52,21 @@ public final class RateLimiter: Sendable {
         }
     }
 
+    /// Gives back one request taken from `key`'s budget by ``acquire(_:now:)`` (a reservation that turned out not
+    /// to count: a credential that was right), never beyond the burst.
+    public func refund(_ key: String, now: Date) {
+        guard perMinute > 0 else { return }
+        let capacity = Double(perMinute)
+        let rate = capacity / 60
+        buckets.withLock { buckets in
+            guard var bucket = buckets[key] else { return }
+            let elapsed = max(0, now.timeIntervalSince(bucket.updated))
+            bucket.tokens = min(capacity, bucket.tokens + elapsed * rate + 1)
+            bucket.updated = max(bucket.updated, now)
+            buckets[key] = bucket
+        }
+    }
+
     /// How many keys are tracked (for tests and metrics).
     public var trackedKeys: Int { buckets.withLock { $0.count } }
 

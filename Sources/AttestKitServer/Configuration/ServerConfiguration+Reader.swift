@@ -23,13 +23,15 @@ extension ServerConfiguration {
     /// | `http.body-limit` | `ATTESTKIT_HTTP_BODY_LIMIT` | `65536` bytes |
     /// | `http.backend-host` | `ATTESTKIT_HTTP_BACKEND_HOST` | `http.host`, when `http.backend-port` is set |
     /// | `http.backend-port` | `ATTESTKIT_HTTP_BACKEND_PORT` | none: backend, operator and metrics routes on the one listener |
-    /// | `http.trusted-proxies` | `ATTESTKIT_HTTP_TRUSTED_PROXIES` | none: CIDR list whose `Forwarded`/`X-Forwarded-For` is believed |
+    /// | `http.trusted-proxies` | `ATTESTKIT_HTTP_TRUSTED_PROXIES` | none: CIDR list whose forwarding header is believed |
+    /// | `http.client-address-header` | `ATTESTKIT_HTTP_CLIENT_ADDRESS_HEADER` | `x-forwarded-for` (or `forwarded`): the one header the proxies write |
     /// | `http.read-timeout` | `ATTESTKIT_HTTP_READ_TIMEOUT` | `10` seconds to send a whole request |
     /// | `http.idle-timeout` | `ATTESTKIT_HTTP_IDLE_TIMEOUT` | `30` seconds between requests on a kept-alive connection |
     /// | `http.max-connections` | `ATTESTKIT_HTTP_MAX_CONNECTIONS` | the descriptor limit minus a reserve (see ``DescriptorLimit``) |
     /// | `apps` | `ATTESTKIT_APPS` | none: `TEAMID.bundle.id` list; without one, attestations get 503 |
     /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
-    /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite` |
+    /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite`; on the command line only without a password |
+    /// | `storage.password` (secret) | `ATTESTKIT_STORAGE_PASSWORD` | none: the PostgreSQL password, for a `storage.url` without one |
     /// | `apple.key-file` | `ATTESTKIT_APPLE_KEY_FILE` | none: path of the `.p8` key |
     /// | `apple.key-id` | `ATTESTKIT_APPLE_KEY_ID` | none |
     /// | `apple.team-id` | `ATTESTKIT_APPLE_TEAM_ID` | none |
@@ -51,6 +53,7 @@ extension ServerConfiguration {
     /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
     /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: `trial-and-ban`, or four names for bit0 bit1 = 00, 10, 01, 11 |
     /// | `rate-limit.dashboard-logins-per-ip` | `ATTESTKIT_RATE_LIMIT_DASHBOARD_LOGINS_PER_IP` | `10` a minute (0: off) |
+    /// | `rate-limit.auth-failures-per-ip` | `ATTESTKIT_RATE_LIMIT_AUTH_FAILURES_PER_IP` | `10` wrong credentials a minute, every credentialed route (0: off) |
     /// | `dashboard.session-lifetime` | `ATTESTKIT_DASHBOARD_SESSION_LIFETIME` | `3600` seconds (60 to 86400) |
     /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each at least 32 characters; refused while production keys are allowed |
     /// | `enforcement.mode` | `ATTESTKIT_ENFORCEMENT_MODE` | `enforce` (or `report`, `off`) for guarded route groups |
@@ -97,9 +100,13 @@ extension ServerConfiguration {
         if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
         self.backendListener = try Self.backendListener(settings, publicHost: host)
         self.trustedProxies = try Self.trustedProxies(settings)
+        if let header = try settings.choice("http.client-address-header", as: ClientAddressHeader.self) {
+            self.clientAddressHeader = header
+        }
         self.connectionLimits = try ConnectionLimits.read(settings)
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
+        self.storagePassword = try settings.string("storage.password", isSecret: true)
         self.apple = try Self.apple(settings)
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
@@ -118,6 +125,7 @@ extension ServerConfiguration {
         if let limit = try settings.int("rate-limit.dashboard-logins-per-ip") {
             rateLimits.dashboardLoginsPerIP = limit
         }
+        if let limit = try settings.int("rate-limit.auth-failures-per-ip") { rateLimits.authFailuresPerIP = limit }
         if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
         self.debugTokens = try settings.strings("debug.tokens", isSecret: true) ?? []
         if let mode = try settings.choice("enforcement.mode", as: EnforcementMode.self) { enforcement.mode = mode }
@@ -158,13 +166,14 @@ extension ServerConfiguration {
     static let configurationKeys: [String] = [
         "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
         "http.backend-host", "http.backend-port", "http.trusted-proxies",
-        "apps", "environments", "storage.url",
+        "http.client-address-header", "apps", "environments", "storage.url", "storage.password",
         "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
         "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
         "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
         "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
         "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
-        "rate-limit.dashboard-logins-per-ip", "dashboard.session-lifetime", "debug.tokens",
+        "rate-limit.dashboard-logins-per-ip", "rate-limit.auth-failures-per-ip", "dashboard.session-lifetime",
+        "debug.tokens",
         "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust",
         "enforcement.without-subject", "devicecheck.cache-size", "devicecheck.cache-ttl",
         "devicecheck.validations-per-client", "admin.token",
@@ -178,7 +187,12 @@ extension ServerConfiguration {
     ]
 
     /// The keys whose values are secrets in every layer.
-    static let secretKeys: Set<String> = ["admin.token", "backend.tokens", "debug.tokens", "storage.url"]
+    ///
+    /// None of them is taken from the command line (``ServerConfigurationSource/commandLineRefusal(key:value:)``),
+    /// where every user of the machine can read it, except `storage.url` without a password.
+    static let secretKeys: Set<String> = [
+        "admin.token", "backend.tokens", "debug.tokens", "storage.url", "storage.password",
+    ]
 
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024

@@ -1,5 +1,6 @@
 public import AttestKit
 public import AttestKitFlows
+import AttestKitStore
 public import Foundation
 public import Logging
 
@@ -61,16 +62,21 @@ public struct ServerConfiguration: Sendable {
         public var challengesPerIP: Int
         /// Dashboard logins (right or wrong) per client IP per minute.
         public var dashboardLoginsPerIP: Int
+        /// Wrong credentials per client IP per minute, shared by every credentialed route (backend, operator and
+        /// monitoring bearers, dashboard sessions and logins); once spent, that client's credentials are refused
+        /// with 429 before they are checked. Right ones spend nothing.
+        public var authFailuresPerIP: Int
 
         /// Creates rate limits.
         public init(
             attestationsPerIP: Int = 30, attestationsPerApp: Int = 6_000, challengesPerIP: Int = 120,
-            dashboardLoginsPerIP: Int = 10
+            dashboardLoginsPerIP: Int = 10, authFailuresPerIP: Int = 10
         ) {
             self.attestationsPerIP = attestationsPerIP
             self.attestationsPerApp = attestationsPerApp
             self.challengesPerIP = challengesPerIP
             self.dashboardLoginsPerIP = dashboardLoginsPerIP
+            self.authFailuresPerIP = authFailuresPerIP
         }
     }
 
@@ -120,6 +126,9 @@ public struct ServerConfiguration: Sendable {
     public var environments: EnvironmentPolicy
     /// The storage URL: `sqlite:PATH`, `postgres://...` or `memory:`.
     public var storageURL: String
+    /// The PostgreSQL password (`storage.password`, a secret), for a ``storageURL`` that carries none: the URL may
+    /// then come from the command line, the password from the environment or a secrets file. `nil`: the URL's own.
+    public var storagePassword: String? = nil
     /// Apple's web services, or `nil` when no key is configured.
     public var apple: Apple?
     /// The roots attestations and receipts must chain to: Apple's unless testing.
@@ -185,9 +194,12 @@ public struct ServerConfiguration: Sendable {
         }
     }
 
-    /// Proxies whose `Forwarded` / `X-Forwarded-For` header names the client's address, for rate limits; empty
-    /// (the default) trusts none and uses the TCP peer.
+    /// Proxies whose forwarding header (``clientAddressHeader``) names the client's address, for rate limits;
+    /// empty (the default) trusts none and uses the TCP peer.
     public var trustedProxies: [IPNetwork]
+    /// The forwarding header the trusted proxies write (`http.client-address-header`): `X-Forwarded-For` by
+    /// default; the other header is ignored.
+    public var clientAddressHeader: ClientAddressHeader = .xForwardedFor
     /// The log level.
     public var logLevel: Logger.Level
     /// The log format; ``LogFormat/auto`` by default.
@@ -290,8 +302,19 @@ public struct ServerConfiguration: Sendable {
             ("rate-limit.attestations-per-app", rateLimits.attestationsPerApp),
             ("rate-limit.challenges-per-ip", rateLimits.challengesPerIP),
             ("rate-limit.dashboard-logins-per-ip", rateLimits.dashboardLoginsPerIP),
+            ("rate-limit.auth-failures-per-ip", rateLimits.authFailuresPerIP),
         ] where value < 0 || value > 1_000_000 {
             throw ServerConfigurationError(name, "is 0 (off) to 1000000")
+        }
+        if let storagePassword {
+            guard let url = try? StoreURL(storageURL), let postgres = url.postgres else {
+                throw ServerConfigurationError("storage.password", "is for a PostgreSQL storage.url (postgres://)")
+            }
+            guard postgres.password == nil else {
+                throw ServerConfigurationError(
+                    "storage.password", "is given, and storage.url carries a password too: give the URL without it")
+            }
+            guard !storagePassword.isEmpty else { throw ServerConfigurationError("storage.password", "is empty") }
         }
         if let adminToken, adminToken.utf8.count < 16 {
             throw ServerConfigurationError("admin.token", "is at least 16 characters")

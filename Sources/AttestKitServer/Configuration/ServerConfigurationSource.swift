@@ -1,3 +1,4 @@
+import AttestKitStore
 public import Configuration
 public import Foundation
 import SystemPackage
@@ -23,8 +24,9 @@ import Yams
 ///   numbers; `true` and `false` are refused (no setting takes one). A key the server does not know is refused, so a
 ///   typo does not silently leave a default in place.
 ///
-/// `admin.token`, `backend.tokens` and `storage.url` (which may carry a database password) are secrets in every layer:
-/// swift-configuration redacts them in descriptions and access logs.
+/// The secret settings (`admin.token`, `backend.tokens`, `debug.tokens`, `storage.password`, and `storage.url`, which
+/// may carry a database password) are secrets in every layer: swift-configuration redacts them in descriptions and
+/// access logs. `attestkit serve` refuses them on its command line (``commandLineRefusal(key:value:)``).
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 public enum ServerConfigurationSource {
     /// The prefix of the environment variables read.
@@ -114,6 +116,44 @@ public enum ServerConfigurationSource {
             providers.append(try await fileProvider(path: file, known: known, secrets: secrets))
         }
         return providers
+    }
+
+    /// Why `key` may not be set to `value` on a command line, or `nil` when it may. A command line is readable by
+    /// every user of the machine (`ps`, `/proc`), so every secret setting (``ServerConfiguration/secretKeys``) is
+    /// refused there, except a `storage.url` that carries no password: its password comes from `storage.password`
+    /// (`ATTESTKIT_STORAGE_PASSWORD`, or the secrets directory's file `storage-password`) instead. The refusal
+    /// never repeats the value.
+    public static func commandLineRefusal(key: String, value: String) -> ServerConfigurationError? {
+        guard ServerConfiguration.secretKeys.contains(key) else { return nil }
+        if key == "storage.url" {
+            guard carriesPassword(value) else { return nil }
+            return ServerConfigurationError(
+                key,
+                "carries a password, which a command line shows to every user of the machine: give the URL without "
+                    + "it (postgres://user@host/db) and the password in \(environmentVariable(for: "storage.password")) "
+                    + "or the secrets directory file \(secretFileName(for: "storage.password"))")
+        }
+        return ServerConfigurationError(
+            key,
+            "is a secret, never taken from the command line (every user of the machine can read it there): set "
+                + "\(environmentVariable(for: key)), the secrets directory file \(secretFileName(for: key)), "
+                + "or --config")
+    }
+
+    /// A storage URL split into the URL without its password and the password (`nil` when it names none), for a
+    /// program that starts `attestkit serve`: the URL on the command line, the password in
+    /// `ATTESTKIT_STORAGE_PASSWORD`.
+    public static func splitStoragePassword(_ url: String) -> (url: String, password: String?) {
+        guard carriesPassword(url), var components = URLComponents(string: url), let password = components.password
+        else { return (url, nil) }
+        components.password = nil
+        return (components.string ?? url, password)
+    }
+
+    /// Whether a storage URL names a password (`postgres://user:password@...`, an empty one too).
+    static func carriesPassword(_ url: String) -> Bool {
+        if let parsed = try? StoreURL(url) { return parsed.postgres?.password != nil }
+        return URLComponents(string: url)?.password != nil
     }
 
     /// The file name of a key in a secrets directory, as swift-configuration's `DirectoryFilesProvider` looks it up:

@@ -171,9 +171,12 @@ struct DashboardPage {
         }
         body += Self.table("Trust anchors", "anchors", ["root", "days to expiry"], anchors)
         let stamp = ISO8601DateFormatter().string(from: now)
+        // The logout button: a form POST to this origin (`form-action 'self'`), no script.
+        let logout = #"<form method="post" action="dashboard/logout"><button type="submit">Sign out</button></form>"#
         return Self.document(
             title: "AttestKit operations",
-            body: "<header><h1>AttestKit operations</h1><p>\(Self.escape(stamp)) · refreshed every 30 s · rates over "
+            body: "<header>\(logout)<h1>AttestKit operations</h1><p>\(Self.escape(stamp)) · refreshed every 30 s · "
+                + "rates over "
                 + "\(previous.map { Self.number($0.seconds) + " s" } ?? "– (next refresh)")</p></header><main>\(body)</main>",
             refresh: true)
     }
@@ -204,7 +207,7 @@ struct DashboardPage {
     private static let style = """
         body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f6f7f9;color:#1d232b}\
         header{padding:12px 20px;background:#1d232b;color:#fff}header h1{margin:0;font-size:18px}\
-        header p{margin:4px 0 0;color:#b9c2cc;font-size:12px}\
+        header p{margin:4px 0 0;color:#b9c2cc;font-size:12px}header form{float:right;margin:0}\
         main{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:12px;padding:12px 20px}\
         section{background:#fff;border:1px solid #dde2e7;border-radius:6px;padding:8px 12px}\
         h2{font-size:14px;margin:4px 0 8px}table{width:100%;border-collapse:collapse}\

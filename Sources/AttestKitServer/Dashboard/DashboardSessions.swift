@@ -4,23 +4,43 @@ import Foundation
 import Synchronization
 
 /// The operator dashboard's browser sessions: a login with the admin token opens one, named by an unguessable
-/// cookie value (32 random bytes, Base64url), that expires after ``lifetime``.
+/// cookie value (32 random bytes, Base64url), that expires after ``lifetime`` or when it is closed (logout).
 ///
-/// Only the SHA-256 of each value is kept, and a presented value is compared in constant time with every live
-/// session's. At most ``capacity`` sessions live at once; a new login drops the oldest.
+/// Only an HMAC-SHA256 of each value, keyed by the admin token, is kept, and a presented value's is compared in
+/// constant time with every live session's. A session is thereby bound to the admin token it was opened under: a
+/// server with another admin token (the token rotated) computes other digests and honours none of the old
+/// cookies, even from a table it shares with the old server (``Table``). At most ``capacity`` sessions live at
+/// once; a new login drops the oldest.
 final class DashboardSessions: Sendable {
     /// The cookie's name.
     static let cookieName = "attestkit_session"
+
+    /// Where sessions are kept: their digests and expiry times. In memory, per process; one table could be shared
+    /// by servers, since a digest means nothing under another admin token.
+    final class Table: Sendable {
+        fileprivate let sessions = Mutex<[(digest: [UInt8], expires: Date)]>([])
+
+        init() {}
+    }
 
     /// How long a session lives.
     let lifetime: TimeInterval
     /// The most sessions alive at once.
     let capacity: Int
-    private let sessions = Mutex<[(digest: [UInt8], expires: Date)]>([])
+    private let key: SymmetricKey
+    private let table: Table
 
-    init(lifetime: TimeInterval, capacity: Int = 32) {
+    /// Sessions bound to `adminToken`, kept in `table`.
+    init(lifetime: TimeInterval, adminToken: [UInt8], capacity: Int = 32, table: Table = Table()) {
         self.lifetime = lifetime
         self.capacity = max(1, capacity)
+        self.key = SymmetricKey(data: adminToken)
+        self.table = table
+    }
+
+    /// The digest kept for a cookie value: HMAC-SHA256 keyed by the admin token.
+    func digest(_ value: String) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Array(value.utf8), using: key))
     }
 
     /// Opens a session at `now`; returns the cookie value.
@@ -29,8 +49,8 @@ final class DashboardSessions: Sendable {
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let value = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        let digest = Array(SHA256.hash(data: Array(value.utf8)))
-        sessions.withLock { sessions in
+        let digest = digest(value)
+        table.sessions.withLock { sessions in
             sessions.removeAll { $0.expires <= now }
             sessions.append((digest, now.addingTimeInterval(lifetime)))
             if sessions.count > capacity { sessions.removeFirst(sessions.count - capacity) }
@@ -41,8 +61,8 @@ final class DashboardSessions: Sendable {
     /// Whether `value` names a live session at `now`. Every live session is compared, whatever matched.
     func isValid(_ value: String, now: Date) -> Bool {
         guard (1...128).contains(value.utf8.count) else { return false }
-        let digest = Array(SHA256.hash(data: Array(value.utf8)))
-        return sessions.withLock { sessions in
+        let digest = digest(value)
+        return table.sessions.withLock { sessions in
             var matched = false
             for session in sessions where ConstantTime.equal(session.digest, digest) && session.expires > now {
                 matched = true
@@ -51,10 +71,11 @@ final class DashboardSessions: Sendable {
         }
     }
 
-    /// Closes the session `value` names, if any.
+    /// Closes the session `value` names, if any: the cookie opens nothing afterwards.
     func close(_ value: String) {
-        let digest = Array(SHA256.hash(data: Array(value.utf8)))
-        sessions.withLock { sessions in sessions.removeAll { ConstantTime.equal($0.digest, digest) } }
+        guard (1...128).contains(value.utf8.count) else { return }
+        let digest = digest(value)
+        table.sessions.withLock { sessions in sessions.removeAll { ConstantTime.equal($0.digest, digest) } }
     }
 
     /// The session cookie's value in a `Cookie` header (`name=value; other=...`), or `nil`. A cookie sent twice

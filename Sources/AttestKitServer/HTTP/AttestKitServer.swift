@@ -71,7 +71,9 @@ public final class AttestKitServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.ownsStore = store == nil
-        let store = try store ?? Self.openStore(configuration.storageURL, logger: logger)
+        let store =
+            try store
+            ?? Self.openStore(configuration.storageURL, password: configuration.storagePassword, logger: logger)
         self.store = store
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.connectionPool.retryConnectionEstablishment = false
@@ -143,10 +145,13 @@ public final class AttestKitServer: Service, Sendable {
             attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
             challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
             dashboardLoginsPerIP: RateLimiter(perMinute: configuration.rateLimits.dashboardLoginsPerIP),
+            authFailuresPerIP: RateLimiter(perMinute: configuration.rateLimits.authFailuresPerIP),
             credentials: Credentials(
                 backendTokens: configuration.backendTokens, adminToken: configuration.adminToken,
-                sessions: DashboardSessions(lifetime: configuration.dashboardSessionLifetime), now: now),
-            clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies), now: now)
+                sessionLifetime: configuration.dashboardSessionLifetime, now: now),
+            clientAddress: ClientAddress(
+                trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader),
+            now: now)
         self.receiptRefresh = apple.map {
             ReceiptRefreshService(
                 store: store, exchange: $0.receiptExchange, interval: configuration.receiptRefreshInterval,
@@ -278,12 +283,17 @@ public final class AttestKitServer: Service, Sendable {
     /// - Throws: the error that stopped it from listening, or ``ServerConfigurationError`` without one.
     public func boundBackendPort() async throws -> Int { try await backendPort.value() }
 
-    /// Opens the store of `url`, creating the folder of a SQLite file.
-    private static func openStore(_ url: String, logger: Logger) throws -> any AttestationStore {
+    /// Opens the store of `url`, creating the folder of a SQLite file; a PostgreSQL URL without a password gets
+    /// `password` (``ServerConfiguration/storagePassword``, which ``ServerConfiguration/validate()`` allows only so).
+    private static func openStore(_ url: String, password: String?, logger: Logger) throws -> any AttestationStore {
         let url = try StoreURL(url)
         if let path = url.sqlitePath {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        if let password, var postgres = url.postgres {
+            postgres.password = password
+            return try PostgresAttestationStore(configuration: postgres, logger: logger)
         }
         return try url.makeStore(logger: logger)
     }

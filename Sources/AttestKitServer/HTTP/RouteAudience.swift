@@ -12,7 +12,7 @@ import Hummingbird
 /// | ``backend`` | assertion checks, token consumption, DeviceCheck | `Authorization: Bearer` one of `backend.tokens` |
 /// | ``operator`` | key records, revocation | `Authorization: Bearer` the `admin.token` |
 /// | ``monitoring`` | `/metrics` | a backend token or the admin token |
-/// | ``dashboard`` | `GET /dashboard` | `Authorization: Bearer` the `admin.token`, or a live dashboard session cookie |
+/// | ``dashboard`` | `GET /dashboard`, `POST /dashboard/logout` | `Authorization: Bearer` the `admin.token`, or a live dashboard session cookie |
 /// | ``dashboardLogin`` | `GET`, `POST /dashboard/login` | none; the login checks the admin token, rate limited |
 /// | ``probe`` | `/health`, `/ready` | none |
 /// | ``anyone`` | `/.well-known/jwks.json` | none: public keys |
@@ -90,15 +90,26 @@ struct Credentials: Sendable {
     /// The clock sessions expire by.
     let now: @Sendable () -> Date
 
+    /// Credentials; the dashboard's sessions live `sessionLifetime` seconds, bound to the admin token.
     init(
-        backendTokens: [String], adminToken: String?,
-        sessions: DashboardSessions = DashboardSessions(lifetime: 3_600),
+        backendTokens: [String], adminToken: String?, sessionLifetime: TimeInterval = 3_600,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.backendTokens = backendTokens.map { Array($0.utf8) }
-        self.adminToken = adminToken.map { Array($0.utf8) }
-        self.sessions = sessions
+        let adminToken = adminToken.map { Array($0.utf8) }
+        self.adminToken = adminToken
+        self.sessions = DashboardSessions(lifetime: sessionLifetime, adminToken: adminToken ?? [])
         self.now = now
+    }
+
+    /// Whether the request presents a credential for `audience`: an `Authorization` header, or for the dashboard a
+    /// session cookie. Audiences without a credential present none.
+    func presentsCredential(_ headers: HTTPFields, for audience: RouteAudience) -> Bool {
+        switch audience {
+        case .app, .probe, .anyone, .dashboardLogin: false
+        case .backend, .operator, .monitoring: headers[.authorization] != nil
+        case .dashboard: headers[.authorization] != nil || DashboardSessions.cookie(in: headers[values: .cookie]) != nil
+        }
     }
 
     /// Whether the request presents one of the backend tokens. Every token is compared, whatever matched, so the

@@ -29,6 +29,8 @@ enum MetricCatalogue {
         "attestkit_keys_registered_total": "Keys registered, by environment and validation category.",
         "attestkit_risk_metric": "Risk metrics of the receipts Apple gave (distribution).",
         "attestkit_dashboard_logins_total": "Operator dashboard logins, by result.",
+        "attestkit_auth_failures_total":
+            "Wrong credentials (bearer tokens, dashboard sessions and logins), by audience; past rate-limit.auth-failures-per-ip a client is refused with 429 (attestkit_rate_limited_total{limit=\"auth_failures_per_ip\"}).",
         "attestkit_tokens_issued_total":
             "Session tokens issued, by the trust level that bought them (app_attest, debug).",
     ]

@@ -51,10 +51,13 @@ public final class ServerMetrics: Sendable {
                 counter("attestkit_devicecheck_requests_total", [("operation", operation), ("outcome", outcome)])
             }
         }
-        for limit in ["attestations_per_ip", "attestations_per_app", "challenges_per_ip"] {
+        for limit in ["attestations_per_ip", "attestations_per_app", "challenges_per_ip", "auth_failures_per_ip"] {
             counter("attestkit_rate_limited_total", [("limit", limit)])
         }
         counter("attestkit_storage_errors_total", [])
+        for audience in Self.credentialAudiences {
+            counter("attestkit_auth_failures_total", [("audience", audience)])
+        }
         for trust in TrustLevel.allCases {
             counter("attestkit_tokens_issued_total", [("trust", trust.rawValue)])
         }
@@ -75,8 +78,10 @@ public final class ServerMetrics: Sendable {
         Counter(label: label, dimensions: dimensions, factory: factory).increment(by: 0)
     }
 
-    /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`, in `duration`.
+    /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`, in `duration`;
+    /// the method is counted by ``methodLabel(_:)``, so a method the client makes up is `other`.
     func request(route: String, method: String, status: Int, duration: Duration = .zero) {
+        let method = Self.methodLabel(method)
         Counter(
             label: "attestkit_http_requests_total",
             dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory
@@ -85,6 +90,17 @@ public final class ServerMetrics: Sendable {
             label: "attestkit_http_request_duration_seconds", dimensions: [("route", route), ("method", method)],
             factory: factory
         ).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// The standard methods (RFC 9110 and `PATCH`), the only ones that become a label by name.
+    static let methodLabels: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ]
+
+    /// The label of a request method: a standard method by name, anything else (`PURGE`, `MKCALENDAR`, a made-up
+    /// token) `other`, so that the client cannot add series.
+    static func methodLabel(_ method: String) -> String {
+        methodLabels.contains(method) ? method : "other"
     }
 
     /// The store answered (`true`) or not the last check (`/ready`, `/metrics`, the dashboard).
@@ -106,6 +122,15 @@ public final class ServerMetrics: Sendable {
             )
             .record(anchor.certificate.notValidAfter.timeIntervalSince1970)
         }
+    }
+
+    /// The labels of ``authFailure(_:)``: the credentialed audiences and the dashboard's login form.
+    static let credentialAudiences = ["backend", "operator", "monitoring", "dashboard", "dashboard_login"]
+
+    /// A wrong credential presented to a route of `audience` (one of ``credentialAudiences``).
+    func authFailure(_ audience: String) {
+        Counter(label: "attestkit_auth_failures_total", dimensions: [("audience", audience)], factory: factory)
+            .increment()
     }
 
     /// An operator dashboard login: `ok`, `refused` or `rate_limited`.

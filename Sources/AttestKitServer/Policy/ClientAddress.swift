@@ -2,10 +2,18 @@ import HTTPTypes
 import NIOCore
 
 /// Who a request comes from, as far as rate limits can tell: the TCP peer, or, when the peer is a trusted proxy,
-/// the address the proxies forwarded; an IPv6 client counted by its /64 (one subscriber's whole prefix).
+/// the address the proxies forwarded in the one header they own (``header``); an IPv6 client counted by its /64
+/// (one subscriber's whole prefix).
 struct ClientAddress: Sendable {
     /// The proxies whose forwarding headers are believed; empty: only the TCP peer counts.
     let trustedProxies: [IPNetwork]
+    /// The header the trusted proxies write; the other forwarding header is never read, whatever it says.
+    let header: ClientAddressHeader
+
+    init(trustedProxies: [IPNetwork], header: ClientAddressHeader = .xForwardedFor) {
+        self.trustedProxies = trustedProxies
+        self.header = header
+    }
 
     /// The most forwarding hops read from the headers.
     static let maximumHops = 32
@@ -25,7 +33,7 @@ struct ClientAddress: Sendable {
     func client(peer: SocketAddress?, headers: HTTPFields) -> [UInt8]? {
         guard let peer, var current = IPNetwork.bytes(of: peer) else { return nil }
         guard isTrusted(current) else { return current }
-        var hops = Self.forwardedHops(headers)
+        var hops = Self.forwardedHops(headers, from: header)
         while isTrusted(current), let hop = hops.popLast() {
             guard let hop else { return current }
             current = hop
@@ -37,11 +45,14 @@ struct ClientAddress: Sendable {
         trustedProxies.contains { $0.contains(address) }
     }
 
-    /// The forwarded client addresses, origin first, from `Forwarded` (RFC 7239 `for=`) or else `X-Forwarded-For`;
-    /// `nil` for a hop that is not an IP address (`unknown`, an obfuscated name, garbage).
-    static func forwardedHops(_ headers: HTTPFields) -> [[UInt8]?] {
-        let forwarded = forwardedName.map { headers[values: $0] } ?? []
-        if !forwarded.isEmpty {
+    /// The forwarded client addresses, origin first, from `header` only: the `for=` of each `Forwarded` element
+    /// (RFC 7239) or each `X-Forwarded-For` entry; `nil` for a hop that is not an IP address (`unknown`, an
+    /// obfuscated name, garbage). Reading the other header too would let a client put its own hops before the
+    /// proxy's: a proxy appends to one header and passes the other through.
+    static func forwardedHops(_ headers: HTTPFields, from header: ClientAddressHeader) -> [[UInt8]?] {
+        switch header {
+        case .forwarded:
+            let forwarded = forwardedName.map { headers[values: $0] } ?? []
             return elements(forwarded).map { element in
                 let pairs = element.split(separator: ";")
                 guard
@@ -53,9 +64,10 @@ struct ClientAddress: Sendable {
                 else { return nil }
                 return address(ofNode: value)
             }
+        case .xForwardedFor:
+            let xff = xForwardedForName.map { headers[values: $0] } ?? []
+            return elements(xff).map { address(ofNode: $0) }
         }
-        let xff = xForwardedForName.map { headers[values: $0] } ?? []
-        return elements(xff).map { address(ofNode: $0) }
     }
 
     private static let forwardedName = HTTPField.Name("Forwarded")

@@ -26,30 +26,88 @@ extension AttestKitAPI {
     }
 
     /// `POST /dashboard/login` (form `token=<admin token>`): a session cookie (HttpOnly, SameSite=Strict, Secure,
-    /// expiring) and a redirect to the dashboard, or the form again with 401. Rate limited per client address.
+    /// expiring) and a redirect to the dashboard, or the form again with 401. Rate limited per client address, and
+    /// a wrong token spends the client's credential failure budget (429 before the token is read once spent).
     func dashboardLogin(_ request: Request, _ context: RouteContext) async throws -> Response {
         guard let admin = credentials.adminToken else { throw Credentials.adminNotConfigured }
-        if let wait = dashboardLoginsPerIP.acquire(clientKey(request, context), now: now()) {
+        let client = clientKey(request, context)
+        if let wait = dashboardLoginsPerIP.acquire(client, now: now()) {
             metrics.dashboardLogin("rate_limited")
             metrics.flows.rateLimited("dashboard_logins_per_ip")
             throw FlowError.rateLimited("dashboard_logins_per_ip", retryAfter: wait)
         }
+        do {
+            try reserveAuthFailure(client, audience: "dashboard_login", logger: context.logger)
+        } catch {
+            metrics.dashboardLogin("rate_limited")
+            throw error
+        }
         var request = request
-        let body = try await request.collectBody(upTo: 4_096)
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: 4_096)
+        } catch {
+            authFailuresPerIP.refund(client, now: now())
+            throw error
+        }
         let token = Self.formValue("token", in: String(decoding: body.readableBytesView, as: UTF8.self))
         guard let token, ConstantTime.equal(Array(token.utf8), admin) else {
             metrics.dashboardLogin("refused")
-            context.logger.notice("dashboard login refused")
+            authFailed(client, audience: "dashboard_login", logger: context.logger)
             return Self.html(.unauthorized, DashboardPage.login(message: "That is not the admin token."))
         }
+        authFailuresPerIP.refund(client, now: now())
         metrics.dashboardLogin("ok")
-        context.logger.notice("dashboard login")
+        context.logger.notice("dashboard login", metadata: ["client": "\(client)"])
         let session = credentials.sessions.open(now: now())
         var response = Self.redirect(to: "../dashboard")
         response.headers[.setCookie] =
             "\(DashboardSessions.cookieName)=\(session); Max-Age=\(Int(credentials.sessions.lifetime)); "
             + "HttpOnly; Secure; SameSite=Strict"
         return response
+    }
+
+    /// `POST /dashboard/logout` (the admin token or a session): closes the session the cookie names, clears the
+    /// cookie and sends the browser to the login form. Same-origin only: a request a browser marks as sent from
+    /// another site (`Sec-Fetch-Site`), or whose `Origin` is not this host, is refused with 403
+    /// `cross_site_request` and ends nothing.
+    func dashboardLogout(_ request: Request, _ context: RouteContext) async throws -> Response {
+        guard Self.isSameOrigin(request) else { throw Self.crossSiteRequest }
+        if let cookie = DashboardSessions.cookie(in: request.headers[values: .cookie]) {
+            credentials.sessions.close(cookie)
+        }
+        context.logger.notice("dashboard logout", metadata: ["client": "\(clientKey(request, context))"])
+        var response = Self.redirect(to: "login")
+        response.headers[.setCookie] =
+            "\(DashboardSessions.cookieName)=; Max-Age=0; HttpOnly; Secure; SameSite=Strict"
+        return response
+    }
+
+    /// 403 for a state change sent from another site.
+    static let crossSiteRequest = APIError(
+        .forbidden, "cross_site_request", "the request comes from another site; log out from the dashboard itself")
+
+    /// Whether a browser sent the request from this site. `Sec-Fetch-Site` decides when present (`same-origin`, or
+    /// `none`: typed or bookmarked); otherwise `Origin` must name the request's host and port; a request with
+    /// neither comes from a tool, not from a page of another site.
+    static func isSameOrigin(_ request: Request) -> Bool {
+        if let name = HTTPField.Name("Sec-Fetch-Site") {
+            let site = request.headers[values: name]
+            if !site.isEmpty {
+                return site.count == 1 && ["same-origin", "none"].contains(site[0].lowercased())
+            }
+        }
+        let origins = request.headers[values: .origin]
+        guard !origins.isEmpty else { return true }
+        guard origins.count == 1, let origin = URLComponents(string: origins[0]),
+            let scheme = origin.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let originHost = origin.host, !originHost.isEmpty,
+            let authority = request.head.authority, let host = URLComponents(string: "\(scheme)://\(authority)"),
+            let requestHost = host.host
+        else { return false }
+        let defaultPort = scheme == "https" ? 443 : 80
+        return originHost.lowercased() == requestHost.lowercased()
+            && (origin.port ?? defaultPort) == (host.port ?? defaultPort)
     }
 
     /// A page, not cached, framed by nobody, loading nothing from elsewhere.

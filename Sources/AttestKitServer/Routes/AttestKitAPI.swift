@@ -24,6 +24,9 @@ struct AttestKitAPI: Sendable {
     let attestationsPerIP: RateLimiter
     let challengesPerIP: RateLimiter
     let dashboardLoginsPerIP: RateLimiter
+    /// The wrong credentials a client may present (``ServerConfiguration/RateLimits/authFailuresPerIP``), shared by
+    /// every credentialed route and the dashboard's login form.
+    let authFailuresPerIP: RateLimiter
     let dashboardHistory = DashboardHistory()
     let credentials: Credentials
     let clientAddress: ClientAddress
@@ -59,6 +62,7 @@ struct AttestKitAPI: Sendable {
         Endpoint(method: .get, path: "/dashboard", audience: .dashboard) { $0.dashboard },
         Endpoint(method: .get, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLoginForm },
         Endpoint(method: .post, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLogin },
+        Endpoint(method: .post, path: "/dashboard/logout", audience: .dashboard) { $0.dashboardLogout },
     ]
 
     /// Every route as `METHOD /path`, derived from ``endpoints``. The OpenAPI document must list the same.
@@ -78,10 +82,15 @@ struct AttestKitAPI: Sendable {
         for endpoint in Self.endpoints where listener.serves(endpoint.audience) {
             let handler = endpoint.handler(self)
             let audience = endpoint.audience
-            let credentials = self.credentials
             let metrics = self.metrics
+            let login = Self.relativeReference(to: "/dashboard/login", from: endpoint.path)
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
-                if let redirect = try Self.authorize(audience, request, credentials) { return redirect }
+                let client = clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
+                if let redirect = try authorize(
+                    audience, request, client: client, logger: context.logger, loginForm: login)
+                {
+                    return redirect
+                }
                 do {
                     // The request's store calls share one deadline, also where the routes are mounted on an
                     // application's router (under the server's request middleware, its earlier start is kept).
@@ -97,16 +106,62 @@ struct AttestKitAPI: Sendable {
 
     /// Checks the request's credential for `audience`; a browser without a dashboard session is sent to the login
     /// form (the redirect returned), tools get the 401.
-    static func authorize(
-        _ audience: RouteAudience, _ request: Request, _ credentials: Credentials
+    ///
+    /// A presented credential first reserves one failure from `client`'s budget (``authFailuresPerIP``): once the
+    /// budget is spent the request is refused with 429 before its credential is compared, so that a right guess is
+    /// not told from a wrong one. A right credential gives its reservation back; a wrong one keeps it, is counted
+    /// (`attestkit_auth_failures_total`) and logged with the client's address, never the credential. A request
+    /// that presents none (no `Authorization`, no session cookie) guesses nothing and spends nothing.
+    func authorize(
+        _ audience: RouteAudience, _ request: Request, client: String, logger: Logger,
+        loginForm: String = "dashboard/login"
     ) throws(APIError) -> Response? {
+        let presented = credentials.presentsCredential(request.headers, for: audience)
+        if presented { try reserveAuthFailure(client, audience: audience.rawValue, logger: logger) }
         do {
             try audience.authorize(request, credentials: credentials)
+            if presented { authFailuresPerIP.refund(client, now: now()) }
             return nil
         } catch {
-            guard audience == .dashboard, error.status == .unauthorized, acceptsHTML(request) else { throw error }
-            return redirect(to: "dashboard/login")
+            if presented {
+                if error.status == .unauthorized {
+                    authFailed(client, audience: audience.rawValue, logger: logger)
+                } else {
+                    authFailuresPerIP.refund(client, now: now())
+                }
+            }
+            guard audience == .dashboard, error.status == .unauthorized, Self.acceptsHTML(request) else { throw error }
+            return Self.redirect(to: loginForm)
         }
+    }
+
+    /// The reference relative to the route `path` that names `target` (both absolute route paths), so that a
+    /// redirect holds wherever the routes are mounted: `/dashboard/login` from `/dashboard` is `dashboard/login`,
+    /// from `/dashboard/logout` it is `login`.
+    static func relativeReference(to target: String, from path: String) -> String {
+        let directory = path.split(separator: "/").dropLast()
+        var remaining = target.split(separator: "/")[...]
+        for segment in directory {
+            guard remaining.first == segment else { break }
+            remaining = remaining.dropFirst()
+        }
+        return remaining.joined(separator: "/")
+    }
+
+    /// Reserves one failure from `client`'s credential budget, or throws 429 `rate_limited` when it is spent.
+    func reserveAuthFailure(_ client: String, audience: String, logger: Logger) throws(APIError) {
+        guard let wait = authFailuresPerIP.acquire(client, now: now()) else { return }
+        metrics.flows.rateLimited("auth_failures_per_ip")
+        logger.notice(
+            "credential refused unread: failure budget spent",
+            metadata: ["client": "\(client)", "audience": "\(audience)"])
+        throw APIError(FlowError.rateLimited("auth_failures_per_ip", retryAfter: wait))
+    }
+
+    /// Counts and logs a wrong credential of `client` (its reservation is kept: the failure is spent).
+    func authFailed(_ client: String, audience: String, logger: Logger) {
+        metrics.authFailure(audience)
+        logger.notice("credential refused", metadata: ["client": "\(client)", "audience": "\(audience)"])
     }
 
     /// The one mapping of a handler's error to its answer: ``APIError/init(any:)``, logging what the operator needs

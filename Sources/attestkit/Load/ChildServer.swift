@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitServer
 import AttestKitTesting
 import Foundation
 
@@ -19,6 +20,8 @@ final class ChildServer: @unchecked Sendable {
         try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
         portFile = workspace.appendingPathComponent("port")
         process.executableURL = URL(fileURLWithPath: binary)
+        // A PostgreSQL password goes to the child in its environment: `serve` refuses one on its command line.
+        let (storage, password) = ServerConfigurationSource.splitStoragePassword(storage)
         process.arguments = [
             "serve", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
             "--environments", "development", "--trust-attestation-root", attestationRoot.path,
@@ -26,9 +29,9 @@ final class ChildServer: @unchecked Sendable {
             "--set", "assertion.timestamp-window=3600", "--set", "rate-limit.attestations-per-ip=0",
             "--set", "rate-limit.challenges-per-ip=0",
         ]
-        process.environment = ProcessInfo.processInfo.environment.merging(["ATTESTKIT_BACKEND_TOKENS": backendToken]) {
-            $1
-        }
+        var environment = ["ATTESTKIT_BACKEND_TOKENS": backendToken]
+        if let password { environment["ATTESTKIT_STORAGE_PASSWORD"] = password }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         try process.run()
     }

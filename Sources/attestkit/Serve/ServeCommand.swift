@@ -18,8 +18,9 @@ struct ServeCommand: AsyncParsableCommand {
             ATTESTKIT_SECRETS_DIR: one file per setting, named like admin-token), then the JSON or YAML file of \
             --config, then defaults; every \
             setting has a dotted key (http.port, apps, storage.url, ...; see docs/service.md 'Configuration') \
-            that --set KEY=VALUE sets from the command line. The admin token is read from ATTESTKIT_ADMIN_TOKEN or the file \
-            only, never from a flag (command lines are visible to other users). SIGINT or SIGTERM shuts down \
+            that --set KEY=VALUE sets from the command line. Secrets (admin.token, backend.tokens, debug.tokens, \
+            storage.password, a storage URL's password) are read from ATTESTKIT_* variables, --secrets-dir or \
+            --config only, never from a flag (command lines are visible to other users). SIGINT or SIGTERM shuts down \
             gracefully: in-flight requests finish, background services stop, the store closes.
             """
     )
@@ -47,7 +48,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "production, development or both (environments).")
     var environments: String?
 
-    @Option(name: .long, help: "sqlite:PATH, postgres://user:password@host:port/db or memory: (storage.url).")
+    @Option(
+        name: .long,
+        help: """
+            sqlite:PATH, postgres://user@host:port/db or memory: (storage.url); a PostgreSQL password from \
+            ATTESTKIT_STORAGE_PASSWORD or the secrets file storage-password, never here.
+            """)
     var storage: String?
 
     @Option(name: .long, help: "The .p8 key of Apple's DeviceCheck and receipt services (apple.key-file).")
@@ -125,13 +131,13 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--set takes KEY=VALUE, got '\(setting)'")
             }
             let key = String(setting[..<equals])
-            guard key != "admin.token" else {
-                throw ValidationError("the admin token is read from ATTESTKIT_ADMIN_TOKEN or --config only")
-            }
-            guard key != "backend.tokens" else {
-                throw ValidationError("the backend tokens are read from ATTESTKIT_BACKEND_TOKENS or --config only")
-            }
             values[key] = String(setting[setting.index(after: equals)...])
+        }
+        // Every secret is refused here, whichever flag carried it (--storage, --set): `ps` shows command lines.
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            if let refusal = ServerConfigurationSource.commandLineRefusal(key: key, value: value) {
+                throw ValidationError("\(refusal)")
+            }
         }
         return values.mapValues { ConfigValue(.string($0), isSecret: false) }
     }

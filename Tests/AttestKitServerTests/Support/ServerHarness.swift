@@ -40,7 +40,8 @@ final class ServerHarness: Sendable {
         var backendListener = false
         var policy = ServerConfiguration.Policy()
         /// Off by default: tests that do not test limits send many requests.
-        var rateLimits = ServerConfiguration.RateLimits(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0)
+        var rateLimits = ServerConfiguration.RateLimits(
+            attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0, authFailuresPerIP: 0)
         var bodyLimit = 65_536
         var timestampWindow: TimeInterval = 300
         /// The risk metric of the receipts the mock returns.

@@ -1,0 +1,67 @@
+import Foundation
+import NIOHTTP1
+import Testing
+
+/// Logging out of the dashboard: the session ends, the cookie is cleared, and only a request from the dashboard's own
+/// origin may do it; a session is bound to the admin token it was opened under.
+@Suite("Operator dashboard: logout")
+struct DashboardLogoutTests {
+    /// Logs in over HTTP and returns the session cookie's `name=value`.
+    static func login(_ harness: ServerHarness) async throws -> String {
+        let answer = try await harness.send(.POST, "/dashboard/login", body: Array("token=\(Fixture.adminToken)".utf8))
+        #expect(answer.status == 303, "\(answer)")
+        let cookie = try #require(answer.header("Set-Cookie"))
+        return String(try #require(cookie.split(separator: ";").first))
+    }
+
+    @Test("logout ends the session, clears the cookie and sends the browser to the login form", arguments: await StoreKind.all())
+    func logout(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            let cookie = try await Self.login(harness)
+            let page = try await harness.get("/dashboard", headers: [("Cookie", cookie)])
+            #expect(page.status == 200)
+            #expect(page.text.contains(#"<form method="post" action="dashboard/logout">"#))
+            let other = try await Self.login(harness)
+            let answer = try await harness.send(
+                .POST, "/dashboard/logout", headers: [("Cookie", cookie), ("Origin", harness.apiURL)])
+            #expect(answer.status == 303 && answer.header("Location") == "login", "\(answer)")
+            let cleared = try #require(answer.header("Set-Cookie"))
+            #expect(cleared.hasPrefix("attestkit_session=;") && cleared.contains("Max-Age=0"), "\(cleared)")
+            for attribute in ["HttpOnly", "Secure", "SameSite=Strict"] { #expect(cleared.contains(attribute)) }
+            // The session is gone on the server, whatever the browser keeps; another session lives on.
+            let after = try await harness.get("/dashboard", headers: [("Cookie", cookie)])
+            #expect(after.status == 401, "\(after)")
+            let browser = try await harness.get("/dashboard", headers: [("Cookie", cookie), ("Accept", "text/html")])
+            #expect(browser.status == 303 && browser.header("Location") == "dashboard/login")
+            #expect(try await harness.get("/dashboard", headers: [("Cookie", other)]).status == 200)
+            // Without a session: the browser goes to the login form (relative to /dashboard/logout), a tool gets 401.
+            let again = try await harness.send(
+                .POST, "/dashboard/logout", headers: [("Cookie", cookie), ("Accept", "text/html")])
+            #expect(again.status == 303 && again.header("Location") == "login", "\(again)")
+            let tool = try await harness.send(.POST, "/dashboard/logout")
+            #expect(tool.status == 401 && tool.errorCode == "admin_unauthorized", "\(tool)")
+        }
+    }
+
+    @Test(
+        "a logout from another site is refused with 403 cross_site_request and ends nothing",
+        arguments: [
+            [("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")],
+            [("Origin", "http://evil.example")], [("Origin", "null")], [("Origin", "http://127.0.0.1:1")],
+            [("Sec-Fetch-Site", "cross-site"), ("Origin", "SAME")],
+        ])
+    func crossSite(headers: [(String, String)]) async throws {
+        try await ServerHarness.with(.sqlite) { harness in
+            let cookie = try await Self.login(harness)
+            let sent = headers.map { ($0.0, $0.1 == "SAME" ? harness.apiURL : $0.1) }
+            let answer = try await harness.send(.POST, "/dashboard/logout", headers: [("Cookie", cookie)] + sent)
+            #expect(answer.status == 403 && answer.errorCode == "cross_site_request", "\(headers): \(answer)")
+            #expect(answer.header("Set-Cookie") == nil)
+            #expect(try await harness.get("/dashboard", headers: [("Cookie", cookie)]).status == 200)
+            // The same request from the dashboard's own page is let through.
+            let own = try await harness.send(
+                .POST, "/dashboard/logout", headers: [("Cookie", cookie), ("Sec-Fetch-Site", "same-origin")])
+            #expect(own.status == 303)
+        }
+    }
+}
