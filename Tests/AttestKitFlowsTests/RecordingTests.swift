@@ -223,6 +223,77 @@ struct RecordingTests {
         #expect(await recorder.bundleNames().isEmpty)
     }
 
+    /// Recording that unauthenticated traffic cannot flush: with a known-key quota of N and an unknown quota of M,
+    /// N + k refusals of unknown keys and malformed input never evict a known key's bundle; they evict only each
+    /// other, and a quota of 0 records none of them.
+    @Test("garbage refusals have their own quota and never evict a known key's bundle")
+    func garbageCannotFlushTheEvidence() async throws {
+        let directory = Self.directory()
+        let recorder = try VerificationRecorder(directory: directory, maximumCount: 2, unknownMaximumCount: 3)
+        let bench = try FlowBench(timestampWindow: 1, recorder: recorder)
+        let device = try await bench.registeredDevice()
+        // A known key's refusal: its clock is 30 s off.
+        let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds(30)))
+        await #expect(throws: FlowError.timestampOutsideWindow) {
+            try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+        }
+        let evidence = try #require(await recorder.bundleNames().first)
+        #expect(!evidence.hasSuffix("-unknown.json"))
+
+        // Twice the known quota and more of what anyone can send: unknown keys, malformed attestations.
+        for round in 0..<6 {
+            let stranger = bench.device()
+            let garbage = [UInt8](repeating: UInt8(round), count: 40)
+            await #expect(throws: FlowError.self) {
+                try await bench.gate.verify(keyID: stranger.keyID, assertion: garbage, binding: binding)
+            }
+            let challenge = try await bench.issuer.issue(purpose: .attest)
+            await #expect(throws: FlowError.self) {
+                try await bench.registrar().register(
+                    keyID: stranger.keyID, attestation: garbage, challengeID: challenge.id, now: Date())
+            }
+        }
+        let names = await recorder.bundleNames()
+        #expect(names.contains(evidence))
+        #expect(names.filter { $0.hasSuffix("-unknown.json") }.count == 3)
+        #expect(names.count == 4)
+        let bundles = try await Self.bundles(recorder)
+        #expect(
+            bundles.allSatisfy {
+                VerificationRecorder.Quota(of: $0) == ($0.assertion?.key == nil ? .unknown : .known)
+            })
+
+        // A second known refusal fits the known quota; a third evicts the oldest known one, never an unknown one.
+        for seconds in [40.0, 50] {
+            let (late, lateBinding) = try device.assertion(
+                freshness: .timestamp(milliseconds: FlowBench.milliseconds(seconds)))
+            await #expect(throws: FlowError.timestampOutsideWindow) {
+                try await bench.gate.verify(keyID: device.keyID, assertion: late, binding: lateBinding)
+            }
+        }
+        let after = await recorder.bundleNames()
+        #expect(!after.contains(evidence))
+        #expect(after.filter { !$0.hasSuffix("-unknown.json") }.count == 2)
+        #expect(after.filter { $0.hasSuffix("-unknown.json") } == names.filter { $0.hasSuffix("-unknown.json") })
+
+        // A recorder reopened on the directory tells the quotas apart by name.
+        let reopened = try VerificationRecorder(directory: directory, maximumCount: 2, unknownMaximumCount: 1)
+        let unknownBundle = try #require(bundles.first { $0.assertion?.key == nil })
+        #expect(await reopened.record(unknownBundle) != nil)
+        let reopenedNames = await reopened.bundleNames()
+        #expect(reopenedNames.filter { $0.hasSuffix("-unknown.json") }.count == 1)
+        let known = { (names: [String]) in names.filter { !$0.hasSuffix("-unknown.json") } }
+        #expect(known(reopenedNames) == known(after))
+
+        // An unknown quota of 0 records none of them.
+        let silent = try VerificationRecorder(directory: Self.directory(), unknownMaximumCount: 0)
+        #expect(await silent.record(unknownBundle) == nil)
+        #expect(await silent.bundleNames().isEmpty)
+        #expect(throws: FlowError.self) {
+            try VerificationRecorder(directory: Self.directory(), unknownMaximumCount: -1)
+        }
+    }
+
     @Test("bundles are files of mode 0600 in a directory of mode 0700, bounded in count, oldest removed first")
     func filesAndBounds() async throws {
         let directory = Self.directory()

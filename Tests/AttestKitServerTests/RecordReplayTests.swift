@@ -6,6 +6,7 @@ import AttestKitTesting
 import AttestKitWire
 import Crypto
 import Foundation
+import NIOHTTP1
 import Testing
 
 /// Record and replay through the service: failed verifications over real HTTP write bundles (files 0600, never a
@@ -65,6 +66,42 @@ struct RecordReplayTests {
             try Data("{\"format\": 1}".utf8).write(to: garbage)
             let unreadable = try ExternalTool.run(binary, ["replay", garbage.path])
             #expect(unreadable.status == 2 && unreadable.output.contains("bundle_invalid"), "\(unreadable.output)")
+        }
+    }
+
+    /// The observation: with `record.max-bundles=5`, six garbage `POST /v1/tokens` pushed a real refusal's
+    /// bundle out. Now garbage has its own quota (`record.unknown-max-bundles`) and evicts only garbage.
+    @Test("six garbage token requests never evict a known key's bundle", arguments: await StoreKind.all())
+    func garbageCannotFlushTheEvidence(kind: StoreKind) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-bundles-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var options = ServerHarness.Options()
+        options.tokens = try TokenService.Configuration(
+            signingKey: TokenSigningKey(privateKey: P256.Signing.PrivateKey()))
+        options.record = ServerConfiguration.RecordSettings(
+            directory: directory.path, maximumBundles: 5, unknownMaximumBundles: 2)
+        try await ServerHarness.with(kind, options) { harness in
+            let device = try await TestDevice.registered(harness)
+            let (skewed, _) = try await TokenRouteTests.requestToken(
+                harness, device, freshness: .timestamp(milliseconds: harness.clock.milliseconds + 304_000))
+            #expect(skewed.string("error.code") == "timestamp_outside_window")
+            let evidence = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            try #require(evidence.count == 1, "\(evidence)")
+            for _ in 0..<6 {
+                // An unknown key id and an assertion that is not one, as anyone can send.
+                var headers = [
+                    (AttestKitHeaderNames.keyID, TestDevice(harness).keyID.base64),
+                    (AttestKitHeaderNames.assertion, Data("garbage".utf8).base64EncodedString()),
+                ]
+                if let header = AttestKitHeaderNames.header(of: device.now) {
+                    headers.append((header.name, header.value))
+                }
+                let answer = try await harness.send(.POST, "/v1/tokens", headers: headers)
+                #expect(answer.status == 403 || answer.status == 400, "\(answer)")
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            #expect(names.contains(evidence[0]), "\(names)")
+            #expect(names.filter { $0.hasSuffix("-unknown.json") }.count == 2, "\(names)")
         }
     }
 }

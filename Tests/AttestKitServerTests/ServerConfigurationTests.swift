@@ -29,7 +29,8 @@ struct ServerConfigurationTests {
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
         "tokens.device-tokens",
-        "record.directory", "record.max-bundles", "record.max-bytes",
+        "record.directory", "record.max-bundles", "record.max-bytes", "record.unknown-max-bundles",
+        "record.unknown-max-bytes",
         "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 

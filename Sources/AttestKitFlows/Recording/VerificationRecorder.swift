@@ -12,6 +12,16 @@ public import Logging
 /// Writes a ``VerificationBundle`` for every failed verification into a directory (opt-in, `record.directory`),
 /// bounded in count and bytes, oldest removed first.
 ///
+/// Two quotas, so that nobody can flush the evidence by sending garbage: refusals of **known** keys (an assertion of a
+/// key the store holds; an attestation refused at or after its receipt, which Apple's certificate chain must pass
+/// first, or after verification) are bounded by ``maximumCount`` and ``maximumBytes``; everything else (unknown
+/// keys, malformed input, attestations refused before their chain was known good: anyone can send those) by
+/// ``unknownMaximumCount`` and ``unknownMaximumBytes``, small by default, and never evicts a known key's bundle.
+/// ``Quota/init(of:)`` decides. Bundles of the unknown quota end in `-unknown.json`.
+///
+/// The recorder runs on a thread of its own (a ``DedicatedThreadExecutor``): its blocking file I/O never holds a
+/// thread of the cooperative pool. The thread ends when the recorder is released.
+///
 /// Files are created with mode 0600 (exclusively, never overwriting), the directory with 0700 when it is created
 /// here. Only refusals are recorded (malformed input, failed verification, replays); an unavailable store, a rate
 /// limit or a missing configuration is not a verification failure. Writing never changes an answer: a bundle that
@@ -22,30 +32,73 @@ public import Logging
 /// let gate = AssertionGate(store: store, recorder: recorder)
 /// ```
 public actor VerificationRecorder {
+    /// Which bound a bundle counts against.
+    public enum Quota: String, Sendable, Hashable {
+        /// A refusal of a known key: an assertion of a key the store holds (its record is in the bundle); an
+        /// attestation refused by its receipt or the policy (checked only once Apple's certificate chain verified)
+        /// or after verification (the key step: `key_exists`; the registration).
+        case known
+        /// Anything anyone can send: unknown keys, malformed input, attestations refused before their chain
+        /// verified, challenges refused before verification.
+        case unknown
+
+        /// The quota of `bundle`.
+        public init(of bundle: VerificationBundle) {
+            switch bundle.kind {
+            case .assertion:
+                self = bundle.assertion?.key != nil ? .known : .unknown
+            case .attestation:
+                let verified = ["receipt", "policy"].contains(bundle.outcome.check)
+                let afterVerification = [.key, .registration].contains(bundle.attestation?.storeAnswer?.step)
+                self = verified || afterVerification ? .known : .unknown
+            }
+        }
+    }
+
     /// The directory bundles are written to.
     public nonisolated let directory: String
-    /// At most this many bundles are kept.
+    /// At most this many bundles of known keys are kept.
     public nonisolated let maximumCount: Int
-    /// At most this many bytes of bundles are kept.
+    /// At most this many bytes of bundles of known keys are kept.
     public nonisolated let maximumBytes: Int
+    /// At most this many bundles of the unknown quota are kept (0: none is recorded).
+    public nonisolated let unknownMaximumCount: Int
+    /// At most this many bytes of bundles of the unknown quota are kept.
+    public nonisolated let unknownMaximumBytes: Int
     /// The deployment policy attestation bundles record (their replay applies it again).
     public nonisolated let policy: DeploymentPolicy?
     private let logger: Logger
     private let now: @Sendable () -> Date
-    private var index: [(name: String, bytes: Int)]?
+    private var index: [Entry]?
+    private nonisolated let executor: DedicatedThreadExecutor
+
+    /// The recorder's own thread: file I/O blocks.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A bundle kept.
+    private struct Entry {
+        var name: String
+        var bytes: Int
+        var quota: Quota
+    }
 
     /// Creates a recorder, creating `directory` (mode 0700) if it does not exist.
     /// - Parameters:
     ///   - directory: Where the bundles are written.
-    ///   - maximumCount: Bundles kept, 1 to 1,000,000 (default 1,000).
-    ///   - maximumBytes: Bytes kept, at least one bundle's ``VerificationBundle/maximumBytes`` (default 100 MiB).
+    ///   - maximumCount: Bundles of known keys kept, 1 to 1,000,000 (default 1,000).
+    ///   - maximumBytes: Bytes of bundles of known keys kept, at least one bundle's ``VerificationBundle/maximumBytes``
+    ///     (default 100 MiB).
+    ///   - unknownMaximumCount: Bundles of the unknown quota kept, 0 (none recorded) to 1,000,000 (default 100).
+    ///   - unknownMaximumBytes: Bytes of bundles of the unknown quota kept, at least one bundle's
+    ///     ``VerificationBundle/maximumBytes`` (default 10 MiB).
     ///   - policy: The deployment policy attestation bundles record, so that their replay applies it again.
     ///   - logger: Where failures to record are logged.
     ///   - now: The clock (injected for tests).
     /// - Throws: `record_unavailable` (not configured) when the directory cannot be created or is not one, or
     ///   `invalid_field` for limits out of range.
     public init(
-        directory: String, maximumCount: Int = 1_000, maximumBytes: Int = 100 << 20, policy: DeploymentPolicy? = nil,
+        directory: String, maximumCount: Int = 1_000, maximumBytes: Int = 100 << 20, unknownMaximumCount: Int = 100,
+        unknownMaximumBytes: Int = 10 << 20, policy: DeploymentPolicy? = nil,
         logger: Logger = Logger(label: "attestkit.record"), now: @escaping @Sendable () -> Date = { Date() }
     ) throws(FlowError) {
         guard (1...1_000_000).contains(maximumCount) else {
@@ -53,6 +106,13 @@ public actor VerificationRecorder {
         }
         guard maximumBytes >= VerificationBundle.maximumBytes else {
             throw FlowError.invalidField("record.max-bytes", "is at least \(VerificationBundle.maximumBytes)")
+        }
+        guard (0...1_000_000).contains(unknownMaximumCount) else {
+            throw FlowError.invalidField("record.unknown-max-bundles", "is 0 to 1000000")
+        }
+        guard unknownMaximumBytes >= VerificationBundle.maximumBytes else {
+            throw FlowError.invalidField(
+                "record.unknown-max-bytes", "is at least \(VerificationBundle.maximumBytes)")
         }
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
@@ -65,7 +125,10 @@ public actor VerificationRecorder {
         self.directory = directory
         self.maximumCount = maximumCount
         self.maximumBytes = maximumBytes
+        self.unknownMaximumCount = unknownMaximumCount
+        self.unknownMaximumBytes = unknownMaximumBytes
         self.policy = policy
+        self.executor = DedicatedThreadExecutor(name: "attestkit.record")
         self.logger = logger
         self.now = now
     }
@@ -84,10 +147,16 @@ public actor VerificationRecorder {
         loadIndex().map(\.name)
     }
 
-    /// Writes `bundle`, then removes the oldest bundles past the bounds.
-    /// - Returns: The file's name in ``directory``, or `nil` when it could not be written (logged).
+    /// Writes `bundle`, then removes the oldest bundles of its ``Quota`` past that quota's bounds: a bundle of the
+    /// unknown quota never removes one of a known key.
+    /// - Returns: The file's name in ``directory``, or `nil` when it could not be written (logged) or its quota
+    ///   records nothing (``unknownMaximumCount`` 0).
     @discardableResult
     public func record(_ bundle: VerificationBundle) -> String? {
+        let quota = Quota(of: bundle)
+        let (maximumCount, maximumBytes) =
+            quota == .known ? (maximumCount, maximumBytes) : (unknownMaximumCount, unknownMaximumBytes)
+        guard maximumCount > 0 else { return nil }
         let bytes: [UInt8]
         do {
             bytes = try bundle.encoded()
@@ -107,17 +176,23 @@ public actor VerificationRecorder {
         let suffix = String(UInt32.random(in: .min ... .max), radix: 16)
         let name =
             String(repeating: "0", count: max(0, 15 - String(milliseconds).count)) + "\(milliseconds)-"
-            + "\(bundle.kind.rawValue)-" + String(repeating: "0", count: 8 - suffix.count) + suffix + ".json"
+            + "\(bundle.kind.rawValue)-" + String(repeating: "0", count: 8 - suffix.count) + suffix
+            + (quota == .known ? ".json" : "-unknown.json")
         guard writeFile(bytes, to: directory + "/" + name) else { return nil }
-        entries.append((name, bytes.count))
+        entries.append(Entry(name: name, bytes: bytes.count, quota: quota))
         entries.sort { $0.name < $1.name }
-        var total = entries.reduce(0) { $0 + $1.bytes }
-        while entries.count > maximumCount || total > maximumBytes, let oldest = entries.first {
+        // Only this quota's bundles, oldest first, are removed.
+        var count = entries.count { $0.quota == quota }
+        var total = entries.reduce(0) { $0 + ($1.quota == quota ? $1.bytes : 0) }
+        while count > maximumCount || total > maximumBytes,
+            let position = entries.firstIndex(where: { $0.quota == quota })
+        {
+            let oldest = entries.remove(at: position)
             if unlink(directory + "/" + oldest.name) != 0 && errno != ENOENT {
                 logger.warning("an old verification bundle could not be removed", metadata: ["file": "\(oldest.name)"])
             }
+            count -= 1
             total -= oldest.bytes
-            entries.removeFirst()
         }
         index = entries
         logger.info(
@@ -128,20 +203,35 @@ public actor VerificationRecorder {
 
     /// Whether `name` is the name of a bundle this recorder writes (and may remove).
     static func isBundleName(_ name: String) -> Bool {
-        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 15, parts[0].allSatisfy(\.isASCII), parts[0].allSatisfy(\.isNumber),
-            ["attestation", "assertion"].contains(String(parts[1])), parts[2].hasSuffix(".json")
-        else { return false }
-        let random = parts[2].dropLast(".json".count)
-        return random.count == 8 && random.allSatisfy(\.isHexDigit)
+        quota(ofName: name) != nil
     }
 
-    private func loadIndex() -> [(name: String, bytes: Int)] {
+    /// The quota of the bundle named `name` (`NNNNNNNNNNNNNNN-kind-xxxxxxxx.json`, or `...-xxxxxxxx-unknown.json`),
+    /// or `nil` when it is not a bundle's name.
+    static func quota(ofName name: String) -> Quota? {
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3 || (parts.count == 4 && parts[3] == "unknown.json"), parts[0].count == 15,
+            parts[0].allSatisfy(\.isASCII), parts[0].allSatisfy(\.isNumber),
+            ["attestation", "assertion"].contains(String(parts[1]))
+        else { return nil }
+        let random: Substring
+        if parts.count == 4 {
+            random = parts[2]
+        } else {
+            guard parts[2].hasSuffix(".json") else { return nil }
+            random = parts[2].dropLast(".json".count)
+        }
+        guard random.count == 8, random.allSatisfy(\.isHexDigit) else { return nil }
+        return parts.count == 3 ? .known : .unknown
+    }
+
+    private func loadIndex() -> [Entry] {
         if let index { return index }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        let loaded = names.filter(Self.isBundleName).sorted().map { name in
+        let loaded = names.sorted().compactMap { name -> Entry? in
+            guard let quota = Self.quota(ofName: name) else { return nil }
             let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size]) as? Int
-            return (name: name, bytes: size ?? 0)
+            return Entry(name: name, bytes: size ?? 0, quota: quota)
         }
         index = loaded
         return loaded

@@ -78,8 +78,10 @@ extension ServerConfiguration {
     /// | `tokens.ttl` | `ATTESTKIT_TOKENS_TTL` | `900` seconds (300 to 604800) |
     /// | `tokens.device-tokens` | `ATTESTKIT_TOKENS_DEVICE_TOKENS` | `refuse` (or `accept`: `POST /v1/tokens` sells a token at trust `devicecheck` for a DeviceCheck token, used up) |
     /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
-    /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles, oldest removed first |
-    /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB), oldest removed first |
+    /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles of known keys, oldest removed first |
+    /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB) of known keys' bundles |
+    /// | `record.unknown-max-bundles` | `ATTESTKIT_RECORD_UNKNOWN_MAX_BUNDLES` | `100` bundles of unknown keys and malformed input (0: none) |
+    /// | `record.unknown-max-bytes` | `ATTESTKIT_RECORD_UNKNOWN_MAX_BYTES` | `10485760` bytes (10 MiB) of those bundles |
     /// | `key-attestation.ca-certificate-file` | `ATTESTKIT_KEY_ATTESTATION_CA_CERTIFICATE_FILE` | none: no app key certificates; a PEM CA certificate |
     /// | `key-attestation.ca-key-file` | `ATTESTKIT_KEY_ATTESTATION_CA_KEY_FILE` | none; the CA certificate's PEM private key |
     /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `3600` seconds (300 to 2592000) |
@@ -182,7 +184,8 @@ extension ServerConfiguration {
         "receipt-refresh.batch", "challenge-cleanup.interval",
         "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
         "tokens.device-tokens",
-        "record.directory", "record.max-bundles", "record.max-bytes",
+        "record.directory", "record.max-bundles", "record.max-bytes", "record.unknown-max-bundles",
+        "record.unknown-max-bytes",
         "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
     ]
 

@@ -104,7 +104,9 @@ public final class AttestKitServer: Service, Sendable {
             do throws(FlowError) {
                 recorder = try VerificationRecorder(
                     directory: record.directory, maximumCount: record.maximumBundles,
-                    maximumBytes: record.maximumBytes, policy: configuration.policy, logger: logger, now: now)
+                    maximumBytes: record.maximumBytes, unknownMaximumCount: record.unknownMaximumBundles,
+                    unknownMaximumBytes: record.unknownMaximumBytes, policy: configuration.policy, logger: logger,
+                    now: now)
             } catch {
                 try? httpClient.syncShutdown()
                 throw ServerConfigurationError("record.directory", error.reason)
