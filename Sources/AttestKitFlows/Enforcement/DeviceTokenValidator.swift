@@ -28,7 +28,7 @@ public final class DeviceTokenValidator: Sendable {
     public let capacity: Int
     /// How long an answer is reused.
     public let ttl: TimeInterval
-    /// Validations a client may start a minute (0: no limit): ``budget``'s rate.
+    /// Validations a client may start a minute (0: no limit).
     public var validationsPerClient: Int { budget.perMinute }
     /// How long a used token is remembered by the store: Apple does not say how long a token stays valid, so a used
     /// token is refused for at least this long (a day by default).
@@ -82,8 +82,10 @@ public final class DeviceTokenValidator: Sendable {
 
     /// Whether Apple calls `token` valid (cached, one call for concurrent askers), and whether the answer came from
     /// the cache. Does not use the token up (``useUp(_:store:)`` does).
-    /// - Parameter client: Who asks (a client address), for the per-client budget; `nil` shares one budget with
-    ///   every unnamed client.
+    /// - Parameters:
+    ///   - token: The DeviceCheck token, as the device sent it (Base64).
+    ///   - client: Who asks (a client address), for the per-client budget; `nil` shares one budget with
+    ///     every unnamed client.
     /// - Throws: ``FlowError``: `rate_limited` once `client` spent its budget; Apple's failure other than
     ///   `bad_device_token`, not cached.
     public func isValid(_ token: String, client: String? = nil) async throws(FlowError) -> (valid: Bool, cached: Bool) {

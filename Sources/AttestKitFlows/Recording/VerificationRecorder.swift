@@ -19,7 +19,7 @@ public import Logging
 /// ``unknownMaximumCount`` and ``unknownMaximumBytes``, small by default, and never evicts a known key's bundle.
 /// ``Quota/init(of:)`` decides. Bundles of the unknown quota end in `-unknown.json`.
 ///
-/// The recorder runs on a thread of its own (a ``DedicatedThreadExecutor``): its blocking file I/O never holds a
+/// The recorder runs on a thread of its own (a dedicated serial executor): its blocking file I/O never holds a
 /// thread of the cooperative pool. The thread ends when the recorder is released.
 ///
 /// Files are created with mode 0600 (exclusively, never overwriting), the directory with 0700 when it is created

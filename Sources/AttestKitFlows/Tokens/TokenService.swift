@@ -307,7 +307,7 @@ public struct TokenService: Sendable {
 
     /// Introspects a session token for a backend (RFC 7662), without consuming it: its claims when it verifies
     /// (``verify(_:)``) and, at trust `app_attest`, the key it names is still registered and active; otherwise
-    /// ``TokenIntrospectionResponse/inactive`` and nothing else.
+    /// `TokenIntrospectionResponse.inactive` and nothing else.
     ///
     /// A limited-use token already consumed still introspects active until it expires: the store can tell only by
     /// consuming (``consume(_:)`` is the one-time check).

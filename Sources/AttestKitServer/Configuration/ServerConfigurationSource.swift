@@ -119,7 +119,7 @@ public enum ServerConfigurationSource {
     }
 
     /// Why `key` may not be set to `value` on a command line, or `nil` when it may. A command line is readable by
-    /// every user of the machine (`ps`, `/proc`), so every secret setting (``ServerConfiguration/secretKeys``) is
+    /// every user of the machine (`ps`, `/proc`), so every secret setting of `attestkit serve` is
     /// refused there, except a `storage.url` that carries no password: its password comes from `storage.password`
     /// (`ATTESTKIT_STORAGE_PASSWORD`, or the secrets directory's file `storage-password`) instead. The refusal
     /// never repeats the value.

@@ -200,7 +200,7 @@ public final class AttestKitServer: Service, Sendable {
         await shutdown()
     }
 
-    /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:)``: this
+    /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:client:)``: this
     /// server's gate, debug tokens, DeviceCheck fallback, risk policy and metrics, under `policy` (by default the
     /// configured ``ServerConfiguration/enforcement`` for the group `group`).
     /// - Throws: ``ServerConfigurationError`` for a group name that is not a closed label.
