@@ -130,16 +130,17 @@ public final class DeviceTokenValidator: Sendable {
     /// Validates `token` (``isValid(_:client:)``) and uses it up in `store` (``useUp(_:store:)``).
     /// - Throws: ``FlowError``: 403 `device_token_invalid` when Apple does not validate it, 409 `device_token_used`
     ///   when it was used before, `rate_limited`, Apple's failures, `storage_unavailable`.
-    public func redeem(_ token: String, client: String?, store: any AttestationStore) async throws(FlowError) {
+    public func redeem(_ token: String, client: String?, store: any ConsumedTokenStore) async throws(FlowError) {
         guard try await isValid(token, client: client).valid else { throw FlowError.deviceTokenInvalid }
         try await useUp(token, store: store)
     }
 
     /// Records in `store` that a token Apple validated was used: of every request presenting one token, in this
     /// process or on any replica sharing the store, exactly one gets through; the record is kept for
-    /// ``usedTokenRetention``.
+    /// ``usedTokenRetention``. It needs only the store's used tokens: any `ConsumedTokenStore` (an `AttestationStore`
+    /// is one).
     /// - Throws: ``FlowError``: 409 `device_token_used` when it was used before, `storage_unavailable`.
-    public func useUp(_ token: String, store: any AttestationStore) async throws(FlowError) {
+    public func useUp(_ token: String, store: any ConsumedTokenStore) async throws(FlowError) {
         let time = now()
         let first: Bool
         do throws(StoreError) {

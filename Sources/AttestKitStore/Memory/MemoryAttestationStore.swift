@@ -39,7 +39,7 @@ public actor MemoryAttestationStore: AttestationStore {
 
     // MARK: Challenges
 
-    /// Stores a new challenge; see ``AttestationStore/insertChallenge(_:)``.
+    /// Stores a new challenge; see ``ChallengeStore/insertChallenge(_:)``.
     public func insertChallenge(_ challenge: StoredChallenge) throws(StoreError) {
         try checkOpen()
         guard challenge.consumedAt == nil else {
@@ -51,7 +51,7 @@ public actor MemoryAttestationStore: AttestationStore {
         challenges[challenge.id] = challenge
     }
 
-    /// Consumes a challenge once; see ``AttestationStore/consumeChallenge(_:purpose:keyID:now:)``.
+    /// Consumes a challenge once; see ``ChallengeStore/consumeChallenge(_:purpose:keyID:now:)``.
     public func consumeChallenge(
         _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
     ) throws(StoreError) -> StoredChallenge {
@@ -66,7 +66,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return consumed
     }
 
-    /// Deletes expired challenges; see ``AttestationStore/deleteExpiredChallenges(now:)``.
+    /// Deletes expired challenges; see ``ChallengeStore/deleteExpiredChallenges(now:)``.
     public func deleteExpiredChallenges(now: Date) throws(StoreError) -> Int {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -77,7 +77,7 @@ public actor MemoryAttestationStore: AttestationStore {
 
     // MARK: Keys
 
-    /// Registers a key if absent; see ``AttestationStore/registerKey(_:now:)``.
+    /// Registers a key if absent; see ``KeyStore/registerKey(_:now:)``.
     public func registerKey(_ registration: KeyRegistration, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let record = KeyRecord(registration: registration, now: try StoreTime.normalized(now, "now"))
@@ -94,7 +94,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return keys[keyID]
     }
 
-    /// Advances a counter if greater; see ``AttestationStore/advanceCounter(of:to:now:)``.
+    /// Advances a counter if greater; see ``KeyStore/advanceCounter(of:to:now:)``.
     @discardableResult
     public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
@@ -108,7 +108,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
-    /// Stores a newer receipt; see ``AttestationStore/storeReceipt(_:for:now:)``.
+    /// Stores a newer receipt; see ``KeyStore/storeReceipt(_:for:now:)``.
     public func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -129,7 +129,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
-    /// Moves the next receipt exchange; see ``AttestationStore/postponeReceiptRefresh(of:until:)``.
+    /// Moves the next receipt exchange; see ``KeyStore/postponeReceiptRefresh(of:until:)``.
     public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) throws(StoreError) {
         try checkOpen()
         let instant = try StoreTime.normalized(ifPresent: refreshAt, "refreshAt")
@@ -140,14 +140,14 @@ public actor MemoryAttestationStore: AttestationStore {
         keys[keyID] = record
     }
 
-    /// A key's risk metrics, newest first; see ``AttestationStore/riskHistory(of:limit:)``.
+    /// A key's risk metrics, newest first; see ``KeyStore/riskHistory(of:limit:)``.
     public func riskHistory(of keyID: KeyID, limit: Int) throws(StoreError) -> [RiskMetricEntry] {
         try checkOpen()
         try StoreLimits.checkLimit(limit)
         return Array((history[keyID] ?? []).reversed().prefix(limit))
     }
 
-    /// Revokes a key; see ``AttestationStore/revokeKey(_:now:)``.
+    /// Revokes a key; see ``KeyStore/revokeKey(_:now:)``.
     public func revokeKey(_ keyID: KeyID, now: Date) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -161,7 +161,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
-    /// Keys due for a receipt exchange; see ``AttestationStore/keysDueForReceiptRefresh(now:limit:)``.
+    /// Keys due for a receipt exchange; see ``KeyStore/keysDueForReceiptRefresh(now:limit:)``.
     public func keysDueForReceiptRefresh(now: Date, limit: Int) throws(StoreError) -> [KeyRecord] {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
@@ -203,7 +203,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return nil
     }
 
-    /// Records a token as used once; see ``AttestationStore/consumeToken(_:expiresAt:now:)``.
+    /// Records a token as used once; see ``ConsumedTokenStore/consumeToken(_:expiresAt:now:)``.
     public func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) throws(StoreError) -> Bool {
         try checkOpen()
         try StoreLimits.checkTokenID(tokenID)
@@ -213,7 +213,7 @@ public actor MemoryAttestationStore: AttestationStore {
         return true
     }
 
-    /// Deletes the records of tokens expired at `now`; see ``AttestationStore/deleteExpiredTokens(now:)``.
+    /// Deletes the records of tokens expired at `now`; see ``ConsumedTokenStore/deleteExpiredTokens(now:)``.
     public func deleteExpiredTokens(now: Date) throws(StoreError) -> Int {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")

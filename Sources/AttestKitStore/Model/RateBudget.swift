@@ -1,7 +1,7 @@
 import Foundation
 
 /// A request budget shared by every replica of one database: a token bucket that holds at most ``perMinute``
-/// requests and refills at ``perMinute`` a minute, spent with ``AttestationStore/take(from:now:)``.
+/// requests and refills at ``perMinute`` a minute, spent with ``RateBudgetStore/take(from:now:)``.
 ///
 /// The bucket is kept in the database in millionths of a request, so the stores' single atomic statement works
 /// on integers only: of many replicas taking the last request at once, exactly one gets it.

@@ -3,7 +3,7 @@ public import Foundation
 
 /// A newer receipt for a registered key, usually the `RECEIPT` Apple's exchange endpoint returned.
 ///
-/// ``AttestationStore/storeReceipt(_:for:now:)`` keeps it only when it is newer than the stored one, and
+/// ``KeyStore/storeReceipt(_:for:now:)`` keeps it only when it is newer than the stored one, and
 /// appends its risk metric to the key's history.
 public struct ReceiptUpdate: Sendable, Hashable {
     /// The receipt bytes, exactly as received.

@@ -1,5 +1,5 @@
-public import AttestKit
-public import Foundation
+import AttestKit
+import Foundation
 public import Logging
 import NIOConcurrencyHelpers
 import NIOSSL
@@ -23,10 +23,13 @@ import ServiceLifecycle
 /// does, and the connection it used is closed, so that the pool never hands out a connection in an unknown state.
 /// A lost, restarted, crashed or frozen database thus fails requests and `/ready` within the deadline, and service
 /// resumes when it is back.
-public final class PostgresAttestationStore: AttestationStore {
+///
+/// Its operations are the SQL shared with the other SQL store, written once; this type holds only its driver.
+public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     /// The configuration the store was created with (its description hides the password).
     public let configuration: PostgresStoreConfiguration
-    private let store: SQLStore<PostgresExecutor>
+    /// The shared SQL of every operation, over this store's executor (tests reach it).
+    let sql: SQLStore<PostgresExecutor>
     private let logger: Logger
 
     /// Creates a store; no connection is opened until ``run()`` runs and a query needs one.
@@ -46,15 +49,12 @@ public final class PostgresAttestationStore: AttestationStore {
             password: configuration.password, database: configuration.database, tls: tls)
         client.options.maximumConnections = configuration.maximumConnections
         client.options.connectTimeout = configuration.connectTimeout
-        self.store = SQLStore(
+        self.sql = SQLStore(
             executor: PostgresExecutor(
                 client: PostgresClient(configuration: client, backgroundLogger: logger),
                 schema: PostgresSchema(name: configuration.schema),
                 deadline: PostgresDeadline(timeout: configuration.operationTimeout)))
     }
-
-    /// The executor the store's statements run on (internal: tests reach it).
-    var executor: PostgresExecutor { store.executor }
 
     /// Runs the connection pool until the service group shuts down or the task is cancelled.
     public func run() async throws {
@@ -114,89 +114,5 @@ public final class PostgresAttestationStore: AttestationStore {
                 try await PostgresExecutor.run(drop, on: connection, logger: logger)
             }
         }
-    }
-
-    // MARK: Operations
-
-    /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.
-    public func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
-        try await store.insertChallenge(challenge)
-    }
-
-    /// Consumes a challenge once: one `UPDATE … RETURNING`, then a read only to name a refusal, by one deadline.
-    public func consumeChallenge(
-        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
-    ) async throws(StoreError) -> StoredChallenge {
-        try await store.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
-    }
-
-    /// Deletes the challenges expired at `now` in one statement and returns how many.
-    public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
-        try await store.deleteExpiredChallenges(now: now)
-    }
-
-    /// Registers a key if absent: one `INSERT … ON CONFLICT (key_id) DO NOTHING RETURNING`.
-    public func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
-        try await store.registerKey(registration, now: now)
-    }
-
-    /// The key with this identifier, or `nil`.
-    public func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
-        try await store.key(keyID)
-    }
-
-    /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal, by one
-    /// deadline. Concurrent advances of different keys are sent as one statement (group commit).
-    @discardableResult
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
-        try await store.advanceCounter(of: keyID, to: counter, now: now)
-    }
-
-    /// Stores a newer receipt and appends its risk metric, in one transaction.
-    public func storeReceipt(
-        _ update: ReceiptUpdate, for keyID: KeyID, now: Date
-    ) async throws(StoreError) -> KeyRecord {
-        try await store.storeReceipt(update, for: keyID, now: now)
-    }
-
-    /// Moves a key's next receipt exchange, in one statement.
-    public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
-        try await store.postponeReceiptRefresh(of: keyID, until: refreshAt)
-    }
-
-    /// A key's risk metrics, newest first.
-    public func riskHistory(of keyID: KeyID, limit: Int) async throws(StoreError) -> [RiskMetricEntry] {
-        try await store.riskHistory(of: keyID, limit: limit)
-    }
-
-    /// Revokes a key in one statement; a revoked key is returned unchanged.
-    public func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
-        try await store.revokeKey(keyID, now: now)
-    }
-
-    /// Active keys with a receipt due for exchange at `now`, earliest first.
-    public func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
-        try await store.keysDueForReceiptRefresh(now: now, limit: limit)
-    }
-
-    /// Key counts by environment and state, in one `GROUP BY`.
-    public func keyCounts() async throws(StoreError) -> KeyCounts {
-        try await store.keyCounts()
-    }
-
-    /// Takes one request from a budget: one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` under the row's
-    /// lock, so replicas racing on the last request cannot both get it.
-    public func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
-        try await store.take(from: budget, now: now)
-    }
-
-    /// Records a token as used once: one `INSERT … ON CONFLICT DO NOTHING RETURNING` (across replicas).
-    public func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
-        try await store.consumeToken(tokenID, expiresAt: expiresAt, now: now)
-    }
-
-    /// Deletes the records of tokens expired at `now`.
-    public func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
-        try await store.deleteExpiredTokens(now: now)
     }
 }

@@ -2,7 +2,7 @@ import AttestKit
 import Foundation
 
 /// The operations of ``AttestationStore`` for the SQL backends, written once over an ``SQLExecutor``:
-/// ``SQLiteAttestationStore`` and ``PostgresAttestationStore`` delegate to it.
+/// ``SQLiteAttestationStore`` and ``PostgresAttestationStore`` get them through ``SQLBackedStore``.
 ///
 /// Arguments are checked before any SQL runs; every statement is parameterised. Each decision is one statement
 /// (`UPDATE … WHERE … RETURNING` for a challenge or a counter, `INSERT … ON CONFLICT DO NOTHING RETURNING` for a

@@ -1,5 +1,5 @@
-public import AttestKit
-public import Foundation
+import AttestKit
+import Foundation
 public import Logging
 import SQLiteNIO
 import ServiceLifecycle
@@ -16,7 +16,9 @@ import ServiceLifecycle
 /// disk; each decision is one statement
 /// (`UPDATE … RETURNING`, `INSERT … ON CONFLICT DO NOTHING`) or one `BEGIN IMMEDIATE` transaction. Several
 /// processes may open the same file: SQLite's locks serialise their writes.
-public final class SQLiteAttestationStore: AttestationStore {
+///
+/// Its operations are the SQL shared with the other SQL store, written once; this type holds only its driver.
+public final class SQLiteAttestationStore: AttestationStore, SQLBackedStore {
     /// Settings of an SQLite store.
     public struct Configuration: Sendable {
         /// The database file. Relative paths are resolved against the working directory.
@@ -37,9 +39,8 @@ public final class SQLiteAttestationStore: AttestationStore {
     /// The configuration the store was created with.
     public let configuration: Configuration
     private let pool: SQLiteConnectionPool
-    private let store: SQLStore<SQLiteExecutor>
-    /// The executor the store's statements run on (internal: tests reach its group commit).
-    var executor: SQLiteExecutor { store.executor }
+    /// The shared SQL of every operation, over this store's executor (tests reach its group commit).
+    let sql: SQLStore<SQLiteExecutor>
 
     /// Creates a store; nothing is opened until ``prepare()`` or the first operation.
     public init(configuration: Configuration, logger: Logger = StoreLogging.silent) {
@@ -52,7 +53,7 @@ public final class SQLiteAttestationStore: AttestationStore {
             readerCount: max(0, min(configuration.readerCount, 16)),
             busyTimeoutMilliseconds: Int(max(0, min(milliseconds, 3_600_000))),
             logger: logger)
-        self.store = SQLStore(executor: SQLiteExecutor(pool: pool))
+        self.sql = SQLStore(executor: SQLiteExecutor(pool: pool))
     }
 
     /// Creates a store at `path` with default settings.
@@ -76,91 +77,8 @@ public final class SQLiteAttestationStore: AttestationStore {
     /// Applies the writes already accepted (and answers their callers), then closes idle connections now and leased
     /// ones when they return; later calls fail.
     public func close() async {
-        await store.executor.commits.close()
+        await executor.commits.close()
         await pool.close()
-    }
-
-    // MARK: Operations
-
-    /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.
-    public func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
-        try await store.insertChallenge(challenge)
-    }
-
-    /// Consumes a challenge once: one `UPDATE … RETURNING`, then a read only to name a refusal.
-    public func consumeChallenge(
-        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
-    ) async throws(StoreError) -> StoredChallenge {
-        try await store.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
-    }
-
-    /// Deletes the challenges expired at `now` in one statement and returns how many.
-    public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
-        try await store.deleteExpiredChallenges(now: now)
-    }
-
-    /// Registers a key if absent: one `INSERT … ON CONFLICT (key_id) DO NOTHING RETURNING`.
-    public func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
-        try await store.registerKey(registration, now: now)
-    }
-
-    /// The key with this identifier, or `nil`.
-    public func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
-        try await store.key(keyID)
-    }
-
-    /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal.
-    /// Concurrent advances of different keys are applied by one statement (group commit).
-    @discardableResult
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
-        try await store.advanceCounter(of: keyID, to: counter, now: now)
-    }
-
-    /// Stores a newer receipt and appends its risk metric, in one `BEGIN IMMEDIATE` transaction.
-    public func storeReceipt(
-        _ update: ReceiptUpdate, for keyID: KeyID, now: Date
-    ) async throws(StoreError) -> KeyRecord {
-        try await store.storeReceipt(update, for: keyID, now: now)
-    }
-
-    /// Moves a key's next receipt exchange, in one statement.
-    public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
-        try await store.postponeReceiptRefresh(of: keyID, until: refreshAt)
-    }
-
-    /// A key's risk metrics, newest first.
-    public func riskHistory(of keyID: KeyID, limit: Int) async throws(StoreError) -> [RiskMetricEntry] {
-        try await store.riskHistory(of: keyID, limit: limit)
-    }
-
-    /// Revokes a key in one statement; a revoked key is returned unchanged.
-    public func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
-        try await store.revokeKey(keyID, now: now)
-    }
-
-    /// Active keys with a receipt due for exchange at `now`, earliest first.
-    public func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
-        try await store.keysDueForReceiptRefresh(now: now, limit: limit)
-    }
-
-    /// Key counts by environment and state, in one `GROUP BY`.
-    public func keyCounts() async throws(StoreError) -> KeyCounts {
-        try await store.keyCounts()
-    }
-
-    /// Takes one request from a budget: one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` on the writer.
-    public func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
-        try await store.take(from: budget, now: now)
-    }
-
-    /// Records a token as used once: one `INSERT … ON CONFLICT DO NOTHING RETURNING` (on the writer).
-    public func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
-        try await store.consumeToken(tokenID, expiresAt: expiresAt, now: now)
-    }
-
-    /// Deletes the records of tokens expired at `now`.
-    public func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
-        try await store.deleteExpiredTokens(now: now)
     }
 
     // MARK: Testing
@@ -169,7 +87,7 @@ public final class SQLiteAttestationStore: AttestationStore {
     /// for tests that put the database into the state of a failing disk: `PRAGMA query_only = ON` (writes fail as on
     /// a read-only file), `PRAGMA max_page_count = 1` (the file cannot grow, as on a full disk).
     package func executeOnWriter(_ sql: String) async throws(StoreError) -> Int? {
-        try await store.executor.lease(.writer, "a test statement") { connection in
+        try await executor.lease(.writer, "a test statement") { connection in
             try await connection.query(sql).first?.columns.first?.data.integer
         }
     }

@@ -1,0 +1,114 @@
+import AttestKit
+import Foundation
+
+/// A store whose operations are the shared SQL of ``SQLStore``: ``SQLiteAttestationStore`` and
+/// ``PostgresAttestationStore`` conform, and each keeps only what is its driver's (connections, dialect, schema,
+/// ``AttestationStore/prepare()``, ``AttestationStore/close()``, SQLite's writer and group commit, PostgreSQL's
+/// deadlines), all behind its ``SQLExecutor``.
+///
+/// Every operation of ``ChallengeStore``, ``KeyStore``, ``RateBudgetStore`` and ``ConsumedTokenStore`` is written
+/// here once; a new SQL backend writes an executor and gets them all. The calls go straight to ``sql`` (no
+/// existential, no allocation, no hop), so a counter advance costs what it costs in ``SQLStore``.
+protocol SQLBackedStore: AttestationStore {
+    /// The driver the statements run on.
+    associatedtype Executor: SQLExecutor
+
+    /// The shared SQL, over the store's executor.
+    var sql: SQLStore<Executor> { get }
+}
+
+extension SQLBackedStore {
+    /// The executor the store's statements run on (internal: tests reach it).
+    var executor: Executor { sql.executor }
+
+    // MARK: ChallengeStore
+
+    /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.
+    public func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        try await sql.insertChallenge(challenge)
+    }
+
+    /// Consumes a challenge once: one `UPDATE … RETURNING`, then a read only to name a refusal, by one deadline
+    /// (PostgreSQL).
+    public func consumeChallenge(
+        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
+    ) async throws(StoreError) -> StoredChallenge {
+        try await sql.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
+    }
+
+    /// Deletes the challenges expired at `now` in one statement and returns how many.
+    public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
+        try await sql.deleteExpiredChallenges(now: now)
+    }
+
+    // MARK: KeyStore
+
+    /// Registers a key if absent: one `INSERT … ON CONFLICT (key_id) DO NOTHING RETURNING`.
+    public func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
+        try await sql.registerKey(registration, now: now)
+    }
+
+    /// The key with this identifier, or `nil`.
+    public func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
+        try await sql.key(keyID)
+    }
+
+    /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal, by one
+    /// deadline (PostgreSQL). Concurrent advances of different keys are applied by one statement (group commit).
+    @discardableResult
+    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+        try await sql.advanceCounter(of: keyID, to: counter, now: now)
+    }
+
+    /// Stores a newer receipt and appends its risk metric, in one transaction (SQLite: `BEGIN IMMEDIATE`).
+    public func storeReceipt(
+        _ update: ReceiptUpdate, for keyID: KeyID, now: Date
+    ) async throws(StoreError) -> KeyRecord {
+        try await sql.storeReceipt(update, for: keyID, now: now)
+    }
+
+    /// Moves a key's next receipt exchange, in one statement.
+    public func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
+        try await sql.postponeReceiptRefresh(of: keyID, until: refreshAt)
+    }
+
+    /// A key's risk metrics, newest first.
+    public func riskHistory(of keyID: KeyID, limit: Int) async throws(StoreError) -> [RiskMetricEntry] {
+        try await sql.riskHistory(of: keyID, limit: limit)
+    }
+
+    /// Revokes a key in one statement; a revoked key is returned unchanged.
+    public func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
+        try await sql.revokeKey(keyID, now: now)
+    }
+
+    /// Active keys with a receipt due for exchange at `now`, earliest first.
+    public func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
+        try await sql.keysDueForReceiptRefresh(now: now, limit: limit)
+    }
+
+    /// Key counts by environment and state, in one `GROUP BY`.
+    public func keyCounts() async throws(StoreError) -> KeyCounts {
+        try await sql.keyCounts()
+    }
+
+    // MARK: RateBudgetStore
+
+    /// Takes one request from a budget: one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` under the row's
+    /// lock (SQLite: on the writer), so callers racing on the last request, on any replica, cannot both get it.
+    public func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
+        try await sql.take(from: budget, now: now)
+    }
+
+    // MARK: ConsumedTokenStore
+
+    /// Records a token as used once: one `INSERT … ON CONFLICT DO NOTHING RETURNING` (SQLite: on the writer).
+    public func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
+        try await sql.consumeToken(tokenID, expiresAt: expiresAt, now: now)
+    }
+
+    /// Deletes the records of tokens expired at `now`.
+    public func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
+        try await sql.deleteExpiredTokens(now: now)
+    }
+}
