@@ -14,7 +14,8 @@ extension ServerConfiguration {
     /// variable of a key is `ATTESTKIT_` followed by the key upper-cased, with `.` and `-` turned into `_`. A list
     /// is a JSON array, or a comma-separated string in the environment and on the command line. Durations are in
     /// seconds and may have a fraction. ``ServerConfigurationSource`` builds the usual reader: command-line flags
-    /// over the environment over a JSON file over these defaults.
+    /// over the environment over a JSON file over these defaults. This table is written from ``ServerSetting/all``,
+    /// the one table of settings, and a test holds the two equal.
     ///
     /// | Key | Environment variable | Default |
     /// |-----|----------------------|---------|
@@ -95,7 +96,11 @@ extension ServerConfiguration {
     ///   parsed (never replaced by its default), a file that cannot be read, an incomplete key or root pair, or
     ///   settings ``validate()`` refuses.
     public init(reader: ConfigReader) throws(ServerConfigurationError) {
-        let settings = StrictConfigReader(reader: reader)
+        try self.init(settings: StrictConfigReader(reader: reader))
+    }
+
+    /// Reads a configuration through `settings` (see ``init(reader:)``), then ``validate()``s it.
+    init(settings: StrictConfigReader) throws(ServerConfigurationError) {
         self.init(appIDs: try Self.appIDs(settings), trustAnchors: try Self.trustAnchors(settings))
         if let host = try settings.string("http.host") { self.host = host }
         if let port = try settings.int("http.port") { self.port = port }
@@ -108,7 +113,7 @@ extension ServerConfiguration {
         self.connectionLimits = try ConnectionLimits.read(settings)
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
-        self.storagePassword = try settings.string("storage.password", isSecret: true)
+        self.storagePassword = try settings.string("storage.password")
         self.apple = try Self.apple(settings)
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
@@ -129,7 +134,7 @@ extension ServerConfiguration {
         }
         if let limit = try settings.int("rate-limit.auth-failures-per-ip") { rateLimits.authFailuresPerIP = limit }
         if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
-        self.debugTokens = try settings.strings("debug.tokens", isSecret: true) ?? []
+        self.debugTokens = try settings.strings("debug.tokens") ?? []
         if let mode = try settings.choice("enforcement.mode", as: EnforcementMode.self) { enforcement.mode = mode }
         if let rollout = try settings.double("enforcement.rollout") { enforcement.rollout = rollout }
         if let salt = try settings.string("enforcement.rollout-salt") { enforcement.rolloutSalt = salt }
@@ -144,8 +149,8 @@ extension ServerConfiguration {
         if let limit = try settings.int("devicecheck.validations-per-client") {
             deviceTokenValidationsPerClient = limit
         }
-        self.adminToken = try settings.string("admin.token", isSecret: true)
-        self.backendTokens = try settings.strings("backend.tokens", isSecret: true) ?? []
+        self.adminToken = try settings.string("admin.token")
+        self.backendTokens = try settings.strings("backend.tokens") ?? []
         if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
         if let format = try settings.choice("log.format", as: LogFormat.self) { self.logFormat = format }
         if let interval = try Self.duration(settings, "receipt-refresh.interval") {
@@ -164,38 +169,14 @@ extension ServerConfiguration {
         try validate()
     }
 
-    /// Every key ``init(reader:)`` reads, in the order of its table.
-    static let configurationKeys: [String] = [
-        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
-        "http.backend-host", "http.backend-port", "http.trusted-proxies",
-        "http.client-address-header", "apps", "environments", "storage.url", "storage.password",
-        "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
-        "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
-        "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
-        "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
-        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
-        "rate-limit.dashboard-logins-per-ip", "rate-limit.auth-failures-per-ip", "dashboard.session-lifetime",
-        "debug.tokens",
-        "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust",
-        "enforcement.without-subject", "devicecheck.cache-size", "devicecheck.cache-ttl",
-        "devicecheck.validations-per-client", "admin.token",
-        "backend.tokens", "log.level", "log.format",
-        "receipt-refresh.interval",
-        "receipt-refresh.batch", "challenge-cleanup.interval",
-        "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
-        "tokens.device-tokens",
-        "record.directory", "record.max-bundles", "record.max-bytes", "record.unknown-max-bundles",
-        "record.unknown-max-bytes",
-        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
-    ]
+    /// Every key ``init(reader:)`` reads, in the order of its table: the keys of ``ServerSetting/all``.
+    static let configurationKeys: [String] = ServerSetting.all.map(\.key)
 
-    /// The keys whose values are secrets in every layer.
+    /// The keys whose values are secrets in every layer: those ``ServerSetting/all`` marks secret.
     ///
     /// None of them is taken from the command line (``ServerConfigurationSource/commandLineRefusal(key:value:)``),
     /// where every user of the machine can read it, except `storage.url` without a password.
-    static let secretKeys: Set<String> = [
-        "admin.token", "backend.tokens", "debug.tokens", "storage.url", "storage.password",
-    ]
+    static let secretKeys: Set<String> = ServerSetting.secretKeys
 
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024
@@ -228,7 +209,7 @@ extension ServerConfiguration {
 
     /// `storage.url`, checked by `StoreURL` (whose errors never repeat the password).
     private static func storageURL(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> String? {
-        guard let url = try settings.string("storage.url", isSecret: true) else { return nil }
+        guard let url = try settings.string("storage.url") else { return nil }
         do {
             _ = try StoreURL(url)
         } catch {

@@ -1,4 +1,5 @@
 import Configuration
+import Synchronization
 
 /// Reads settings from a `ConfigReader` without ever falling back to a default silently.
 ///
@@ -9,22 +10,42 @@ import Configuration
 /// another type is an error naming the key, never the default. Each getter returns `nil` only when no provider has
 /// the key at all.
 ///
+/// Whether a value is a secret comes from the table of settings (``ServerSetting/isSecret``), never from the caller.
 /// Error reasons never contain the value read.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 struct StrictConfigReader {
     /// The reader of all layers.
     let reader: ConfigReader
 
+    /// Receives the key and type of every read, for the tests that hold the reads to ``ServerSetting/all``.
+    var readLog: ReadLog? = nil
+
+    /// The keys read and how each was read last.
+    final class ReadLog: Sendable {
+        private let reads = Mutex<[String: ServerSetting.ValueType]>([:])
+
+        /// Every key read so far, with the type it was read as.
+        var types: [String: ServerSetting.ValueType] { reads.withLock { $0 } }
+
+        /// Records a read of `key` as `type`.
+        func record(_ key: String, _ type: ServerSetting.ValueType) {
+            reads.withLock { $0[key] = type }
+        }
+    }
+
     /// A string, or `nil` when absent.
-    func string(_ key: String, isSecret: Bool = false) throws(ServerConfigurationError) -> String? {
+    func string(_ key: String) throws(ServerConfigurationError) -> String? {
+        readLog?.record(key, .string)
         let configKey = ConfigKey(key)
+        let isSecret = Self.isSecret(key)
         if let value = reader.string(forKey: configKey, isSecret: isSecret) { return value }
-        try refuseIfPresent(key, isSecret: isSecret, expected: "a string")
+        try refuseIfPresent(key, expected: "a string")
         return nil
     }
 
     /// An integer (a number without a fractional part, or a string of one), or `nil` when absent.
     func int(_ key: String) throws(ServerConfigurationError) -> Int? {
+        readLog?.record(key, .integer)
         let configKey = ConfigKey(key)
         if let value = reader.int(forKey: configKey) { return value }
         if let text = reader.string(forKey: configKey) {
@@ -37,6 +58,7 @@ struct StrictConfigReader {
 
     /// A finite number (an integer, a decimal, or a string of one), or `nil` when absent.
     func double(_ key: String) throws(ServerConfigurationError) -> Double? {
+        readLog?.record(key, .number)
         let configKey = ConfigKey(key)
         let value: Double
         if let number = reader.double(forKey: configKey) {
@@ -58,18 +80,21 @@ struct StrictConfigReader {
 
     /// A list of strings (an array, or a comma-separated string whose empty items are dropped), or `nil` when
     /// absent.
-    func strings(_ key: String, isSecret: Bool = false) throws(ServerConfigurationError) -> [String]? {
+    func strings(_ key: String) throws(ServerConfigurationError) -> [String]? {
+        readLog?.record(key, .strings)
         let configKey = ConfigKey(key)
+        let isSecret = Self.isSecret(key)
         if let values = reader.stringArray(forKey: configKey, isSecret: isSecret) {
             return values.map(\.trimmingSpaces).filter { !$0.isEmpty }
         }
         if let text = reader.string(forKey: configKey, isSecret: isSecret) { return Self.split(text) }
-        try refuseIfPresent(key, isSecret: isSecret, expected: "a list of strings")
+        try refuseIfPresent(key, expected: "a list of strings")
         return nil
     }
 
     /// A list of integers (an array, or a comma-separated string), or `nil` when absent.
     func ints(_ key: String) throws(ServerConfigurationError) -> [Int]? {
+        readLog?.record(key, .integers)
         let configKey = ConfigKey(key)
         if let values = reader.intArray(forKey: configKey) { return values }
         if let text = reader.string(forKey: configKey) {
@@ -89,7 +114,9 @@ struct StrictConfigReader {
         _ key: String,
         as type: Value.Type
     ) throws(ServerConfigurationError) -> Value? {
-        guard let text = try string(key) else { return nil }
+        let text = try string(key)
+        readLog?.record(key, .choice)
+        guard let text else { return nil }
         guard let value = Value(rawValue: text.trimmingSpaces) else {
             throw ServerConfigurationError(key, "is one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -97,12 +124,9 @@ struct StrictConfigReader {
     }
 
     /// Throws when any provider has `key` in any type: the caller's type did not fit it.
-    private func refuseIfPresent(
-        _ key: String,
-        isSecret: Bool = false,
-        expected: String
-    ) throws(ServerConfigurationError) {
+    private func refuseIfPresent(_ key: String, expected: String) throws(ServerConfigurationError) {
         let configKey = ConfigKey(key)
+        let isSecret = Self.isSecret(key)
         let present =
             reader.string(forKey: configKey, isSecret: isSecret) != nil
             || reader.int(forKey: configKey, isSecret: isSecret) != nil
@@ -115,6 +139,11 @@ struct StrictConfigReader {
             || reader.boolArray(forKey: configKey, isSecret: isSecret) != nil
             || reader.byteChunkArray(forKey: configKey, isSecret: isSecret) != nil
         if present { throw ServerConfigurationError(key, "is not \(expected)") }
+    }
+
+    /// Whether the table of settings marks `key` secret.
+    private static func isSecret(_ key: String) -> Bool {
+        ServerSetting.secretKeys.contains(key)
     }
 
     /// The trimmed, non-empty items of a comma-separated list.
