@@ -65,6 +65,31 @@ struct ServerSettingsTests {
         }
     }
 
+    @Test("A reader scoped to a section reads its keys, names whole keys in errors and takes secrecy from the table")
+    func scopedReader() async throws {
+        let reporter = CollectingReporter()
+        let reader = try await ServerConfigurationSource.reader(
+            environment: [
+                "ATTESTKIT_TOKENS_TTL": "soon", "ATTESTKIT_TOKENS_ISSUER": "issuer",
+                "ATTESTKIT_ADMIN_TOKEN": "s3cret-admin-token-0123456789",
+            ],
+            accessReporter: reporter)
+        let log = StrictConfigReader.ReadLog()
+        let settings = StrictConfigReader(reader: reader, readLog: log)
+        let tokens = settings.scoped(to: "tokens")
+        #expect(tokens.key("ttl") == "tokens.ttl")
+        #expect(try tokens.string("issuer") == "issuer")
+        let error = #expect(throws: ServerConfigurationError.self) { try tokens.double("ttl") }
+        #expect(error?.key == "tokens.ttl" && error?.reason.contains("soon") == false)
+        #expect(try settings.scoped(to: "admin").string("token") == "s3cret-admin-token-0123456789")
+        #expect(log.types == ["tokens.issuer": .string, "tokens.ttl": .number, "admin.token": .string])
+        let adminReads = reporter.events.filter { $0.metadata.key.description == "admin.token" }
+        #expect(!adminReads.isEmpty)
+        for event in adminReads {
+            #expect((try? event.result.get())??.isSecret == true)
+        }
+    }
+
     @Test("The table of ServerConfiguration.init(reader:)'s documentation is the table of settings, row by row")
     func doccTableMatches() throws {
         let path = Self.root.appendingPathComponent(

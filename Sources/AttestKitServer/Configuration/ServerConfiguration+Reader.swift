@@ -110,15 +110,15 @@ extension ServerConfiguration {
         if let header = try settings.choice("http.client-address-header", as: ClientAddressHeader.self) {
             self.clientAddressHeader = header
         }
-        self.connectionLimits = try ConnectionLimits.read(settings)
+        self.connectionLimits = try ConnectionLimits.read(settings.scoped(to: "http"))
         if let environments = try Self.environments(settings) { self.environments = environments }
         if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
         self.storagePassword = try settings.string("storage.password")
-        self.apple = try Self.apple(settings)
+        self.apple = try Self.apple(settings.scoped(to: "apple"))
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
         if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
-        self.policy = try Self.policy(settings)
+        self.policy = try Self.policy(settings.scoped(to: "policy"))
         if let limit = try settings.int("rate-limit.attestations-per-ip") { rateLimits.attestationsPerIP = limit }
         if let limit = try settings.int("rate-limit.attestations-per-app") { rateLimits.attestationsPerApp = limit }
         if let limit = try settings.int("rate-limit.challenges-per-ip") { rateLimits.challengesPerIP = limit }
@@ -160,12 +160,12 @@ extension ServerConfiguration {
         if let interval = try Self.duration(settings, "challenge-cleanup.interval") {
             self.challengeCleanupInterval = interval
         }
-        self.tokens = try Self.tokens(settings)
+        self.tokens = try Self.tokens(settings.scoped(to: "tokens"))
         if let choice = try settings.choice("tokens.device-tokens", as: DeviceTokenSale.self) {
             tokensAcceptDeviceTokens = choice == .accept
         }
-        self.record = try Self.record(settings)
-        self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings)
+        self.record = try Self.record(settings.scoped(to: "record"))
+        self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings.scoped(to: "key-attestation"))
         try validate()
     }
 
@@ -218,33 +218,36 @@ extension ServerConfiguration {
         return url
     }
 
-    /// The `apple.*` settings: `nil` without a key, an error for a partial key.
+    /// The `apple.*` settings, from the reader scoped to `apple`: `nil` without a key, an error for a partial key.
     private static func apple(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Apple? {
-        let keyFile = try settings.string("apple.key-file")
-        let keyID = try settings.string("apple.key-id")
-        let teamID = try settings.string("apple.team-id")
-        let environment = try settings.choice("apple.devicecheck-environment", as: AppAttestEnvironment.self)
-        let deviceCheckURL = try webURL(settings, "apple.devicecheck-url")
-        let receiptURL = try webURL(settings, "apple.receipt-url")
-        let timeout = try settings.double("apple.timeout")
+        let keyFile = try settings.string("key-file")
+        let keyID = try settings.string("key-id")
+        let teamID = try settings.string("team-id")
+        let environment = try settings.choice("devicecheck-environment", as: AppAttestEnvironment.self)
+        let deviceCheckURL = try webURL(settings, "devicecheck-url")
+        let receiptURL = try webURL(settings, "receipt-url")
+        let timeout = try settings.double("timeout")
         guard let keyFile, let keyID, let teamID else {
-            let given = [("apple.key-file", keyFile), ("apple.key-id", keyID), ("apple.team-id", teamID)]
+            let given = [
+                (settings.key("key-file"), keyFile), (settings.key("key-id"), keyID), (settings.key("team-id"), teamID),
+            ]
             if let missing = given.first(where: { $0.1 == nil }), given.contains(where: { $0.1 != nil }) {
                 throw ServerConfigurationError(
                     missing.0, "is required with the other Apple key settings (apple.key-file, key-id, team-id)")
             }
             return nil
         }
-        for (key, value) in [("apple.key-id", keyID), ("apple.team-id", teamID)] {
+        for (key, value) in [(settings.key("key-id"), keyID), (settings.key("team-id"), teamID)] {
             guard (1...64).contains(value.utf8.count), value.utf8.allSatisfy(Self.isASCIILetterOrDigit) else {
                 throw ServerConfigurationError(key, "is 1 to 64 letters and digits")
             }
         }
-        let pem = try ServerConfigurationSource.text(ofFile: keyFile, key: "apple.key-file", limit: pemFileLimit)
+        let pem = try ServerConfigurationSource.text(
+            ofFile: keyFile, key: settings.key("key-file"), limit: pemFileLimit)
         do {
             _ = try AppleTokenProvider(privateKeyPEM: pem, keyID: keyID, teamID: teamID)
         } catch {
-            throw ServerConfigurationError("apple.key-file", "is not a PEM P-256 private key (.p8)")
+            throw ServerConfigurationError(settings.key("key-file"), "is not a PEM P-256 private key (.p8)")
         }
         var apple = Apple(privateKeyPEM: pem, keyID: keyID, teamID: teamID)
         if let environment { apple.deviceCheckEnvironment = environment }
@@ -286,26 +289,27 @@ extension ServerConfiguration {
         }
     }
 
-    /// The `policy.*` settings.
+    /// The `policy.*` settings, from the reader scoped to `policy`.
     private static func policy(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Policy {
         var policy = Policy()
-        if let categories = try settings.ints("policy.validation-categories") {
+        if let categories = try settings.ints("validation-categories") {
             guard !categories.isEmpty else {
                 throw ServerConfigurationError(
-                    "policy.validation-categories", "lists at least one category (leave it out to accept any)")
+                    settings.key("validation-categories"), "lists at least one category (leave it out to accept any)")
             }
             var allowed: Set<UInt32> = []
             for category in categories {
                 guard let value = UInt32(exactly: category) else {
-                    throw ServerConfigurationError("policy.validation-categories", "holds integers 0 to 4294967295")
+                    throw ServerConfigurationError(
+                        settings.key("validation-categories"), "holds integers 0 to 4294967295")
                 }
                 allowed.insert(value)
             }
             policy.allowedValidationCategories = allowed
         }
-        policy.minimumOSVersion = try settings.string("policy.minimum-os-version")
-        policy.riskMetricThreshold = try settings.int("policy.risk-metric-threshold")
-        if let unknownRisk = try settings.choice("policy.unknown-risk", as: UnknownRisk.self) {
+        policy.minimumOSVersion = try settings.string("minimum-os-version")
+        policy.riskMetricThreshold = try settings.int("risk-metric-threshold")
+        if let unknownRisk = try settings.choice("unknown-risk", as: UnknownRisk.self) {
             policy.stepUpWhileRiskUnknown = unknownRisk == .stepUp
         }
         return policy
@@ -342,26 +346,28 @@ extension ServerConfiguration {
         return networks
     }
 
-    /// A number of seconds as a `Duration`; ``validate()`` checks the range of each.
+    /// A number of seconds as a `Duration`, `name` in the reader's section; ``validate()`` checks the range of each.
     private static func duration(
         _ settings: StrictConfigReader,
-        _ key: String
+        _ name: String
     ) throws(ServerConfigurationError) -> Duration? {
-        guard let seconds = try settings.double(key) else { return nil }
-        guard abs(seconds) <= 1_000_000_000 else { throw ServerConfigurationError(key, "is out of range") }
+        guard let seconds = try settings.double(name) else { return nil }
+        guard abs(seconds) <= 1_000_000_000 else {
+            throw ServerConfigurationError(settings.key(name), "is out of range")
+        }
         return .seconds(seconds)
     }
 
-    /// An `http` or `https` URL with a host.
+    /// An `http` or `https` URL with a host, `name` in the reader's section.
     private static func webURL(
         _ settings: StrictConfigReader,
-        _ key: String
+        _ name: String
     ) throws(ServerConfigurationError) -> String? {
-        guard let text = try settings.string(key) else { return nil }
+        guard let text = try settings.string(name) else { return nil }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else {
-            throw ServerConfigurationError(key, "is an http or https URL")
+            throw ServerConfigurationError(settings.key(name), "is an http or https URL")
         }
         return text
     }

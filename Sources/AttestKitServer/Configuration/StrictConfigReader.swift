@@ -14,11 +14,38 @@ import Synchronization
 /// Error reasons never contain the value read.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 struct StrictConfigReader {
-    /// The reader of all layers.
+    /// The reader of all layers, scoped to ``section`` when there is one.
     let reader: ConfigReader
 
     /// Receives the key and type of every read, for the tests that hold the reads to ``ServerSetting/all``.
-    var readLog: ReadLog? = nil
+    let readLog: ReadLog?
+
+    /// The section the reader is scoped to (`tokens`), or `nil` for the whole configuration.
+    let section: String?
+
+    /// A reader of the whole configuration.
+    init(reader: ConfigReader, readLog: ReadLog? = nil) {
+        self.init(reader: reader, readLog: readLog, section: nil)
+    }
+
+    /// A reader of `section`, through `reader` scoped to it.
+    private init(reader: ConfigReader, readLog: ReadLog?, section: String?) {
+        self.reader = reader
+        self.readLog = readLog
+        self.section = section
+    }
+
+    /// A reader of one section, next to the type it configures: `scoped(to: "tokens").string("ttl")` reads
+    /// `tokens.ttl` through swift-configuration's `ConfigReader.scoped(to:)`. Errors, secrecy and the read log name
+    /// the whole key.
+    func scoped(to section: String) -> StrictConfigReader {
+        StrictConfigReader(reader: reader.scoped(to: ConfigKey(section)), readLog: readLog, section: key(section))
+    }
+
+    /// The whole key of `name` in the reader's section: `ttl` → `tokens.ttl`.
+    func key(_ name: String) -> String {
+        section.map { "\($0).\(name)" } ?? name
+    }
 
     /// The keys read and how each was read last.
     final class ReadLog: Sendable {
@@ -34,32 +61,35 @@ struct StrictConfigReader {
     }
 
     /// A string, or `nil` when absent.
-    func string(_ key: String) throws(ServerConfigurationError) -> String? {
+    func string(_ name: String) throws(ServerConfigurationError) -> String? {
+        let key = self.key(name)
         readLog?.record(key, .string)
-        let configKey = ConfigKey(key)
+        let configKey = ConfigKey(name)
         let isSecret = Self.isSecret(key)
         if let value = reader.string(forKey: configKey, isSecret: isSecret) { return value }
-        try refuseIfPresent(key, expected: "a string")
+        try refuseIfPresent(name, expected: "a string")
         return nil
     }
 
     /// An integer (a number without a fractional part, or a string of one), or `nil` when absent.
-    func int(_ key: String) throws(ServerConfigurationError) -> Int? {
+    func int(_ name: String) throws(ServerConfigurationError) -> Int? {
+        let key = self.key(name)
         readLog?.record(key, .integer)
-        let configKey = ConfigKey(key)
+        let configKey = ConfigKey(name)
         if let value = reader.int(forKey: configKey) { return value }
         if let text = reader.string(forKey: configKey) {
             guard let value = Int(text.trimmingSpaces) else { throw ServerConfigurationError(key, "is not an integer") }
             return value
         }
-        try refuseIfPresent(key, expected: "an integer")
+        try refuseIfPresent(name, expected: "an integer")
         return nil
     }
 
     /// A finite number (an integer, a decimal, or a string of one), or `nil` when absent.
-    func double(_ key: String) throws(ServerConfigurationError) -> Double? {
+    func double(_ name: String) throws(ServerConfigurationError) -> Double? {
+        let key = self.key(name)
         readLog?.record(key, .number)
-        let configKey = ConfigKey(key)
+        let configKey = ConfigKey(name)
         let value: Double
         if let number = reader.double(forKey: configKey) {
             value = number
@@ -71,7 +101,7 @@ struct StrictConfigReader {
             }
             value = number
         } else {
-            try refuseIfPresent(key, expected: "a number")
+            try refuseIfPresent(name, expected: "a number")
             return nil
         }
         guard value.isFinite else { throw ServerConfigurationError(key, "is not a finite number") }
@@ -80,22 +110,24 @@ struct StrictConfigReader {
 
     /// A list of strings (an array, or a comma-separated string whose empty items are dropped), or `nil` when
     /// absent.
-    func strings(_ key: String) throws(ServerConfigurationError) -> [String]? {
+    func strings(_ name: String) throws(ServerConfigurationError) -> [String]? {
+        let key = self.key(name)
         readLog?.record(key, .strings)
-        let configKey = ConfigKey(key)
+        let configKey = ConfigKey(name)
         let isSecret = Self.isSecret(key)
         if let values = reader.stringArray(forKey: configKey, isSecret: isSecret) {
             return values.map(\.trimmingSpaces).filter { !$0.isEmpty }
         }
         if let text = reader.string(forKey: configKey, isSecret: isSecret) { return Self.split(text) }
-        try refuseIfPresent(key, expected: "a list of strings")
+        try refuseIfPresent(name, expected: "a list of strings")
         return nil
     }
 
     /// A list of integers (an array, or a comma-separated string), or `nil` when absent.
-    func ints(_ key: String) throws(ServerConfigurationError) -> [Int]? {
+    func ints(_ name: String) throws(ServerConfigurationError) -> [Int]? {
+        let key = self.key(name)
         readLog?.record(key, .integers)
-        let configKey = ConfigKey(key)
+        let configKey = ConfigKey(name)
         if let values = reader.intArray(forKey: configKey) { return values }
         if let text = reader.string(forKey: configKey) {
             var values: [Int] = []
@@ -105,16 +137,17 @@ struct StrictConfigReader {
             }
             return values
         }
-        try refuseIfPresent(key, expected: "a list of integers")
+        try refuseIfPresent(name, expected: "a list of integers")
         return nil
     }
 
     /// A value of a string enumeration, or `nil` when absent.
     func choice<Value: RawRepresentable<String> & CaseIterable>(
-        _ key: String,
+        _ name: String,
         as type: Value.Type
     ) throws(ServerConfigurationError) -> Value? {
-        let text = try string(key)
+        let key = self.key(name)
+        let text = try string(name)
         readLog?.record(key, .choice)
         guard let text else { return nil }
         guard let value = Value(rawValue: text.trimmingSpaces) else {
@@ -124,8 +157,9 @@ struct StrictConfigReader {
     }
 
     /// Throws when any provider has `key` in any type: the caller's type did not fit it.
-    private func refuseIfPresent(_ key: String, expected: String) throws(ServerConfigurationError) {
-        let configKey = ConfigKey(key)
+    private func refuseIfPresent(_ name: String, expected: String) throws(ServerConfigurationError) {
+        let key = self.key(name)
+        let configKey = ConfigKey(name)
         let isSecret = Self.isSecret(key)
         let present =
             reader.string(forKey: configKey, isSecret: isSecret) != nil
