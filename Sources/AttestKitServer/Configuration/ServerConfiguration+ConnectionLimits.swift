@@ -52,8 +52,8 @@ extension ServerConfiguration {
             return limits
         }
 
-        /// The seconds of `name` in the `http` section as a duration, to the millisecond; ``validate()`` checks the range, this only keeps
-        /// the conversion finite.
+        /// The seconds of `name` in the `http` section as a duration, to the millisecond; ``validate()`` checks the
+        /// range, this only keeps the conversion finite.
         private static func duration(
             _ settings: StrictConfigReader, _ name: String
         ) throws(ServerConfigurationError) -> Duration? {

@@ -4,10 +4,10 @@ extension ServerConfiguration {
     /// The largest CA certificate or key file read.
     private static let caFileLimit = 64 * 1_024
 
-    /// The `key-attestation.*` settings, from the reader scoped to `key-attestation`: `nil` without a CA (key attestations are answered without a certificate),
-    /// otherwise the CA. The certificate and key files come together; they are read here, never through
-    /// swift-configuration, and the key is never logged. A key that is not the certificate's, or a certificate
-    /// that is not a CA, stops the start with the setting's name.
+    /// The `key-attestation.*` settings, from the reader scoped to `key-attestation`: `nil` without a CA (key
+    /// attestations are answered without a certificate), otherwise the CA. The certificate and key files come
+    /// together; they are read here, never through swift-configuration, and the key is never logged. A key that is
+    /// not the certificate's, or a certificate that is not a CA, stops the start with the setting's name.
     static func keyAttestationAuthority(
         _ settings: StrictConfigReader
     ) throws(ServerConfigurationError) -> AppKeyAuthority? {

@@ -102,57 +102,45 @@ extension ServerConfiguration {
     /// Reads a configuration through `settings` (see ``init(reader:)``), then ``validate()``s it.
     init(settings: StrictConfigReader) throws(ServerConfigurationError) {
         self.init(appIDs: try Self.appIDs(settings), trustAnchors: try Self.trustAnchors(settings))
-        if let host = try settings.string("http.host") { self.host = host }
-        if let port = try settings.int("http.port") { self.port = port }
-        if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
-        self.backendListener = try Self.backendListener(settings, publicHost: host)
-        self.trustedProxies = try Self.trustedProxies(settings)
-        if let header = try settings.choice("http.client-address-header", as: ClientAddressHeader.self) {
+        let http = settings.scoped(to: "http")
+        if let host = try http.string("host") { self.host = host }
+        if let port = try http.int("port") { self.port = port }
+        if let bodyLimit = try http.int("body-limit") { self.bodyLimit = bodyLimit }
+        self.backendListener = try Self.backendListener(http, publicHost: host)
+        self.trustedProxies = try Self.trustedProxies(http)
+        if let header = try http.choice("client-address-header", as: ClientAddressHeader.self) {
             self.clientAddressHeader = header
         }
-        self.connectionLimits = try ConnectionLimits.read(settings.scoped(to: "http"))
+        self.connectionLimits = try ConnectionLimits.read(http)
         if let environments = try Self.environments(settings) { self.environments = environments }
-        if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
-        self.storagePassword = try settings.string("storage.password")
+        let storage = settings.scoped(to: "storage")
+        if let storageURL = try Self.storageURL(storage) { self.storageURL = storageURL }
+        self.storagePassword = try storage.string("password")
         self.apple = try Self.apple(settings.scoped(to: "apple"))
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
         if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
         self.policy = try Self.policy(settings.scoped(to: "policy"))
-        if let limit = try settings.int("rate-limit.attestations-per-ip") { rateLimits.attestationsPerIP = limit }
-        if let limit = try settings.int("rate-limit.attestations-per-app") { rateLimits.attestationsPerApp = limit }
-        if let limit = try settings.int("rate-limit.challenges-per-ip") { rateLimits.challengesPerIP = limit }
-        if let names = try settings.strings("devicecheck.states") {
+        self.rateLimits = try RateLimits.read(settings.scoped(to: "rate-limit"), over: rateLimits)
+        if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
+        self.debugTokens = try settings.strings("debug.tokens") ?? []
+        self.enforcement = try EnforcementDefaults.read(settings.scoped(to: "enforcement"), over: enforcement)
+        let deviceCheck = settings.scoped(to: "devicecheck")
+        if let names = try deviceCheck.strings("states") {
             if names.count == 1, let preset = DeviceCheckStates.presets[names[0]] {
                 self.deviceCheckStates = preset
             } else {
                 self.deviceCheckStates = try DeviceCheckStates(names)
             }
         }
-        if let limit = try settings.int("rate-limit.dashboard-logins-per-ip") {
-            rateLimits.dashboardLoginsPerIP = limit
-        }
-        if let limit = try settings.int("rate-limit.auth-failures-per-ip") { rateLimits.authFailuresPerIP = limit }
-        if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
-        self.debugTokens = try settings.strings("debug.tokens") ?? []
-        if let mode = try settings.choice("enforcement.mode", as: EnforcementMode.self) { enforcement.mode = mode }
-        if let rollout = try settings.double("enforcement.rollout") { enforcement.rollout = rollout }
-        if let salt = try settings.string("enforcement.rollout-salt") { enforcement.rolloutSalt = salt }
-        if let trust = try settings.choice("enforcement.minimum-trust", as: TrustLevel.self) {
-            enforcement.minimumTrust = trust
-        }
-        if let choice = try settings.choice("enforcement.without-subject", as: SubjectlessEnforcement.self) {
-            enforcement.enforcesWithoutSubject = choice == .enforce
-        }
-        if let size = try settings.int("devicecheck.cache-size") { deviceTokenCache.capacity = size }
-        if let ttl = try settings.double("devicecheck.cache-ttl") { deviceTokenCache.ttl = ttl }
-        if let limit = try settings.int("devicecheck.validations-per-client") {
-            deviceTokenValidationsPerClient = limit
-        }
+        if let size = try deviceCheck.int("cache-size") { deviceTokenCache.capacity = size }
+        if let ttl = try deviceCheck.double("cache-ttl") { deviceTokenCache.ttl = ttl }
+        if let limit = try deviceCheck.int("validations-per-client") { deviceTokenValidationsPerClient = limit }
         self.adminToken = try settings.string("admin.token")
         self.backendTokens = try settings.strings("backend.tokens") ?? []
-        if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
-        if let format = try settings.choice("log.format", as: LogFormat.self) { self.logFormat = format }
+        let log = settings.scoped(to: "log")
+        if let level = try log.choice("level", as: Logger.Level.self) { self.logLevel = level }
+        if let format = try log.choice("format", as: LogFormat.self) { self.logFormat = format }
         if let interval = try Self.duration(settings, "receipt-refresh.interval") {
             self.receiptRefreshInterval = interval
         }
@@ -160,8 +148,9 @@ extension ServerConfiguration {
         if let interval = try Self.duration(settings, "challenge-cleanup.interval") {
             self.challengeCleanupInterval = interval
         }
-        self.tokens = try Self.tokens(settings.scoped(to: "tokens"))
-        if let choice = try settings.choice("tokens.device-tokens", as: DeviceTokenSale.self) {
+        let tokens = settings.scoped(to: "tokens")
+        self.tokens = try Self.tokens(tokens)
+        if let choice = try tokens.choice("device-tokens", as: DeviceTokenSale.self) {
             tokensAcceptDeviceTokens = choice == .accept
         }
         self.record = try Self.record(settings.scoped(to: "record"))
@@ -207,13 +196,14 @@ extension ServerConfiguration {
         }
     }
 
-    /// `storage.url`, checked by `StoreURL` (whose errors never repeat the password).
+    /// `storage.url`, from the reader scoped to `storage`, checked by `StoreURL` (whose errors never repeat the
+    /// password).
     private static func storageURL(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> String? {
-        guard let url = try settings.string("storage.url") else { return nil }
+        guard let url = try settings.string("url") else { return nil }
         do {
             _ = try StoreURL(url)
         } catch {
-            throw ServerConfigurationError("storage.url", "is not a storage URL: \(error.reason)")
+            throw ServerConfigurationError(settings.key("url"), "is not a storage URL: \(error.reason)")
         }
         return url
     }
@@ -321,25 +311,28 @@ extension ServerConfiguration {
         case stepUp = "step-up"
     }
 
-    /// `http.backend-host` and `http.backend-port`: a second listener, or `nil` without a port.
+    /// `http.backend-host` and `http.backend-port`, from the reader scoped to `http`: a second listener, or `nil`
+    /// without a port.
     private static func backendListener(
         _ settings: StrictConfigReader, publicHost: String
     ) throws(ServerConfigurationError) -> Listener? {
-        let host = try settings.string("http.backend-host")
-        guard let port = try settings.int("http.backend-port") else {
-            if host != nil { throw ServerConfigurationError("http.backend-port", "is required with http.backend-host") }
+        let host = try settings.string("backend-host")
+        guard let port = try settings.int("backend-port") else {
+            if host != nil {
+                throw ServerConfigurationError(settings.key("backend-port"), "is required with http.backend-host")
+            }
             return nil
         }
         return Listener(host: host ?? publicHost, port: port)
     }
 
-    /// `http.trusted-proxies`: CIDR networks or addresses.
+    /// `http.trusted-proxies`, from the reader scoped to `http`: CIDR networks or addresses.
     private static func trustedProxies(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [IPNetwork] {
         var networks: [IPNetwork] = []
-        for text in try settings.strings("http.trusted-proxies") ?? [] {
+        for text in try settings.strings("trusted-proxies") ?? [] {
             guard let network = IPNetwork(text) else {
                 throw ServerConfigurationError(
-                    "http.trusted-proxies", "holds an entry that is not an IP address or CIDR network")
+                    settings.key("trusted-proxies"), "holds an entry that is not an IP address or CIDR network")
             }
             networks.append(network)
         }
@@ -377,12 +370,6 @@ extension ServerConfiguration {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
     }
-}
-
-/// The values of `enforcement.without-subject`.
-private enum SubjectlessEnforcement: String, CaseIterable {
-    case enforce
-    case report
 }
 
 /// The values of `tokens.device-tokens`.

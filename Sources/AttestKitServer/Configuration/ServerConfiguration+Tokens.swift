@@ -4,9 +4,9 @@ extension ServerConfiguration {
     /// The largest token key file read.
     private static let tokenKeyFileLimit = 64 * 1_024
 
-    /// The `tokens.*` settings, from the reader scoped to `tokens`: `nil` without `tokens.signing-key-file` (token routes answer 503
-    /// `tokens_not_configured`), otherwise the validated token configuration. The key files are read here, never
-    /// through swift-configuration, and their contents are never logged.
+    /// The `tokens.*` settings, from the reader scoped to `tokens`: `nil` without `tokens.signing-key-file` (token
+    /// routes answer 503 `tokens_not_configured`), otherwise the validated token configuration. The key files are
+    /// read here, never through swift-configuration, and their contents are never logged.
     static func tokens(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> TokenService.Configuration? {
         let previousFiles = try settings.strings("previous-key-files") ?? []
         let issuer = try settings.string("issuer")
