@@ -1,6 +1,5 @@
 import AttestKit
 import AttestKitFlows
-import AttestKitServer
 import AttestKitTesting
 import Configuration
 import Crypto
@@ -9,31 +8,10 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import AttestKitServer
+
 @Suite("Server configuration from flags, environment and a JSON file")
 struct ServerConfigurationTests {
-    /// Every key of the documented table, in its order.
-    static let documentedKeys = [
-        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
-        "http.backend-host", "http.backend-port", "http.trusted-proxies", "http.client-address-header",
-        "apps", "environments", "storage.url", "storage.password",
-        "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
-        "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
-        "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
-        "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
-        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
-        "rate-limit.dashboard-logins-per-ip", "rate-limit.auth-failures-per-ip", "dashboard.session-lifetime",
-        "debug.tokens", "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt",
-        "enforcement.minimum-trust", "enforcement.without-subject", "devicecheck.cache-size", "devicecheck.cache-ttl",
-        "devicecheck.validations-per-client", "admin.token", "backend.tokens", "log.level", "log.format",
-        "receipt-refresh.interval",
-        "receipt-refresh.batch", "challenge-cleanup.interval",
-        "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
-        "tokens.device-tokens",
-        "record.directory", "record.max-bundles", "record.max-bytes", "record.unknown-max-bundles",
-        "record.unknown-max-bytes",
-        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
-    ]
-
     static let token = "s3cret-admin-token-0123456789"
 
     @Test("With no source, the defaults of ServerConfiguration")
@@ -162,12 +140,12 @@ struct ServerConfigurationTests {
         #expect(loaded.challengeCleanupInterval == .seconds(2))
     }
 
-    @Test("init(reader:) reads every documented key, and only those")
+    @Test("init(reader:) reads every key of the table of settings, and only those")
     func keysRead() async throws {
         let reporter = CollectingReporter()
         _ = try await ServerConfigurationSource.load(environment: [:], accessReporter: reporter)
         let read = Set(reporter.events.map { $0.metadata.key.description })
-        #expect(read == Set(Self.documentedKeys))
+        #expect(read == Set(ServerSetting.all.map(\.key)))
     }
 
     /// A value in some layer that must be refused, and the key the error must name.

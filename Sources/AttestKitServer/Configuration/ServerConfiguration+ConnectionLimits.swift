@@ -43,23 +43,23 @@ extension ServerConfiguration {
             }
         }
 
-        /// The `http.*` connection settings of a reader, over the defaults.
+        /// The `http.*` connection settings, from the reader scoped to `http`, over the defaults.
         static func read(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> ConnectionLimits {
             var limits = ConnectionLimits()
-            if let timeout = try duration(settings, "http.read-timeout") { limits.readTimeout = timeout }
-            if let timeout = try duration(settings, "http.idle-timeout") { limits.idleTimeout = timeout }
-            limits.maxConnections = try settings.int("http.max-connections")
+            if let timeout = try duration(settings, "read-timeout") { limits.readTimeout = timeout }
+            if let timeout = try duration(settings, "idle-timeout") { limits.idleTimeout = timeout }
+            limits.maxConnections = try settings.int("max-connections")
             return limits
         }
 
-        /// The seconds of `key` as a duration, to the millisecond; ``validate()`` checks the range, this only keeps
-        /// the conversion finite.
+        /// The seconds of `name` in the `http` section as a duration, to the millisecond; ``validate()`` checks the
+        /// range, this only keeps the conversion finite.
         private static func duration(
-            _ settings: StrictConfigReader, _ key: String
+            _ settings: StrictConfigReader, _ name: String
         ) throws(ServerConfigurationError) -> Duration? {
-            guard let seconds = try settings.double(key) else { return nil }
+            guard let seconds = try settings.double(name) else { return nil }
             guard seconds.isFinite, abs(seconds) <= 1_000_000 else {
-                throw ServerConfigurationError(key, "is between 0.01 and 600 seconds")
+                throw ServerConfigurationError(settings.key(name), "is between 0.01 and 600 seconds")
             }
             return .milliseconds(Int64((seconds * 1_000).rounded()))
         }

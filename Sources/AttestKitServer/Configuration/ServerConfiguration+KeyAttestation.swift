@@ -4,24 +4,24 @@ extension ServerConfiguration {
     /// The largest CA certificate or key file read.
     private static let caFileLimit = 64 * 1_024
 
-    /// The `key-attestation.*` settings: `nil` without a CA (key attestations are answered without a certificate),
-    /// otherwise the CA. The certificate and key files come together; they are read here, never through
-    /// swift-configuration, and the key is never logged. A key that is not the certificate's, or a certificate
-    /// that is not a CA, stops the start with the setting's name.
+    /// The `key-attestation.*` settings, from the reader scoped to `key-attestation`: `nil` without a CA (key
+    /// attestations are answered without a certificate), otherwise the CA. The certificate and key files come
+    /// together; they are read here, never through swift-configuration, and the key is never logged. A key that is
+    /// not the certificate's, or a certificate that is not a CA, stops the start with the setting's name.
     static func keyAttestationAuthority(
         _ settings: StrictConfigReader
     ) throws(ServerConfigurationError) -> AppKeyAuthority? {
-        let certificateFile = try settings.string("key-attestation.ca-certificate-file")
-        let keyFile = try settings.string("key-attestation.ca-key-file")
-        let validity = try settings.double("key-attestation.certificate-validity")
+        let certificateFile = try settings.string("ca-certificate-file")
+        let keyFile = try settings.string("ca-key-file")
+        let validity = try settings.double("certificate-validity")
         guard let certificateFile, let keyFile else {
             if certificateFile != nil || keyFile != nil {
                 throw ServerConfigurationError(
-                    "key-attestation.ca-certificate-file", "and key-attestation.ca-key-file come together")
+                    settings.key("ca-certificate-file"), "and key-attestation.ca-key-file come together")
             }
             if validity != nil {
                 throw ServerConfigurationError(
-                    "key-attestation.certificate-validity", "needs key-attestation.ca-certificate-file")
+                    settings.key("certificate-validity"), "needs key-attestation.ca-certificate-file")
             }
             return nil
         }
@@ -29,23 +29,23 @@ extension ServerConfiguration {
         if let validity {
             guard validity.isFinite, validity >= 300, validity <= 2_592_000, validity == validity.rounded() else {
                 throw ServerConfigurationError(
-                    "key-attestation.certificate-validity", "is whole seconds from 300 (5 minutes) to 2592000 (30 days)"
+                    settings.key("certificate-validity"), "is whole seconds from 300 (5 minutes) to 2592000 (30 days)"
                 )
             }
             seconds = Int64(validity)
         }
         let certificate = try ServerConfigurationSource.text(
-            ofFile: certificateFile, key: "key-attestation.ca-certificate-file", limit: caFileLimit)
+            ofFile: certificateFile, key: settings.key("ca-certificate-file"), limit: caFileLimit)
         let key = try ServerConfigurationSource.text(
-            ofFile: keyFile, key: "key-attestation.ca-key-file", limit: caFileLimit)
+            ofFile: keyFile, key: settings.key("ca-key-file"), limit: caFileLimit)
         do {
             return try AppKeyAuthority(certificatePEM: certificate, privateKeyPEM: key, validity: .seconds(seconds))
         } catch {
             let key =
                 switch error.underlying as? AppKeyAuthority.Problem {
-                case .certificate: "key-attestation.ca-certificate-file"
-                case .validity: "key-attestation.certificate-validity"
-                default: "key-attestation.ca-key-file"
+                case .certificate: settings.key("ca-certificate-file")
+                case .validity: settings.key("certificate-validity")
+                default: settings.key("ca-key-file")
                 }
             throw ServerConfigurationError(key, error.reason)
         }

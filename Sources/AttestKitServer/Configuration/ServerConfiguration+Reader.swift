@@ -14,7 +14,8 @@ extension ServerConfiguration {
     /// variable of a key is `ATTESTKIT_` followed by the key upper-cased, with `.` and `-` turned into `_`. A list
     /// is a JSON array, or a comma-separated string in the environment and on the command line. Durations are in
     /// seconds and may have a fraction. ``ServerConfigurationSource`` builds the usual reader: command-line flags
-    /// over the environment over a JSON file over these defaults.
+    /// over the environment over a JSON file over these defaults. This table is written from ``ServerSetting/all``,
+    /// the one table of settings, and a test holds the two equal.
     ///
     /// | Key | Environment variable | Default |
     /// |-----|----------------------|---------|
@@ -95,59 +96,51 @@ extension ServerConfiguration {
     ///   parsed (never replaced by its default), a file that cannot be read, an incomplete key or root pair, or
     ///   settings ``validate()`` refuses.
     public init(reader: ConfigReader) throws(ServerConfigurationError) {
-        let settings = StrictConfigReader(reader: reader)
+        try self.init(settings: StrictConfigReader(reader: reader))
+    }
+
+    /// Reads a configuration through `settings` (see ``init(reader:)``), then ``validate()``s it.
+    init(settings: StrictConfigReader) throws(ServerConfigurationError) {
         self.init(appIDs: try Self.appIDs(settings), trustAnchors: try Self.trustAnchors(settings))
-        if let host = try settings.string("http.host") { self.host = host }
-        if let port = try settings.int("http.port") { self.port = port }
-        if let bodyLimit = try settings.int("http.body-limit") { self.bodyLimit = bodyLimit }
-        self.backendListener = try Self.backendListener(settings, publicHost: host)
-        self.trustedProxies = try Self.trustedProxies(settings)
-        if let header = try settings.choice("http.client-address-header", as: ClientAddressHeader.self) {
+        let http = settings.scoped(to: "http")
+        if let host = try http.string("host") { self.host = host }
+        if let port = try http.int("port") { self.port = port }
+        if let bodyLimit = try http.int("body-limit") { self.bodyLimit = bodyLimit }
+        self.backendListener = try Self.backendListener(http, publicHost: host)
+        self.trustedProxies = try Self.trustedProxies(http)
+        if let header = try http.choice("client-address-header", as: ClientAddressHeader.self) {
             self.clientAddressHeader = header
         }
-        self.connectionLimits = try ConnectionLimits.read(settings)
+        self.connectionLimits = try ConnectionLimits.read(http)
         if let environments = try Self.environments(settings) { self.environments = environments }
-        if let storageURL = try Self.storageURL(settings) { self.storageURL = storageURL }
-        self.storagePassword = try settings.string("storage.password", isSecret: true)
-        self.apple = try Self.apple(settings)
+        let storage = settings.scoped(to: "storage")
+        if let storageURL = try Self.storageURL(storage) { self.storageURL = storageURL }
+        self.storagePassword = try storage.string("password")
+        self.apple = try Self.apple(settings.scoped(to: "apple"))
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
         if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
-        self.policy = try Self.policy(settings)
-        if let limit = try settings.int("rate-limit.attestations-per-ip") { rateLimits.attestationsPerIP = limit }
-        if let limit = try settings.int("rate-limit.attestations-per-app") { rateLimits.attestationsPerApp = limit }
-        if let limit = try settings.int("rate-limit.challenges-per-ip") { rateLimits.challengesPerIP = limit }
-        if let names = try settings.strings("devicecheck.states") {
+        self.policy = try Self.policy(settings.scoped(to: "policy"))
+        self.rateLimits = try RateLimits.read(settings.scoped(to: "rate-limit"), over: rateLimits)
+        if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
+        self.debugTokens = try settings.strings("debug.tokens") ?? []
+        self.enforcement = try EnforcementDefaults.read(settings.scoped(to: "enforcement"), over: enforcement)
+        let deviceCheck = settings.scoped(to: "devicecheck")
+        if let names = try deviceCheck.strings("states") {
             if names.count == 1, let preset = DeviceCheckStates.presets[names[0]] {
                 self.deviceCheckStates = preset
             } else {
                 self.deviceCheckStates = try DeviceCheckStates(names)
             }
         }
-        if let limit = try settings.int("rate-limit.dashboard-logins-per-ip") {
-            rateLimits.dashboardLoginsPerIP = limit
-        }
-        if let limit = try settings.int("rate-limit.auth-failures-per-ip") { rateLimits.authFailuresPerIP = limit }
-        if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
-        self.debugTokens = try settings.strings("debug.tokens", isSecret: true) ?? []
-        if let mode = try settings.choice("enforcement.mode", as: EnforcementMode.self) { enforcement.mode = mode }
-        if let rollout = try settings.double("enforcement.rollout") { enforcement.rollout = rollout }
-        if let salt = try settings.string("enforcement.rollout-salt") { enforcement.rolloutSalt = salt }
-        if let trust = try settings.choice("enforcement.minimum-trust", as: TrustLevel.self) {
-            enforcement.minimumTrust = trust
-        }
-        if let choice = try settings.choice("enforcement.without-subject", as: SubjectlessEnforcement.self) {
-            enforcement.enforcesWithoutSubject = choice == .enforce
-        }
-        if let size = try settings.int("devicecheck.cache-size") { deviceTokenCache.capacity = size }
-        if let ttl = try settings.double("devicecheck.cache-ttl") { deviceTokenCache.ttl = ttl }
-        if let limit = try settings.int("devicecheck.validations-per-client") {
-            deviceTokenValidationsPerClient = limit
-        }
-        self.adminToken = try settings.string("admin.token", isSecret: true)
-        self.backendTokens = try settings.strings("backend.tokens", isSecret: true) ?? []
-        if let level = try settings.choice("log.level", as: Logger.Level.self) { self.logLevel = level }
-        if let format = try settings.choice("log.format", as: LogFormat.self) { self.logFormat = format }
+        if let size = try deviceCheck.int("cache-size") { deviceTokenCache.capacity = size }
+        if let ttl = try deviceCheck.double("cache-ttl") { deviceTokenCache.ttl = ttl }
+        if let limit = try deviceCheck.int("validations-per-client") { deviceTokenValidationsPerClient = limit }
+        self.adminToken = try settings.string("admin.token")
+        self.backendTokens = try settings.strings("backend.tokens") ?? []
+        let log = settings.scoped(to: "log")
+        if let level = try log.choice("level", as: Logger.Level.self) { self.logLevel = level }
+        if let format = try log.choice("format", as: LogFormat.self) { self.logFormat = format }
         if let interval = try Self.duration(settings, "receipt-refresh.interval") {
             self.receiptRefreshInterval = interval
         }
@@ -155,47 +148,24 @@ extension ServerConfiguration {
         if let interval = try Self.duration(settings, "challenge-cleanup.interval") {
             self.challengeCleanupInterval = interval
         }
-        self.tokens = try Self.tokens(settings)
-        if let choice = try settings.choice("tokens.device-tokens", as: DeviceTokenSale.self) {
+        let tokens = settings.scoped(to: "tokens")
+        self.tokens = try Self.tokens(tokens)
+        if let choice = try tokens.choice("device-tokens", as: DeviceTokenSale.self) {
             tokensAcceptDeviceTokens = choice == .accept
         }
-        self.record = try Self.record(settings)
-        self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings)
+        self.record = try Self.record(settings.scoped(to: "record"))
+        self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings.scoped(to: "key-attestation"))
         try validate()
     }
 
-    /// Every key ``init(reader:)`` reads, in the order of its table.
-    static let configurationKeys: [String] = [
-        "http.host", "http.port", "http.body-limit", "http.read-timeout", "http.idle-timeout", "http.max-connections",
-        "http.backend-host", "http.backend-port", "http.trusted-proxies",
-        "http.client-address-header", "apps", "environments", "storage.url", "storage.password",
-        "apple.key-file", "apple.key-id", "apple.team-id", "apple.devicecheck-environment", "apple.devicecheck-url",
-        "apple.receipt-url", "apple.timeout", "trust.attestation-root", "trust.receipt-root", "challenge.ttl",
-        "leeway", "assertion.timestamp-window", "policy.validation-categories", "policy.minimum-os-version",
-        "policy.risk-metric-threshold", "policy.unknown-risk", "rate-limit.attestations-per-ip",
-        "rate-limit.attestations-per-app", "rate-limit.challenges-per-ip", "devicecheck.states",
-        "rate-limit.dashboard-logins-per-ip", "rate-limit.auth-failures-per-ip", "dashboard.session-lifetime",
-        "debug.tokens",
-        "enforcement.mode", "enforcement.rollout", "enforcement.rollout-salt", "enforcement.minimum-trust",
-        "enforcement.without-subject", "devicecheck.cache-size", "devicecheck.cache-ttl",
-        "devicecheck.validations-per-client", "admin.token",
-        "backend.tokens", "log.level", "log.format",
-        "receipt-refresh.interval",
-        "receipt-refresh.batch", "challenge-cleanup.interval",
-        "tokens.signing-key-file", "tokens.previous-key-files", "tokens.issuer", "tokens.audience", "tokens.ttl",
-        "tokens.device-tokens",
-        "record.directory", "record.max-bundles", "record.max-bytes", "record.unknown-max-bundles",
-        "record.unknown-max-bytes",
-        "key-attestation.ca-certificate-file", "key-attestation.ca-key-file", "key-attestation.certificate-validity",
-    ]
+    /// Every key ``init(reader:)`` reads, in the order of its table: the keys of ``ServerSetting/all``.
+    static let configurationKeys: [String] = ServerSetting.all.map(\.key)
 
-    /// The keys whose values are secrets in every layer.
+    /// The keys whose values are secrets in every layer: those ``ServerSetting/all`` marks secret.
     ///
     /// None of them is taken from the command line (``ServerConfigurationSource/commandLineRefusal(key:value:)``),
     /// where every user of the machine can read it, except `storage.url` without a password.
-    static let secretKeys: Set<String> = [
-        "admin.token", "backend.tokens", "debug.tokens", "storage.url", "storage.password",
-    ]
+    static let secretKeys: Set<String> = ServerSetting.secretKeys
 
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024
@@ -226,44 +196,48 @@ extension ServerConfiguration {
         }
     }
 
-    /// `storage.url`, checked by `StoreURL` (whose errors never repeat the password).
+    /// `storage.url`, from the reader scoped to `storage`, checked by `StoreURL` (whose errors never repeat the
+    /// password).
     private static func storageURL(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> String? {
-        guard let url = try settings.string("storage.url", isSecret: true) else { return nil }
+        guard let url = try settings.string("url") else { return nil }
         do {
             _ = try StoreURL(url)
         } catch {
-            throw ServerConfigurationError("storage.url", "is not a storage URL: \(error.reason)")
+            throw ServerConfigurationError(settings.key("url"), "is not a storage URL: \(error.reason)")
         }
         return url
     }
 
-    /// The `apple.*` settings: `nil` without a key, an error for a partial key.
+    /// The `apple.*` settings, from the reader scoped to `apple`: `nil` without a key, an error for a partial key.
     private static func apple(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Apple? {
-        let keyFile = try settings.string("apple.key-file")
-        let keyID = try settings.string("apple.key-id")
-        let teamID = try settings.string("apple.team-id")
-        let environment = try settings.choice("apple.devicecheck-environment", as: AppAttestEnvironment.self)
-        let deviceCheckURL = try webURL(settings, "apple.devicecheck-url")
-        let receiptURL = try webURL(settings, "apple.receipt-url")
-        let timeout = try settings.double("apple.timeout")
+        let keyFile = try settings.string("key-file")
+        let keyID = try settings.string("key-id")
+        let teamID = try settings.string("team-id")
+        let environment = try settings.choice("devicecheck-environment", as: AppAttestEnvironment.self)
+        let deviceCheckURL = try webURL(settings, "devicecheck-url")
+        let receiptURL = try webURL(settings, "receipt-url")
+        let timeout = try settings.double("timeout")
         guard let keyFile, let keyID, let teamID else {
-            let given = [("apple.key-file", keyFile), ("apple.key-id", keyID), ("apple.team-id", teamID)]
+            let given = [
+                (settings.key("key-file"), keyFile), (settings.key("key-id"), keyID), (settings.key("team-id"), teamID),
+            ]
             if let missing = given.first(where: { $0.1 == nil }), given.contains(where: { $0.1 != nil }) {
                 throw ServerConfigurationError(
                     missing.0, "is required with the other Apple key settings (apple.key-file, key-id, team-id)")
             }
             return nil
         }
-        for (key, value) in [("apple.key-id", keyID), ("apple.team-id", teamID)] {
+        for (key, value) in [(settings.key("key-id"), keyID), (settings.key("team-id"), teamID)] {
             guard (1...64).contains(value.utf8.count), value.utf8.allSatisfy(Self.isASCIILetterOrDigit) else {
                 throw ServerConfigurationError(key, "is 1 to 64 letters and digits")
             }
         }
-        let pem = try ServerConfigurationSource.text(ofFile: keyFile, key: "apple.key-file", limit: pemFileLimit)
+        let pem = try ServerConfigurationSource.text(
+            ofFile: keyFile, key: settings.key("key-file"), limit: pemFileLimit)
         do {
             _ = try AppleTokenProvider(privateKeyPEM: pem, keyID: keyID, teamID: teamID)
         } catch {
-            throw ServerConfigurationError("apple.key-file", "is not a PEM P-256 private key (.p8)")
+            throw ServerConfigurationError(settings.key("key-file"), "is not a PEM P-256 private key (.p8)")
         }
         var apple = Apple(privateKeyPEM: pem, keyID: keyID, teamID: teamID)
         if let environment { apple.deviceCheckEnvironment = environment }
@@ -305,26 +279,27 @@ extension ServerConfiguration {
         }
     }
 
-    /// The `policy.*` settings.
+    /// The `policy.*` settings, from the reader scoped to `policy`.
     private static func policy(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Policy {
         var policy = Policy()
-        if let categories = try settings.ints("policy.validation-categories") {
+        if let categories = try settings.ints("validation-categories") {
             guard !categories.isEmpty else {
                 throw ServerConfigurationError(
-                    "policy.validation-categories", "lists at least one category (leave it out to accept any)")
+                    settings.key("validation-categories"), "lists at least one category (leave it out to accept any)")
             }
             var allowed: Set<UInt32> = []
             for category in categories {
                 guard let value = UInt32(exactly: category) else {
-                    throw ServerConfigurationError("policy.validation-categories", "holds integers 0 to 4294967295")
+                    throw ServerConfigurationError(
+                        settings.key("validation-categories"), "holds integers 0 to 4294967295")
                 }
                 allowed.insert(value)
             }
             policy.allowedValidationCategories = allowed
         }
-        policy.minimumOSVersion = try settings.string("policy.minimum-os-version")
-        policy.riskMetricThreshold = try settings.int("policy.risk-metric-threshold")
-        if let unknownRisk = try settings.choice("policy.unknown-risk", as: UnknownRisk.self) {
+        policy.minimumOSVersion = try settings.string("minimum-os-version")
+        policy.riskMetricThreshold = try settings.int("risk-metric-threshold")
+        if let unknownRisk = try settings.choice("unknown-risk", as: UnknownRisk.self) {
             policy.stepUpWhileRiskUnknown = unknownRisk == .stepUp
         }
         return policy
@@ -336,51 +311,56 @@ extension ServerConfiguration {
         case stepUp = "step-up"
     }
 
-    /// `http.backend-host` and `http.backend-port`: a second listener, or `nil` without a port.
+    /// `http.backend-host` and `http.backend-port`, from the reader scoped to `http`: a second listener, or `nil`
+    /// without a port.
     private static func backendListener(
         _ settings: StrictConfigReader, publicHost: String
     ) throws(ServerConfigurationError) -> Listener? {
-        let host = try settings.string("http.backend-host")
-        guard let port = try settings.int("http.backend-port") else {
-            if host != nil { throw ServerConfigurationError("http.backend-port", "is required with http.backend-host") }
+        let host = try settings.string("backend-host")
+        guard let port = try settings.int("backend-port") else {
+            if host != nil {
+                throw ServerConfigurationError(settings.key("backend-port"), "is required with http.backend-host")
+            }
             return nil
         }
         return Listener(host: host ?? publicHost, port: port)
     }
 
-    /// `http.trusted-proxies`: CIDR networks or addresses.
+    /// `http.trusted-proxies`, from the reader scoped to `http`: CIDR networks or addresses.
     private static func trustedProxies(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [IPNetwork] {
         var networks: [IPNetwork] = []
-        for text in try settings.strings("http.trusted-proxies") ?? [] {
+        for text in try settings.strings("trusted-proxies") ?? [] {
             guard let network = IPNetwork(text) else {
                 throw ServerConfigurationError(
-                    "http.trusted-proxies", "holds an entry that is not an IP address or CIDR network")
+                    settings.key("trusted-proxies"), "holds an entry that is not an IP address or CIDR network")
             }
             networks.append(network)
         }
         return networks
     }
 
-    /// A number of seconds as a `Duration`; ``validate()`` checks the range of each.
+    /// A number of seconds as a `Duration`, `name` in the reader's section; ``validate()`` checks the range of each.
     private static func duration(
         _ settings: StrictConfigReader,
-        _ key: String
+        _ name: String
     ) throws(ServerConfigurationError) -> Duration? {
-        guard let seconds = try settings.double(key) else { return nil }
-        guard abs(seconds) <= 1_000_000_000 else { throw ServerConfigurationError(key, "is out of range") }
+        guard let seconds = try settings.double(name) else { return nil }
+        guard abs(seconds) <= 1_000_000_000 else {
+            throw ServerConfigurationError(settings.key(name), "is out of range")
+        }
         return .seconds(seconds)
     }
 
-    /// An `http` or `https` URL with a host.
+    /// An `http` or `https` URL with a host, `name` in the reader's section.
     private static func webURL(
         _ settings: StrictConfigReader,
-        _ key: String
+        _ name: String
     ) throws(ServerConfigurationError) -> String? {
-        guard let text = try settings.string(key) else { return nil }
+        guard let text = try settings.string(name) else { return nil }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else {
-            throw ServerConfigurationError(key, "is an http or https URL")
+            throw ServerConfigurationError(settings.key(name), "is an http or https URL")
         }
         return text
     }
@@ -390,12 +370,6 @@ extension ServerConfiguration {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
     }
-}
-
-/// The values of `enforcement.without-subject`.
-private enum SubjectlessEnforcement: String, CaseIterable {
-    case enforce
-    case report
 }
 
 /// The values of `tokens.device-tokens`.

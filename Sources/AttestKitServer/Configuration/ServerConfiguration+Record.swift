@@ -26,46 +26,49 @@ extension ServerConfiguration {
         }
     }
 
-    /// The `record.*` settings: `nil` without `record.directory`.
+    /// The `record.*` settings, from the reader scoped to `record`: `nil` without `record.directory`.
     static func record(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> RecordSettings? {
-        let bundles = try settings.int("record.max-bundles")
-        let bytes = try settings.int("record.max-bytes")
-        let unknownBundles = try settings.int("record.unknown-max-bundles")
-        let unknownBytes = try settings.int("record.unknown-max-bytes")
-        guard let directory = try settings.string("record.directory") else {
+        let bundles = try settings.int("max-bundles")
+        let bytes = try settings.int("max-bytes")
+        let unknownBundles = try settings.int("unknown-max-bundles")
+        let unknownBytes = try settings.int("unknown-max-bytes")
+        guard let directory = try settings.string("directory") else {
             let given = [
-                ("record.max-bundles", bundles), ("record.max-bytes", bytes),
-                ("record.unknown-max-bundles", unknownBundles), ("record.unknown-max-bytes", unknownBytes),
+                (settings.key("max-bundles"), bundles), (settings.key("max-bytes"), bytes),
+                (settings.key("unknown-max-bundles"), unknownBundles),
+                (settings.key("unknown-max-bytes"), unknownBytes),
             ]
             if let (key, _) = given.first(where: { $0.1 != nil }) {
                 throw ServerConfigurationError(key, "needs record.directory")
             }
             return nil
         }
-        guard !directory.isEmpty else { throw ServerConfigurationError("record.directory", "is a directory path") }
+        guard !directory.isEmpty else {
+            throw ServerConfigurationError(settings.key("directory"), "is a directory path")
+        }
         var record = RecordSettings(directory: directory)
         if let bundles {
             guard (1...1_000_000).contains(bundles) else {
-                throw ServerConfigurationError("record.max-bundles", "is 1 to 1000000")
+                throw ServerConfigurationError(settings.key("max-bundles"), "is 1 to 1000000")
             }
             record.maximumBundles = bundles
         }
         if let bytes {
             guard bytes >= 1 << 20 else {
-                throw ServerConfigurationError("record.max-bytes", "is at least 1048576 (one bundle at most)")
+                throw ServerConfigurationError(settings.key("max-bytes"), "is at least 1048576 (one bundle at most)")
             }
             record.maximumBytes = bytes
         }
         if let unknownBundles {
             guard (0...1_000_000).contains(unknownBundles) else {
-                throw ServerConfigurationError("record.unknown-max-bundles", "is 0 (none recorded) to 1000000")
+                throw ServerConfigurationError(settings.key("unknown-max-bundles"), "is 0 (none recorded) to 1000000")
             }
             record.unknownMaximumBundles = unknownBundles
         }
         if let unknownBytes {
             guard unknownBytes >= 1 << 20 else {
                 throw ServerConfigurationError(
-                    "record.unknown-max-bytes", "is at least 1048576 (one bundle at most)")
+                    settings.key("unknown-max-bytes"), "is at least 1048576 (one bundle at most)")
             }
             record.unknownMaximumBytes = unknownBytes
         }

@@ -4,18 +4,18 @@ extension ServerConfiguration {
     /// The largest token key file read.
     private static let tokenKeyFileLimit = 64 * 1_024
 
-    /// The `tokens.*` settings: `nil` without `tokens.signing-key-file` (token routes answer 503
-    /// `tokens_not_configured`), otherwise the validated token configuration. The key files are read here, never
-    /// through swift-configuration, and their contents are never logged.
+    /// The `tokens.*` settings, from the reader scoped to `tokens`: `nil` without `tokens.signing-key-file` (token
+    /// routes answer 503 `tokens_not_configured`), otherwise the validated token configuration. The key files are
+    /// read here, never through swift-configuration, and their contents are never logged.
     static func tokens(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> TokenService.Configuration? {
-        let previousFiles = try settings.strings("tokens.previous-key-files") ?? []
-        let issuer = try settings.string("tokens.issuer")
-        let audience = try settings.string("tokens.audience")
-        let ttl = try settings.double("tokens.ttl")
-        guard let keyFile = try settings.string("tokens.signing-key-file") else {
+        let previousFiles = try settings.strings("previous-key-files") ?? []
+        let issuer = try settings.string("issuer")
+        let audience = try settings.string("audience")
+        let ttl = try settings.double("ttl")
+        guard let keyFile = try settings.string("signing-key-file") else {
             let stray = [
-                ("tokens.previous-key-files", !previousFiles.isEmpty), ("tokens.issuer", issuer != nil),
-                ("tokens.audience", audience != nil), ("tokens.ttl", ttl != nil),
+                (settings.key("previous-key-files"), !previousFiles.isEmpty), (settings.key("issuer"), issuer != nil),
+                (settings.key("audience"), audience != nil), (settings.key("ttl"), ttl != nil),
             ]
             if let (key, _) = stray.first(where: \.1) {
                 throw ServerConfigurationError(key, "needs tokens.signing-key-file")
@@ -26,11 +26,11 @@ extension ServerConfiguration {
         do {
             signingKey = try TokenSigningKey(
                 pem: try ServerConfigurationSource.text(
-                    ofFile: keyFile, key: "tokens.signing-key-file", limit: tokenKeyFileLimit))
+                    ofFile: keyFile, key: settings.key("signing-key-file"), limit: tokenKeyFileLimit))
         } catch let error as ServerConfigurationError {
             throw error
         } catch {
-            throw ServerConfigurationError("tokens.signing-key-file", "is not a PEM P-256 private key")
+            throw ServerConfigurationError(settings.key("signing-key-file"), "is not a PEM P-256 private key")
         }
         var previousKeys: [TokenKey] = []
         for file in previousFiles {
@@ -38,19 +38,21 @@ extension ServerConfiguration {
                 previousKeys.append(
                     try TokenKey(
                         pem: try ServerConfigurationSource.text(
-                            ofFile: file, key: "tokens.previous-key-files", limit: tokenKeyFileLimit)))
+                            ofFile: file, key: settings.key("previous-key-files"), limit: tokenKeyFileLimit)))
             } catch let error as ServerConfigurationError {
                 throw error
             } catch {
-                throw ServerConfigurationError("tokens.previous-key-files", "holds a file that is not a PEM P-256 key")
+                throw ServerConfigurationError(
+                    settings.key("previous-key-files"), "holds a file that is not a PEM P-256 key")
             }
         }
         if let ttl {
             guard ttl.isFinite, ttl >= 300, ttl <= 604_800, ttl == ttl.rounded() else {
-                throw ServerConfigurationError("tokens.ttl", "is whole seconds from 300 (5 minutes) to 604800 (7 days)")
+                throw ServerConfigurationError(
+                    settings.key("ttl"), "is whole seconds from 300 (5 minutes) to 604800 (7 days)")
             }
         }
-        for (key, value) in [("tokens.issuer", issuer), ("tokens.audience", audience)] {
+        for (key, value) in [(settings.key("issuer"), issuer), (settings.key("audience"), audience)] {
             if let value, value.isEmpty || value.utf8.count > 256 {
                 throw ServerConfigurationError(key, "is 1 to 256 characters")
             }

@@ -78,6 +78,18 @@ public struct ServerConfiguration: Sendable {
             self.dashboardLoginsPerIP = dashboardLoginsPerIP
             self.authFailuresPerIP = authFailuresPerIP
         }
+
+        /// The `rate-limit.*` settings, from the reader scoped to `rate-limit`, over `defaults`.
+        @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+        static func read(_ settings: StrictConfigReader, over defaults: Self) throws(ServerConfigurationError) -> Self {
+            var limits = defaults
+            if let limit = try settings.int("attestations-per-ip") { limits.attestationsPerIP = limit }
+            if let limit = try settings.int("attestations-per-app") { limits.attestationsPerApp = limit }
+            if let limit = try settings.int("challenges-per-ip") { limits.challengesPerIP = limit }
+            if let limit = try settings.int("dashboard-logins-per-ip") { limits.dashboardLoginsPerIP = limit }
+            if let limit = try settings.int("auth-failures-per-ip") { limits.authFailuresPerIP = limit }
+            return limits
+        }
     }
 
     /// An address and port to listen on.
@@ -191,6 +203,28 @@ public struct ServerConfiguration: Sendable {
             self.rolloutSalt = rolloutSalt
             self.minimumTrust = minimumTrust
             self.enforcesWithoutSubject = enforcesWithoutSubject
+        }
+
+        /// The `enforcement.*` settings, from the reader scoped to `enforcement`, over `defaults`.
+        @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+        static func read(_ settings: StrictConfigReader, over defaults: Self) throws(ServerConfigurationError) -> Self {
+            var enforcement = defaults
+            if let mode = try settings.choice("mode", as: EnforcementMode.self) { enforcement.mode = mode }
+            if let rollout = try settings.double("rollout") { enforcement.rollout = rollout }
+            if let salt = try settings.string("rollout-salt") { enforcement.rolloutSalt = salt }
+            if let trust = try settings.choice("minimum-trust", as: TrustLevel.self) {
+                enforcement.minimumTrust = trust
+            }
+            if let choice = try settings.choice("without-subject", as: SubjectlessEnforcement.self) {
+                enforcement.enforcesWithoutSubject = choice == .enforce
+            }
+            return enforcement
+        }
+
+        /// The values of `enforcement.without-subject`.
+        private enum SubjectlessEnforcement: String, CaseIterable {
+            case enforce
+            case report
         }
     }
 

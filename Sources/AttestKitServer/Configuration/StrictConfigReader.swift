@@ -1,4 +1,5 @@
 import Configuration
+import Synchronization
 
 /// Reads settings from a `ConfigReader` without ever falling back to a default silently.
 ///
@@ -9,35 +10,86 @@ import Configuration
 /// another type is an error naming the key, never the default. Each getter returns `nil` only when no provider has
 /// the key at all.
 ///
+/// Whether a value is a secret comes from the table of settings (``ServerSetting/isSecret``), never from the caller.
 /// Error reasons never contain the value read.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 struct StrictConfigReader {
-    /// The reader of all layers.
+    /// The reader of all layers, scoped to ``section`` when there is one.
     let reader: ConfigReader
 
+    /// Receives the key and type of every read, for the tests that hold the reads to ``ServerSetting/all``.
+    let readLog: ReadLog?
+
+    /// The section the reader is scoped to (`tokens`), or `nil` for the whole configuration.
+    let section: String?
+
+    /// A reader of the whole configuration.
+    init(reader: ConfigReader, readLog: ReadLog? = nil) {
+        self.init(reader: reader, readLog: readLog, section: nil)
+    }
+
+    /// A reader of `section`, through `reader` scoped to it.
+    private init(reader: ConfigReader, readLog: ReadLog?, section: String?) {
+        self.reader = reader
+        self.readLog = readLog
+        self.section = section
+    }
+
+    /// A reader of one section, next to the type it configures: `scoped(to: "tokens").string("ttl")` reads
+    /// `tokens.ttl` through swift-configuration's `ConfigReader.scoped(to:)`. Errors, secrecy and the read log name
+    /// the whole key.
+    func scoped(to section: String) -> StrictConfigReader {
+        StrictConfigReader(reader: reader.scoped(to: ConfigKey(section)), readLog: readLog, section: key(section))
+    }
+
+    /// The whole key of `name` in the reader's section: `ttl` → `tokens.ttl`.
+    func key(_ name: String) -> String {
+        section.map { "\($0).\(name)" } ?? name
+    }
+
+    /// The keys read and how each was read last.
+    final class ReadLog: Sendable {
+        private let reads = Mutex<[String: ServerSetting.ValueType]>([:])
+
+        /// Every key read so far, with the type it was read as.
+        var types: [String: ServerSetting.ValueType] { reads.withLock { $0 } }
+
+        /// Records a read of `key` as `type`.
+        func record(_ key: String, _ type: ServerSetting.ValueType) {
+            reads.withLock { $0[key] = type }
+        }
+    }
+
     /// A string, or `nil` when absent.
-    func string(_ key: String, isSecret: Bool = false) throws(ServerConfigurationError) -> String? {
-        let configKey = ConfigKey(key)
+    func string(_ name: String) throws(ServerConfigurationError) -> String? {
+        let key = self.key(name)
+        readLog?.record(key, .string)
+        let configKey = ConfigKey(name)
+        let isSecret = Self.isSecret(key)
         if let value = reader.string(forKey: configKey, isSecret: isSecret) { return value }
-        try refuseIfPresent(key, isSecret: isSecret, expected: "a string")
+        try refuseIfPresent(name, expected: "a string")
         return nil
     }
 
     /// An integer (a number without a fractional part, or a string of one), or `nil` when absent.
-    func int(_ key: String) throws(ServerConfigurationError) -> Int? {
-        let configKey = ConfigKey(key)
+    func int(_ name: String) throws(ServerConfigurationError) -> Int? {
+        let key = self.key(name)
+        readLog?.record(key, .integer)
+        let configKey = ConfigKey(name)
         if let value = reader.int(forKey: configKey) { return value }
         if let text = reader.string(forKey: configKey) {
             guard let value = Int(text.trimmingSpaces) else { throw ServerConfigurationError(key, "is not an integer") }
             return value
         }
-        try refuseIfPresent(key, expected: "an integer")
+        try refuseIfPresent(name, expected: "an integer")
         return nil
     }
 
     /// A finite number (an integer, a decimal, or a string of one), or `nil` when absent.
-    func double(_ key: String) throws(ServerConfigurationError) -> Double? {
-        let configKey = ConfigKey(key)
+    func double(_ name: String) throws(ServerConfigurationError) -> Double? {
+        let key = self.key(name)
+        readLog?.record(key, .number)
+        let configKey = ConfigKey(name)
         let value: Double
         if let number = reader.double(forKey: configKey) {
             value = number
@@ -49,7 +101,7 @@ struct StrictConfigReader {
             }
             value = number
         } else {
-            try refuseIfPresent(key, expected: "a number")
+            try refuseIfPresent(name, expected: "a number")
             return nil
         }
         guard value.isFinite else { throw ServerConfigurationError(key, "is not a finite number") }
@@ -58,19 +110,24 @@ struct StrictConfigReader {
 
     /// A list of strings (an array, or a comma-separated string whose empty items are dropped), or `nil` when
     /// absent.
-    func strings(_ key: String, isSecret: Bool = false) throws(ServerConfigurationError) -> [String]? {
-        let configKey = ConfigKey(key)
+    func strings(_ name: String) throws(ServerConfigurationError) -> [String]? {
+        let key = self.key(name)
+        readLog?.record(key, .strings)
+        let configKey = ConfigKey(name)
+        let isSecret = Self.isSecret(key)
         if let values = reader.stringArray(forKey: configKey, isSecret: isSecret) {
             return values.map(\.trimmingSpaces).filter { !$0.isEmpty }
         }
         if let text = reader.string(forKey: configKey, isSecret: isSecret) { return Self.split(text) }
-        try refuseIfPresent(key, isSecret: isSecret, expected: "a list of strings")
+        try refuseIfPresent(name, expected: "a list of strings")
         return nil
     }
 
     /// A list of integers (an array, or a comma-separated string), or `nil` when absent.
-    func ints(_ key: String) throws(ServerConfigurationError) -> [Int]? {
-        let configKey = ConfigKey(key)
+    func ints(_ name: String) throws(ServerConfigurationError) -> [Int]? {
+        let key = self.key(name)
+        readLog?.record(key, .integers)
+        let configKey = ConfigKey(name)
         if let values = reader.intArray(forKey: configKey) { return values }
         if let text = reader.string(forKey: configKey) {
             var values: [Int] = []
@@ -80,16 +137,19 @@ struct StrictConfigReader {
             }
             return values
         }
-        try refuseIfPresent(key, expected: "a list of integers")
+        try refuseIfPresent(name, expected: "a list of integers")
         return nil
     }
 
     /// A value of a string enumeration, or `nil` when absent.
     func choice<Value: RawRepresentable<String> & CaseIterable>(
-        _ key: String,
+        _ name: String,
         as type: Value.Type
     ) throws(ServerConfigurationError) -> Value? {
-        guard let text = try string(key) else { return nil }
+        let key = self.key(name)
+        let text = try string(name)
+        readLog?.record(key, .choice)
+        guard let text else { return nil }
         guard let value = Value(rawValue: text.trimmingSpaces) else {
             throw ServerConfigurationError(key, "is one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -97,12 +157,10 @@ struct StrictConfigReader {
     }
 
     /// Throws when any provider has `key` in any type: the caller's type did not fit it.
-    private func refuseIfPresent(
-        _ key: String,
-        isSecret: Bool = false,
-        expected: String
-    ) throws(ServerConfigurationError) {
-        let configKey = ConfigKey(key)
+    private func refuseIfPresent(_ name: String, expected: String) throws(ServerConfigurationError) {
+        let key = self.key(name)
+        let configKey = ConfigKey(name)
+        let isSecret = Self.isSecret(key)
         let present =
             reader.string(forKey: configKey, isSecret: isSecret) != nil
             || reader.int(forKey: configKey, isSecret: isSecret) != nil
@@ -115,6 +173,11 @@ struct StrictConfigReader {
             || reader.boolArray(forKey: configKey, isSecret: isSecret) != nil
             || reader.byteChunkArray(forKey: configKey, isSecret: isSecret) != nil
         if present { throw ServerConfigurationError(key, "is not \(expected)") }
+    }
+
+    /// Whether the table of settings marks `key` secret.
+    private static func isSecret(_ key: String) -> Bool {
+        ServerSetting.secretKeys.contains(key)
     }
 
     /// The trimmed, non-empty items of a comma-separated list.
