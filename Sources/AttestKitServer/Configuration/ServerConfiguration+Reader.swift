@@ -14,7 +14,7 @@ extension ServerConfiguration {
     /// variable of a key is `ATTESTKIT_` followed by the key upper-cased, with `.` and `-` turned into `_`. A list
     /// is a JSON array, or a comma-separated string in the environment and on the command line. Durations are in
     /// seconds and may have a fraction. ``ServerConfigurationSource`` builds the usual reader: command-line flags
-    /// over the environment over a JSON file over these defaults. This table is written from ``ServerSetting/all``,
+    /// over the environment over a JSON file over these defaults. This table is written from `ServerSetting.all`,
     /// the one table of settings, and a test holds the two equal.
     ///
     /// | Key | Environment variable | Default |
