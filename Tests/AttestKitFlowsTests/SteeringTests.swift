@@ -253,6 +253,15 @@ struct SteeringTests {
         // The canonical spelling is outside the rollout: reported, still verified.
         let verified = try await EnforcementTests.check(routeGuard, try EnforcementTests.headers(device))
         #expect(!verified.enforced && verified.trust == .appAttest)
+        // A group that reports requests without a subject: another spelling is not "no subject", it is enforced.
+        let lenient = RouteGuard(
+            gate: bench.gate, policy: try EnforcementPolicy(rollout: rollout, enforcesWithoutSubject: false))
+        for spelling in spellings {
+            var headers = try EnforcementTests.headers(device)
+            headers[AttestKitHeaderNames.keyID] = spelling
+            let refused = await #expect(throws: FlowError.self) { try await EnforcementTests.check(lenient, headers) }
+            #expect(refused?.code == .keyIdMalformed, "\(spelling)")
+        }
     }
 
     @Test("a request that names no subject is enforced below a rollout of 1, unless the group reports it")

@@ -84,7 +84,7 @@ public struct RouteGuard: Sendable {
             return RequestAttestation(
                 group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil, stepUp: false)
         }
-        let enforced = policy.enforces(subject ?? Self.keySubject(lookup))
+        let enforced = subject.map(policy.enforces) ?? enforcesByKey(lookup)
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
             let (trust, key) = try await prove(
@@ -110,14 +110,20 @@ public struct RouteGuard: Sendable {
         }
     }
 
-    /// The rollout subject a request names by its key id: the key's canonical Base64 when the header holds one key
-    /// id in its one spelling, otherwise `nil` (absent, repeated or malformed: such a request is refused anyway, and
-    /// no spelling of a key can move it out of the rollout).
-    static func keySubject(_ lookup: (String) -> AssertionHeaders.Lookup) -> String? {
-        guard case .value(let text) = lookup(AttestKitHeaderNames.keyID),
-            let keyID = try? Field.keyID(text)
-        else { return nil }
-        return keyID.base64
+    /// Whether the group enforces for a request placed by the key id it sends: by the key's one canonical spelling;
+    /// without a key id by ``EnforcementPolicy/enforcesWithoutSubject``. A key id header that is repeated or not in
+    /// its canonical spelling names a key and is enforced (refused as malformed) in `enforce` mode, so that no
+    /// spelling of a key can move a request out of the rollout or pass it for one without a subject.
+    private func enforcesByKey(_ lookup: (String) -> AssertionHeaders.Lookup) -> Bool {
+        switch lookup(AttestKitHeaderNames.keyID) {
+        case .absent:
+            return policy.enforces(nil)
+        case .value(let text):
+            guard let keyID = try? Field.keyID(text) else { return policy.mode == .enforce }
+            return policy.enforces(keyID.base64)
+        case .repeated:
+            return policy.mode == .enforce
+        }
     }
 
     /// What the request presents, most trusted first, verified. A DeviceCheck token is taken to Apple only when its
