@@ -65,4 +65,19 @@ struct RateLimiterTests {
         }
         #expect(allowed == 40)
     }
+
+    @Test("exhaustion takes nothing: nil while a key has a request left, the seconds to wait once it has none")
+    func exhaustion() {
+        let limiter = RateLimiter(perMinute: 2)
+        #expect(limiter.exhaustion("a", now: t0) == nil)
+        #expect(limiter.trackedKeys == 0, "asking creates no bucket")
+        #expect(limiter.acquire("a", now: t0) == nil)
+        #expect(limiter.exhaustion("a", now: t0) == nil)
+        #expect(limiter.acquire("a", now: t0) == nil)
+        #expect(limiter.exhaustion("a", now: t0) == 30)
+        #expect(limiter.exhaustion("a", now: t0) == 30, "asking again takes nothing")
+        #expect(limiter.exhaustion("b", now: t0) == nil)
+        #expect(limiter.exhaustion("a", now: t0.addingTimeInterval(30)) == nil, "refilled")
+        #expect(RateLimiter(perMinute: 0).exhaustion("a", now: t0) == nil)
+    }
 }

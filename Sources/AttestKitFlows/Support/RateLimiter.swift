@@ -13,6 +13,9 @@ public final class RateLimiter: Sendable {
     /// Requests a key may make a minute; 0 disables the limit.
     public let perMinute: Int
     private let buckets: Mutex<[String: Bucket]>
+    /// How many buckets exist, kept beside the table so that ``isExhausted(_:now:)`` answers without the lock
+    /// while no key has spent anything (the usual state of a failure budget).
+    private let tracked = Atomic<Int>(0)
 
     private struct Bucket {
         var tokens: Double
@@ -39,6 +42,7 @@ public final class RateLimiter: Sendable {
             bucket.updated = max(bucket.updated, now)
             guard bucket.tokens >= 1 else {
                 buckets[key] = bucket
+                tracked.store(buckets.count, ordering: .relaxed)
                 return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
             }
             bucket.tokens -= 1
@@ -48,7 +52,22 @@ public final class RateLimiter: Sendable {
                 Self.prune(&buckets, capacity: capacity, rate: rate, now: now, keep: max(0, maximumKeys * 9 / 10 - 1))
             }
             buckets[key] = bucket
+            tracked.store(buckets.count, ordering: .relaxed)
             return nil
+        }
+    }
+
+    /// The whole seconds until `key` has a request again when it has none left at `now`, or `nil`; takes nothing.
+    /// Answers without the lock while no key is tracked.
+    public func exhaustion(_ key: String, now: Date) -> Int? {
+        guard perMinute > 0, tracked.load(ordering: .relaxed) > 0 else { return nil }
+        let capacity = Double(perMinute)
+        let rate = capacity / 60
+        return buckets.withLock { buckets -> Int? in
+            guard let bucket = buckets[key] else { return nil }
+            let tokens = min(capacity, bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * rate)
+            guard tokens < 1 else { return nil }
+            return max(1, Int(((1 - tokens) / rate).rounded(.up)))
         }
     }
 

@@ -107,32 +107,37 @@ struct AttestKitAPI: Sendable {
     /// Checks the request's credential for `audience`; a browser without a dashboard session is sent to the login
     /// form (the redirect returned), tools get the 401.
     ///
-    /// A presented credential first reserves one failure from `client`'s budget (``authFailuresPerIP``): once the
-    /// budget is spent the request is refused with 429 before its credential is compared, so that a right guess is
-    /// not told from a wrong one. A right credential gives its reservation back; a wrong one keeps it, is counted
-    /// (`attestkit_auth_failures_total`) and logged with the client's address, never the credential. A request
-    /// that presents none (no `Authorization`, no session cookie) guesses nothing and spends nothing.
+    /// A wrong credential takes one failure from `client`'s budget (``authFailuresPerIP``), is counted
+    /// (`attestkit_auth_failures_total`) and logged with the client's address, never the credential. Once the budget
+    /// is spent every credential of the client, right or wrong, is refused with 429, so that a right guess is not
+    /// told from a wrong one; a right credential spends nothing (and, while nobody has failed, costs no lock). A
+    /// request that presents none (no `Authorization`, no session cookie) guesses nothing and spends nothing.
     func authorize(
         _ audience: RouteAudience, _ request: Request, client: String, logger: Logger,
         loginForm: String = "dashboard/login"
     ) throws(APIError) -> Response? {
         let presented = credentials.presentsCredential(request.headers, for: audience)
-        if presented { try reserveAuthFailure(client, audience: audience.rawValue, logger: logger) }
+        let refusal: APIError?
         do {
             try audience.authorize(request, credentials: credentials)
-            if presented { authFailuresPerIP.refund(client, now: now()) }
-            return nil
+            refusal = nil
         } catch {
-            if presented {
-                if error.status == .unauthorized {
-                    authFailed(client, audience: audience.rawValue, logger: logger)
-                } else {
-                    authFailuresPerIP.refund(client, now: now())
-                }
-            }
-            guard audience == .dashboard, error.status == .unauthorized, Self.acceptsHTML(request) else { throw error }
-            return Self.redirect(to: loginForm)
+            refusal = error
         }
+        guard let error = refusal else {
+            // A right credential spends nothing, but once the budget is spent it is refused like a wrong one (429),
+            // so that a right guess is not told apart. Without the limiter's lock while nobody has failed.
+            if presented, let wait = authFailuresPerIP.exhaustion(client, now: now()) {
+                try refuseSpent(client, audience: audience.rawValue, logger: logger, wait: wait)
+            }
+            return nil
+        }
+        if presented, error.status == .unauthorized {
+            try reserveAuthFailure(client, audience: audience.rawValue, logger: logger)
+            authFailed(client, audience: audience.rawValue, logger: logger)
+        }
+        guard audience == .dashboard, error.status == .unauthorized, Self.acceptsHTML(request) else { throw error }
+        return Self.redirect(to: loginForm)
     }
 
     /// The reference relative to the route `path` that names `target` (both absolute route paths), so that a
@@ -151,9 +156,14 @@ struct AttestKitAPI: Sendable {
     /// Reserves one failure from `client`'s credential budget, or throws 429 `rate_limited` when it is spent.
     func reserveAuthFailure(_ client: String, audience: String, logger: Logger) throws(APIError) {
         guard let wait = authFailuresPerIP.acquire(client, now: now()) else { return }
+        try refuseSpent(client, audience: audience, logger: logger, wait: wait)
+    }
+
+    /// Counts, logs and throws the 429 of a spent credential budget.
+    func refuseSpent(_ client: String, audience: String, logger: Logger, wait: Int) throws(APIError) {
         metrics.flows.rateLimited("auth_failures_per_ip")
         logger.notice(
-            "credential refused unread: failure budget spent",
+            "credential refused: failure budget spent",
             metadata: ["client": "\(client)", "audience": "\(audience)"])
         throw APIError(FlowError.rateLimited("auth_failures_per_ip", retryAfter: wait))
     }
