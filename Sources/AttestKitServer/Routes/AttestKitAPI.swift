@@ -168,7 +168,7 @@ struct AttestKitAPI: Sendable {
         throw APIError(FlowError.rateLimited("auth_failures_per_ip", retryAfter: wait))
     }
 
-    /// Counts and logs a wrong credential of `client` (its reservation is kept: the failure is spent).
+    /// Counts and logs a wrong credential of `client` (the failure it took stays spent).
     func authFailed(_ client: String, audience: String, logger: Logger) {
         metrics.authFailure(audience)
         logger.notice("credential refused", metadata: ["client": "\(client)", "audience": "\(audience)"])
