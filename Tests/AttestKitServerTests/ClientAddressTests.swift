@@ -1,3 +1,4 @@
+import AttestKitFlows
 import AttestKitServer
 import Foundation
 import HTTPTypes

@@ -1,3 +1,4 @@
+import AttestKitFlows
 import AsyncHTTPClient
 import AttestKit
 import AttestKitServer

@@ -1,3 +1,4 @@
+import AttestKitFlows
 import AttestKit
 import AttestKitServer
 import AttestKitStore
@@ -129,12 +130,16 @@ struct RequestErrorTests {
             harness.clock.advance(by: 20)
             _ = try await harness.challenge()
 
-            // Attestations per IP: counted before anything is read.
+            // Attestations per IP: counted before the attestation is looked at (a body that is not even the
+            // request's JSON is refused before, spending nothing).
+            let notJSON = try await harness.post("/v1/attestations", .raw("{}"))
+            #expect(notJSON.status == 400, "\(notJSON)")
+            let unverifiable = #"{"keyId": "x", "attestation": "x", "challengeId": "x"}"#
             for _ in 0..<2 {
-                let answer = try await harness.post("/v1/attestations", .raw("{}"))
+                let answer = try await harness.post("/v1/attestations", .raw(unverifiable))
                 #expect(answer.status == 400, "\(answer)")
             }
-            let attestation = try await harness.post("/v1/attestations", .raw("{}"))
+            let attestation = try await harness.post("/v1/attestations", .raw(unverifiable))
             #expect(attestation.status == 429 && attestation.errorCode == "rate_limited", "\(attestation)")
             #expect(attestation.header("Retry-After") == "30")
         }

@@ -99,6 +99,34 @@ struct WireSampleTests {
                         stepUp: kind == .challenge, freshness: kind))
             }
             + [
+                Sample(
+                    "RequestVerificationRequest",
+                    RequestVerificationRequest(
+                        group: "payments", method: "POST", target: "/v1/orders?coupon=SPRING", body: "AAEC",
+                        headers: [
+                            AttestKitHeaderNames.keyID: keyID, AttestKitHeaderNames.assertion: "AAEC",
+                            AttestKitHeaderNames.challenge: challengeID,
+                        ], subject: "user-42", client: "203.0.113.7")),
+                Sample(
+                    "RequestVerificationRequest",
+                    RequestVerificationRequest(
+                        method: "GET", target: "/v1/feed", bodySha256: String(repeating: "ab", count: 32),
+                        headers: [AttestKitHeaderNames.debugToken: "debug"])),
+                Sample(
+                    "RequestVerificationResult",
+                    RequestVerificationResponse(
+                        allowed: true, group: "payments", enforced: true, trust: "app_attest", keyId: keyID,
+                        counter: 7, stepUp: false)),
+                Sample(
+                    "RequestVerificationResult",
+                    RequestVerificationResponse(
+                        allowed: false, group: "default", enforced: true, stepUp: false, status: 429, retryAfter: 2,
+                        error: .init(code: "rate_limited", message: "slow down"))),
+                Sample(
+                    "RequestVerificationResult",
+                    RequestVerificationResponse(
+                        allowed: true, group: "feed", enforced: false, stepUp: true,
+                        error: .init(code: "assertion_required", message: "no proof"))),
                 Sample("DeviceTokenRequest", DeviceTokenRequest(deviceToken: "AAEC")),
                 Sample(
                     "DeviceCheckUpdateRequest", DeviceCheckUpdateRequest(deviceToken: "AAEC", bit0: true, bit1: false)),

@@ -80,6 +80,17 @@ public struct RouteGuard: Sendable {
         lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String,
         alternativeTargets: [String] = [], body: some Sequence<UInt8>, subject: String? = nil, client: String? = nil
     ) async throws(FlowError) -> RequestAttestation {
+        try await check(
+            lookup: lookup, method: method, target: target, alternativeTargets: alternativeTargets,
+            body: .bytes(Array(body)), subject: subject, client: client)
+    }
+
+    /// ``check(lookup:method:target:alternativeTargets:body:subject:client:)`` of a request whose body is given
+    /// as its bytes or as its SHA-256 (the decision route's `bodySha256`).
+    func check(
+        lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String, alternativeTargets: [String],
+        body: RequestBody, subject: String?, client: String?
+    ) async throws(FlowError) -> RequestAttestation {
         guard policy.mode != .off else {
             return RequestAttestation(
                 group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil, stepUp: false)
@@ -88,7 +99,7 @@ public struct RouteGuard: Sendable {
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
             let (trust, key) = try await prove(
-                lookup: lookup, method: method, targets: [target] + alternativeTargets, body: Array(body),
+                lookup: lookup, method: method, targets: [target] + alternativeTargets, body: body,
                 enforced: enforced, client: client)
             guard trust >= policy.minimumTrust else {
                 throw FlowError.trustInsufficient(trust, required: policy.minimumTrust)
@@ -129,7 +140,7 @@ public struct RouteGuard: Sendable {
     /// What the request presents, most trusted first, verified. A DeviceCheck token is taken to Apple only when its
     /// answer can change the outcome: the group accepts DeviceCheck trust and enforces for this request.
     private func prove(
-        lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: [UInt8],
+        lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: RequestBody,
         enforced: Bool, client: String?
     ) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
         if !AssertionHeaders.presented(lookup: lookup) {
@@ -156,8 +167,14 @@ public struct RouteGuard: Sendable {
         }
         let headers = try AssertionHeaders(lookup: lookup)
         func verify(_ target: String) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
-            let binding = try AssertionBinding(
-                method: method, target: target, body: body, freshness: headers.freshness)
+            let binding =
+                switch body {
+                case .bytes(let bytes):
+                    try AssertionBinding(method: method, target: target, body: bytes, freshness: headers.freshness)
+                case .sha256(let digest):
+                    try AssertionBinding(
+                        method: method, target: target, bodySHA256: digest, freshness: headers.freshness)
+                }
             let accepted = try await gate.verify(keyID: headers.keyID, assertion: headers.assertion, binding: binding)
             return (.appAttest, accepted.key)
         }

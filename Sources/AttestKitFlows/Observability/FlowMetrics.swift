@@ -1,4 +1,5 @@
 public import AttestKit
+public import AttestKitStore
 public import CoreMetrics
 import Metrics
 
@@ -72,6 +73,44 @@ public struct FlowMetrics: Sendable {
                 ("environment", environment.rawValue),
                 ("validation_category", validationCategory.map(String.init) ?? "none"),
             ],
+            factory: factory
+        ).increment()
+    }
+
+    /// A request answered 503 because storage was unavailable (`attestkit_storage_errors_total`).
+    public func storageError() {
+        Counter(label: "attestkit_storage_errors_total", factory: factory).increment()
+    }
+
+    /// The store answered (`true`) or not the last check (readiness, the key gauges).
+    public func storage(up: Bool) {
+        Gauge(label: "attestkit_storage_up", factory: factory).record(up ? 1 : 0)
+    }
+
+    /// Sets the keys gauge (`attestkit_keys`) from the store's counts.
+    public func keys(_ counts: KeyCounts) {
+        for environment in AppAttestEnvironment.allCases {
+            for state in KeyState.allCases {
+                Gauge(
+                    label: "attestkit_keys",
+                    dimensions: [("environment", environment.rawValue), ("state", state.rawValue)], factory: factory
+                ).record(counts.count(environment: environment, state: state))
+            }
+        }
+    }
+
+    /// A wrong credential presented to a route of `audience` (`backend`, `operator`, `monitoring`, `dashboard`,
+    /// `dashboard_login`).
+    public func authFailure(_ audience: String) {
+        Counter(label: "attestkit_auth_failures_total", dimensions: [("audience", audience)], factory: factory)
+            .increment()
+    }
+
+    /// One DeviceCheck call and its outcome (`ok` or an error code).
+    public func deviceCheck(_ operation: String, outcome: String) {
+        Counter(
+            label: "attestkit_devicecheck_requests_total",
+            dimensions: [("operation", operation), ("outcome", outcome)],
             factory: factory
         ).increment()
     }

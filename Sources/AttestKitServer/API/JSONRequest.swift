@@ -5,6 +5,10 @@ import NIOCore
 
 /// Reads a JSON request body strictly: bounded by the configured limit, UTF-8 JSON, the expected types.
 enum JSONRequest {
+    /// The largest body of `POST /v1/requests/verify`, which carries a request body of up to `bodyLimit` bytes in
+    /// Base64 (4 bytes for every 3) and the request's headers (16 KiB more).
+    static func decisionLimit(_ bodyLimit: Int) -> Int { (bodyLimit + 2) / 3 * 4 + 16_384 }
+
     /// Collects at most `limit` bytes of the body.
     static func body(of request: inout Request, limit: Int) async throws -> [UInt8] {
         let buffer = try await request.collectBody(upTo: limit)

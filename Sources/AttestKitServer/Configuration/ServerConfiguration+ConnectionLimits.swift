@@ -1,3 +1,5 @@
+import AttestKitFlows
+
 extension ServerConfiguration {
     /// How long a connection may take to send a request or wait between requests, and how many may be open.
     ///

@@ -1,6 +1,6 @@
 import AttestKit
 import AttestKitApple
-import AttestKitFlows
+public import AttestKitFlows
 import AttestKitStore
 public import Configuration
 import Foundation
@@ -62,6 +62,7 @@ extension ServerConfiguration {
     /// | `enforcement.rollout-salt` | `ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT` | empty: mixed into the rollout hash |
     /// | `enforcement.minimum-trust` | `ATTESTKIT_ENFORCEMENT_MINIMUM_TRUST` | `app_attest` (or `devicecheck`, `debug`) |
     /// | `enforcement.without-subject` | `ATTESTKIT_ENFORCEMENT_WITHOUT_SUBJECT` | `enforce` (or `report`): requests naming no rollout subject below a rollout of 1 |
+    /// | `enforcement.groups` | `ATTESTKIT_ENFORCEMENT_GROUPS` | none: named route groups, each `NAME:MODE[:ROLLOUT[:MINIMUM-TRUST]]` |
     /// | `devicecheck.cache-size` | `ATTESTKIT_DEVICECHECK_CACHE_SIZE` | `10000` DeviceCheck answers of the fallback |
     /// | `devicecheck.cache-ttl` | `ATTESTKIT_DEVICECHECK_CACHE_TTL` | `600` seconds |
     /// | `devicecheck.validations-per-client` | `ATTESTKIT_DEVICECHECK_VALIDATIONS_PER_CLIENT` | `30` DeviceCheck validations of the fallback a minute per client address (0: off) |
@@ -121,10 +122,12 @@ extension ServerConfiguration {
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
         if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
         self.policy = try Self.policy(settings.scoped(to: "policy"))
-        self.rateLimits = try RateLimits.read(settings.scoped(to: "rate-limit"), over: rateLimits)
+        self.rateLimits = try RateLimits.read(settings.scoped(to: "rate-limit"), over: self.rateLimits)
         if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
         self.debugTokens = try settings.strings("debug.tokens") ?? []
-        self.enforcement = try EnforcementDefaults.read(settings.scoped(to: "enforcement"), over: enforcement)
+        let enforcementSettings = settings.scoped(to: "enforcement")
+        self.enforcement = try EnforcementDefaults.read(enforcementSettings, over: self.enforcement)
+        self.enforcementGroups = try EnforcementDefaults.groups(enforcementSettings, over: self.enforcement)
         let deviceCheck = settings.scoped(to: "devicecheck")
         if let names = try deviceCheck.strings("states") {
             if names.count == 1, let preset = DeviceCheckStates.presets[names[0]] {
@@ -133,9 +136,9 @@ extension ServerConfiguration {
                 self.deviceCheckStates = try DeviceCheckStates(names)
             }
         }
-        if let size = try deviceCheck.int("cache-size") { deviceTokenCache.capacity = size }
-        if let ttl = try deviceCheck.double("cache-ttl") { deviceTokenCache.ttl = ttl }
-        if let limit = try deviceCheck.int("validations-per-client") { deviceTokenValidationsPerClient = limit }
+        if let size = try deviceCheck.int("cache-size") { self.deviceTokenCache.capacity = size }
+        if let ttl = try deviceCheck.double("cache-ttl") { self.deviceTokenCache.ttl = ttl }
+        if let limit = try deviceCheck.int("validations-per-client") { self.deviceTokenValidationsPerClient = limit }
         self.adminToken = try settings.string("admin.token")
         self.backendTokens = try settings.strings("backend.tokens") ?? []
         let log = settings.scoped(to: "log")
@@ -151,7 +154,7 @@ extension ServerConfiguration {
         let tokens = settings.scoped(to: "tokens")
         self.tokens = try Self.tokens(tokens)
         if let choice = try tokens.choice("device-tokens", as: DeviceTokenSale.self) {
-            tokensAcceptDeviceTokens = choice == .accept
+            self.tokensAcceptDeviceTokens = choice == .accept
         }
         self.record = try Self.record(settings.scoped(to: "record"))
         self.keyAttestationAuthority = try Self.keyAttestationAuthority(settings.scoped(to: "key-attestation"))

@@ -1,31 +1,6 @@
+import AttestKitFlows
+
 extension ServerConfiguration {
-    /// Where failed verifications are recorded (`record.*`), for `attestkit replay`.
-    public struct RecordSettings: Sendable, Hashable {
-        /// The directory bundles are written to (created with mode 0700 if missing).
-        public var directory: String
-        /// At most this many bundles of known keys are kept, oldest removed first.
-        public var maximumBundles: Int
-        /// At most this many bytes of bundles of known keys are kept, oldest removed first.
-        public var maximumBytes: Int
-        /// At most this many bundles of unknown keys and malformed input are kept (0: none recorded), oldest removed
-        /// first; they never remove a known key's bundle (`VerificationRecorder.Quota`).
-        public var unknownMaximumBundles: Int
-        /// At most this many bytes of bundles of unknown keys and malformed input are kept.
-        public var unknownMaximumBytes: Int
-
-        /// Creates settings; 1,000 bundles and 100 MiB of known keys, 100 bundles and 10 MiB of the rest by default.
-        public init(
-            directory: String, maximumBundles: Int = 1_000, maximumBytes: Int = 100 << 20,
-            unknownMaximumBundles: Int = 100, unknownMaximumBytes: Int = 10 << 20
-        ) {
-            self.directory = directory
-            self.maximumBundles = maximumBundles
-            self.maximumBytes = maximumBytes
-            self.unknownMaximumBundles = unknownMaximumBundles
-            self.unknownMaximumBytes = unknownMaximumBytes
-        }
-    }
-
     /// The `record.*` settings, from the reader scoped to `record`: `nil` without `record.directory`.
     static func record(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> RecordSettings? {
         let bundles = try settings.int("max-bundles")

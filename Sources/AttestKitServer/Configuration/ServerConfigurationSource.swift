@@ -1,3 +1,4 @@
+public import AttestKitFlows
 import AttestKitStore
 public import Configuration
 public import Foundation

@@ -138,6 +138,9 @@ extension ServerSetting {
             "enforcement.without-subject", .choice, default: "enforce",
             "`enforce` (or `report`): requests naming no rollout subject below a rollout of 1"),
         ServerSetting(
+            "enforcement.groups", .strings, default: nil,
+            "none: named route groups, each `NAME:MODE[:ROLLOUT[:MINIMUM-TRUST]]`"),
+        ServerSetting(
             "devicecheck.cache-size", .integer, default: "10000",
             "`10000` DeviceCheck answers of the fallback"),
         ServerSetting("devicecheck.cache-ttl", .number, default: "600", "`600` seconds"),

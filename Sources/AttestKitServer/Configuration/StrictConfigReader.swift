@@ -1,3 +1,4 @@
+import AttestKitFlows
 import Configuration
 import Synchronization
 

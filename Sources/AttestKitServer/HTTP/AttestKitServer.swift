@@ -34,8 +34,9 @@ public final class AttestKitServer: Service, Sendable {
     /// Expired challenge cleanup.
     public let challengeCleanup: ChallengeCleanupService
     /// The DeviceCheck fallback of guarded routes, when an Apple key is configured.
-    public let deviceTokens: DeviceTokenValidator?
-    private let debugTokens: DebugTokens
+    public var deviceTokens: DeviceTokenValidator? { application.deviceTokens }
+    /// The decisions composed once: what every route and ``routeGuard(group:policy:)`` use.
+    public let application: AttestKitApplication
     private let api: AttestKitAPI
     private let logger: Logger
     private let ownsStore: Bool
@@ -82,10 +83,10 @@ public final class AttestKitServer: Service, Sendable {
             eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.httpClient = httpClient
         self.metrics = metrics
-        let apple: AppleServices?
+        let apple: AppleClients?
         do {
             apple = try configuration.apple.map {
-                try AppleServices(
+                try AppleClients(
                     $0, receiptAnchor: configuration.trustAnchors.receipt, leeway: configuration.leeway,
                     httpClient: httpClient, now: now)
             }
@@ -93,75 +94,20 @@ public final class AttestKitServer: Service, Sendable {
             try? httpClient.syncShutdown()
             throw ServerConfigurationError("apple", "the Apple key cannot be used: \(error)")
         }
-        // The deployment's policy runs inside the verifier, right after Apple's checks.
-        let verifier = try? AttestationVerifier(
-            configuration: .init(
-                appIDs: configuration.appIDs, environments: configuration.environments,
-                leeway: configuration.leeway, trustAnchors: configuration.trustAnchors),
-            policy: configuration.policy.attestationPolicy)
-        var recorder: VerificationRecorder?
-        if let record = configuration.record {
-            do throws(FlowError) {
-                recorder = try VerificationRecorder(
-                    directory: record.directory, maximumCount: record.maximumBundles,
-                    maximumBytes: record.maximumBytes, unknownMaximumCount: record.unknownMaximumBundles,
-                    unknownMaximumBytes: record.unknownMaximumBytes, policy: configuration.policy, logger: logger,
-                    now: now)
-            } catch {
-                try? httpClient.syncShutdown()
-                throw ServerConfigurationError("record.directory", error.reason)
-            }
-        }
-        self.gate = AssertionGate(
-            store: store, timestampWindow: configuration.timestampWindow, recorder: recorder, now: now)
-        let debugTokens: DebugTokens
+        let application: AttestKitApplication
         do {
-            debugTokens = try DebugTokens(configuration.debugTokens, environments: configuration.environments)
+            application = try AttestKitApplication(
+                configuration: configuration.application, store: store, apple: apple, metrics: metrics.flows,
+                logger: logger, now: now)
         } catch {
             try? httpClient.syncShutdown()
-            throw ServerConfigurationError("debug.tokens", error.reason)
+            throw error
         }
-        self.debugTokens = debugTokens
-        let deviceTokens = apple.map {
-            DeviceTokenValidator(
-                client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
-                ttl: configuration.deviceTokenCache.ttl,
-                validationsPerClient: configuration.deviceTokenValidationsPerClient, now: now)
-        }
-        self.deviceTokens = deviceTokens
-        let registrar = AttestationRegistrar(verifier: verifier, store: store, recorder: recorder)
-        self.api = AttestKitAPI(
-            configuration: configuration, store: store,
-            challenges: ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now),
-            registrar: registrar,
-            keyAttestation: KeyAttestation(registrar: registrar, authority: configuration.keyAttestationAuthority),
-            keys: KeyAdministration(store: store, now: now),
-            gate: gate,
-            tokens: configuration.tokens.map {
-                TokenService(
-                    configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy,
-                    debugTokens: debugTokens,
-                    deviceTokens: configuration.tokensAcceptDeviceTokens ? deviceTokens : nil, now: now)
-            },
-            apple: apple, metrics: metrics,
-            attestationsPerIP: RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP),
-            challengesPerIP: RateLimiter(perMinute: configuration.rateLimits.challengesPerIP),
-            dashboardLoginsPerIP: RateLimiter(perMinute: configuration.rateLimits.dashboardLoginsPerIP),
-            authFailuresPerIP: RateLimiter(perMinute: configuration.rateLimits.authFailuresPerIP),
-            credentials: Credentials(
-                backendTokens: configuration.backendTokens, adminToken: configuration.adminToken,
-                sessionLifetime: configuration.dashboardSessionLifetime, now: now),
-            clientAddress: ClientAddress(
-                trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader),
-            now: now)
-        self.receiptRefresh = apple.map {
-            ReceiptRefreshService(
-                store: store, exchange: $0.receiptExchange, interval: configuration.receiptRefreshInterval,
-                batch: configuration.receiptRefreshBatch, riskThreshold: configuration.policy.riskMetricThreshold,
-                metrics: metrics.flows, logger: logger, now: now)
-        }
-        self.challengeCleanup = ChallengeCleanupService(
-            store: store, interval: configuration.challengeCleanupInterval, logger: logger, now: now)
+        self.application = application
+        self.gate = application.gate
+        self.api = AttestKitAPI(application: application, configuration: configuration, metrics: metrics)
+        self.receiptRefresh = application.receiptRefresh
+        self.challengeCleanup = application.challengeCleanup
     }
 
     /// A server that never ran still owns its HTTP client, which must be shut down before it is released
@@ -205,23 +151,14 @@ public final class AttestKitServer: Service, Sendable {
     /// configured ``ServerConfiguration/enforcement`` for the group `group`).
     /// - Throws: ``ServerConfigurationError`` for a group name that is not a closed label.
     public func routeGuard(group: String = "default", policy: EnforcementPolicy? = nil) throws -> RouteGuard {
-        let defaults = configuration.enforcement
-        let chosen: EnforcementPolicy
+        if let policy { return application.routeGuard(policy: policy) }
         do throws(FlowError) {
-            if let policy {
-                chosen = policy
-            } else {
-                chosen = try EnforcementPolicy(
-                    group: group, mode: defaults.mode,
-                    rollout: try Rollout(fraction: defaults.rollout, salt: defaults.rolloutSalt),
-                    minimumTrust: defaults.minimumTrust, enforcesWithoutSubject: defaults.enforcesWithoutSubject)
-            }
+            // A configured group (`enforcement.groups`) has its own settings; another name takes `enforcement.*`.
+            if application.groupNames.contains(group) { return try application.routeGuard(group: group) }
+            return application.routeGuard(policy: try configuration.enforcement.policy(group: group))
         } catch {
             throw ServerConfigurationError("enforcement", error.reason)
         }
-        return RouteGuard(
-            gate: gate, policy: chosen, debugTokens: debugTokens, deviceTokens: deviceTokens,
-            riskPolicy: configuration.policy.riskPolicy, metrics: metrics.flows, logger: logger)
     }
 
     /// The API's routes, to mount on an application's own router (``AttestKitController``).

@@ -1,3 +1,4 @@
+import AttestKitFlows
 import Hummingbird
 import HummingbirdCore
 import Logging

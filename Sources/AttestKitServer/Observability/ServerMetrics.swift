@@ -103,16 +103,6 @@ public final class ServerMetrics: Sendable {
         methodLabels.contains(method) ? method : "other"
     }
 
-    /// The store answered (`true`) or not the last check (`/ready`, `/metrics`, the dashboard).
-    func storage(up: Bool) {
-        Gauge(label: "attestkit_storage_up", factory: factory).record(up ? 1 : 0)
-    }
-
-    /// A request answered 503 because storage was unavailable.
-    func storageError() {
-        Counter(label: "attestkit_storage_errors_total", factory: factory).increment()
-    }
-
     /// When the trust anchors expire.
     func trustAnchors(_ anchors: TrustAnchors) {
         for (name, anchor) in [("attestation", anchors.attestation), ("receipt", anchors.receipt)] {
@@ -124,28 +114,13 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    /// The labels of ``authFailure(_:)``: the credentialed audiences and the dashboard's login form.
+    /// The labels of `FlowMetrics.authFailure(_:)`: the credentialed audiences and the dashboard's login form.
     static let credentialAudiences = ["backend", "operator", "monitoring", "dashboard", "dashboard_login"]
-
-    /// A wrong credential presented to a route of `audience` (one of ``credentialAudiences``).
-    func authFailure(_ audience: String) {
-        Counter(label: "attestkit_auth_failures_total", dimensions: [("audience", audience)], factory: factory)
-            .increment()
-    }
 
     /// An operator dashboard login: `ok`, `refused` or `rate_limited`.
     func dashboardLogin(_ result: String) {
         Counter(label: "attestkit_dashboard_logins_total", dimensions: [("result", result)], factory: factory)
             .increment()
-    }
-
-    /// One DeviceCheck call and its outcome (`ok` or an error code).
-    func deviceCheck(_ operation: String, outcome: String) {
-        Counter(
-            label: "attestkit_devicecheck_requests_total",
-            dimensions: [("operation", operation), ("outcome", outcome)],
-            factory: factory
-        ).increment()
     }
 
     /// A connection closed by the server because the client stalled (`read_timeout`, `idle_timeout`).
@@ -162,18 +137,6 @@ public final class ServerMetrics: Sendable {
     /// The connections open now, across listeners.
     func openConnections(_ count: Int) {
         Gauge(label: "attestkit_http_connections_open", factory: factory).record(count)
-    }
-
-    /// Sets the keys gauge from the store's counts.
-    func keys(_ counts: KeyCounts) {
-        for environment in AppAttestEnvironment.allCases {
-            for state in KeyState.allCases {
-                Gauge(
-                    label: "attestkit_keys",
-                    dimensions: [("environment", environment.rawValue), ("state", state.rawValue)], factory: factory
-                ).record(counts.count(environment: environment, state: state))
-            }
-        }
     }
 
     /// The Prometheus text exposition.

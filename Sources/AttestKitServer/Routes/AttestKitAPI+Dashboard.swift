@@ -10,7 +10,7 @@ import NIOCore
 extension AttestKitAPI {
     /// `GET /dashboard` (operator: the admin token or a session): the operator dashboard.
     func dashboard(_: Request, _: RouteContext) async throws -> Response {
-        await refreshGauges()
+        await application.refreshGauges()
         let counts = try? await store.keyCounts()
         let samples = MetricSample.parse(String(decoding: metrics.exposition(), as: UTF8.self))
         let time = now()
@@ -21,7 +21,7 @@ extension AttestKitAPI {
 
     /// `GET /dashboard/login`: the login form.
     func dashboardLoginForm(_: Request, _: RouteContext) async throws -> Response {
-        guard credentials.adminToken != nil else { throw Credentials.adminNotConfigured }
+        guard configuration.adminToken != nil else { throw FlowError.adminNotConfigured }
         return Self.html(.ok, DashboardPage.login(message: nil))
     }
 
@@ -29,7 +29,7 @@ extension AttestKitAPI {
     /// expiring) and a redirect to the dashboard, or the form again with 401. Rate limited per client address, and
     /// a wrong token spends the client's credential failure budget (429 before the token is read once spent).
     func dashboardLogin(_ request: Request, _ context: RouteContext) async throws -> Response {
-        guard let admin = credentials.adminToken else { throw Credentials.adminNotConfigured }
+        guard configuration.adminToken != nil else { throw FlowError.adminNotConfigured }
         let client = clientKey(request, context)
         if let wait = dashboardLoginsPerIP.acquire(client, now: now()) {
             metrics.dashboardLogin("rate_limited")
@@ -37,7 +37,7 @@ extension AttestKitAPI {
             throw FlowError.rateLimited("dashboard_logins_per_ip", retryAfter: wait)
         }
         do {
-            try reserveAuthFailure(client, audience: "dashboard_login", logger: context.logger)
+            try application.reserveAuthFailure(client, audience: "dashboard_login")
         } catch {
             metrics.dashboardLogin("rate_limited")
             throw error
@@ -47,22 +47,22 @@ extension AttestKitAPI {
         do {
             body = try await request.collectBody(upTo: 4_096)
         } catch {
-            authFailuresPerIP.refund(client, now: now())
+            application.refundAuthFailure(client)
             throw error
         }
         let token = Self.formValue("token", in: String(decoding: body.readableBytesView, as: UTF8.self))
-        guard let token, ConstantTime.equal(Array(token.utf8), admin) else {
+        guard let token, application.isAdminToken(token) == true else {
             metrics.dashboardLogin("refused")
-            authFailed(client, audience: "dashboard_login", logger: context.logger)
+            application.authFailed(client, audience: "dashboard_login")
             return Self.html(.unauthorized, DashboardPage.login(message: "That is not the admin token."))
         }
-        authFailuresPerIP.refund(client, now: now())
+        application.refundAuthFailure(client)
         metrics.dashboardLogin("ok")
         context.logger.notice("dashboard login", metadata: ["client": "\(client)"])
-        let session = credentials.sessions.open(now: now())
+        let session = sessions.open(now: now())
         var response = Self.redirect(to: "../dashboard")
         response.headers[.setCookie] =
-            "\(DashboardSessions.cookieName)=\(session); Max-Age=\(Int(credentials.sessions.lifetime)); "
+            "\(DashboardSessions.cookieName)=\(session); Max-Age=\(Int(sessions.lifetime)); "
             + "HttpOnly; Secure; SameSite=Strict"
         return response
     }
@@ -74,7 +74,7 @@ extension AttestKitAPI {
     func dashboardLogout(_ request: Request, _ context: RouteContext) async throws -> Response {
         guard Self.isSameOrigin(request) else { throw Self.crossSiteRequest }
         if let cookie = DashboardSessions.cookie(in: request.headers[values: .cookie]) {
-            credentials.sessions.close(cookie)
+            sessions.close(cookie)
         }
         context.logger.notice("dashboard logout", metadata: ["client": "\(clientKey(request, context))"])
         var response = Self.redirect(to: "login")

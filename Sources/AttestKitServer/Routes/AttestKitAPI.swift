@@ -9,28 +9,41 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// The HTTP API's handlers and what they share. Each group of routes lives in its own extension file.
+/// The HTTP API's handlers: each decodes its request, calls the use case of the ``AttestKitApplication`` (the
+/// decisions composed once, in the flows) and encodes its answer. Each group of routes lives in its own extension
+/// file; what they share is the application, the dashboard's state and the client's address.
 struct AttestKitAPI: Sendable {
+    /// The decisions, composed once.
+    let application: AttestKitApplication
+    /// The service's settings (listeners, the dashboard, proxies).
     let configuration: ServerConfiguration
-    let store: any AttestationStore
-    let challenges: ChallengeIssuer
-    let registrar: AttestationRegistrar
-    let keyAttestation: KeyAttestation
-    let keys: KeyAdministration
-    let gate: AssertionGate
-    let tokens: TokenService?
-    let apple: AppleServices?
+    /// The service's metrics: the application's, the HTTP edge's and the dashboard's, in one registry.
     let metrics: ServerMetrics
-    let attestationsPerIP: RateLimiter
-    let challengesPerIP: RateLimiter
+    /// Dashboard logins per client address.
     let dashboardLoginsPerIP: RateLimiter
-    /// The wrong credentials a client may present (``ServerConfiguration/RateLimits/authFailuresPerIP``), shared by
-    /// every credentialed route and the dashboard's login form.
-    let authFailuresPerIP: RateLimiter
+    /// The dashboard's history of samples.
     let dashboardHistory = DashboardHistory()
-    let credentials: Credentials
+    /// The dashboard's browser sessions, bound to the admin token.
+    let sessions: DashboardSessions
+    /// Who sent a request, for rate limits (``ClientAddress``).
     let clientAddress: ClientAddress
-    let now: @Sendable () -> Date
+
+    /// The handlers of `application`, with the service's own settings around it.
+    init(application: AttestKitApplication, configuration: ServerConfiguration, metrics: ServerMetrics) {
+        self.application = application
+        self.configuration = configuration
+        self.metrics = metrics
+        self.dashboardLoginsPerIP = RateLimiter(perMinute: configuration.rateLimits.dashboardLoginsPerIP)
+        self.sessions = DashboardSessions(
+            lifetime: configuration.dashboardSessionLifetime, adminToken: Array((configuration.adminToken ?? "").utf8))
+        self.clientAddress = ClientAddress(
+            trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader)
+    }
+
+    /// The store the application shares.
+    var store: any AttestationStore { application.store }
+    /// The application's clock.
+    var now: @Sendable () -> Date { application.now }
 
     /// One route: its method, its path (parameters as `{name}`), who may call it and the handler it calls.
     struct Endpoint: Sendable {
@@ -46,6 +59,7 @@ struct AttestKitAPI: Sendable {
         Endpoint(method: .post, path: "/v1/attestations", audience: .app) { $0.attest },
         Endpoint(method: .post, path: "/v1/key-attestations", audience: .app) { $0.attestKey },
         Endpoint(method: .post, path: "/v1/assertions/verify", audience: .backend) { $0.verifyAssertion },
+        Endpoint(method: .post, path: "/v1/requests/verify", audience: .backend) { $0.verifyRequest },
         Endpoint(method: .post, path: "/v1/devicecheck/query", audience: .backend) { $0.deviceCheckQuery },
         Endpoint(method: .post, path: "/v1/devicecheck/update", audience: .backend) { $0.deviceCheckUpdate },
         Endpoint(method: .post, path: "/v1/devicecheck/validate", audience: .backend) { $0.deviceCheckValidate },
@@ -76,68 +90,50 @@ struct AttestKitAPI: Sendable {
     /// Registers the routes of ``endpoints`` that `listener` serves on `router` (a `Router` or a `RouterGroup` of
     /// any context that knows the peer's address), each behind the check of its audience: a request without the
     /// audience's credential is refused before the handler reads anything. A handler's error becomes its
-    /// ``APIError`` here, so the routes answer the same under any router.
+    /// ``APIError`` here, once (``answer(_:)``), so the routes answer the same under any router.
     func register<Methods: RouterMethods>(on router: Methods, for listener: Listener = .only)
     where Methods.Context: RemoteAddressRequestContext {
         for endpoint in Self.endpoints where listener.serves(endpoint.audience) {
             let handler = endpoint.handler(self)
             let audience = endpoint.audience
-            let metrics = self.metrics
             let login = Self.relativeReference(to: "/dashboard/login", from: endpoint.path)
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
-                let client = clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
-                if let redirect = try authorize(
-                    audience, request, client: client, logger: context.logger, loginForm: login)
-                {
-                    return redirect
-                }
                 do {
+                    if audience.needsCredential,
+                        let redirect = try authorize(audience, request, RouteContext(context), loginForm: login)
+                    {
+                        return redirect
+                    }
                     // The request's store calls share one deadline, also where the routes are mounted on an
                     // application's router (under the server's request middleware, its earlier start is kept).
                     return try await StoreRequestDeadline.withRequest {
                         try await handler(request, RouteContext(context))
                     }
                 } catch {
-                    throw Self.answer(error, logger: context.logger, metrics: metrics)
+                    throw answer(error)
                 }
             }
         }
     }
 
-    /// Checks the request's credential for `audience`; a browser without a dashboard session is sent to the login
-    /// form (the redirect returned), tools get the 401.
-    ///
-    /// A wrong credential takes one failure from `client`'s budget (``authFailuresPerIP``), is counted
-    /// (`attestkit_auth_failures_total`) and logged with the client's address, never the credential. Once the budget
-    /// is spent every credential of the client, right or wrong, is refused with 429, so that a right guess is not
-    /// told from a wrong one; a right credential spends nothing (and, while nobody has failed, costs no lock). A
-    /// request that presents none (no `Authorization`, no session cookie) guesses nothing and spends nothing.
+    /// Checks the request's credential for `audience` (``AttestKitApplication/authorize(_:authorization:session:client:)``:
+    /// the credential budget, its counts and logs); a browser without a dashboard session is sent to the login form
+    /// (the redirect returned), tools get the 401.
     func authorize(
-        _ audience: RouteAudience, _ request: Request, client: String, logger: Logger,
-        loginForm: String = "dashboard/login"
-    ) throws(APIError) -> Response? {
-        let presented = credentials.presentsCredential(request.headers, for: audience)
-        let refusal: APIError?
+        _ audience: RouteAudience, _ request: Request, _ context: RouteContext, loginForm: String = "dashboard/login"
+    ) throws(FlowError) -> Response? {
+        let cookie = audience == .dashboard ? DashboardSessions.cookie(in: request.headers[values: .cookie]) : nil
         do {
-            try audience.authorize(request, credentials: credentials)
-            refusal = nil
-        } catch {
-            refusal = error
-        }
-        guard let error = refusal else {
-            // A right credential spends nothing, but once the budget is spent it is refused like a wrong one (429),
-            // so that a right guess is not told apart. Without the limiter's lock while nobody has failed.
-            if presented, let wait = authFailuresPerIP.exhaustion(client, now: now()) {
-                try refuseSpent(client, audience: audience.rawValue, logger: logger, wait: wait)
-            }
+            try application.authorize(
+                audience, authorization: request.headers[values: .authorization],
+                session: cookie.map { sessions.isValid($0, now: now()) }, client: clientKey(request, context))
             return nil
+        } catch {
+            guard audience == .dashboard, error.kind == .unauthenticated, Self.acceptsHTML(request) else {
+                throw error
+            }
+            return Self.redirect(to: loginForm)
         }
-        if presented, error.status == .unauthorized {
-            try reserveAuthFailure(client, audience: audience.rawValue, logger: logger)
-            authFailed(client, audience: audience.rawValue, logger: logger)
-        }
-        guard audience == .dashboard, error.status == .unauthorized, Self.acceptsHTML(request) else { throw error }
-        return Self.redirect(to: loginForm)
     }
 
     /// The reference relative to the route `path` that names `target` (both absolute route paths), so that a
@@ -153,39 +149,17 @@ struct AttestKitAPI: Sendable {
         return remaining.joined(separator: "/")
     }
 
-    /// Reserves one failure from `client`'s credential budget, or throws 429 `rate_limited` when it is spent.
-    func reserveAuthFailure(_ client: String, audience: String, logger: Logger) throws(APIError) {
-        guard let wait = authFailuresPerIP.acquire(client, now: now()) else { return }
-        try refuseSpent(client, audience: audience, logger: logger, wait: wait)
-    }
-
-    /// Counts, logs and throws the 429 of a spent credential budget.
-    func refuseSpent(_ client: String, audience: String, logger: Logger, wait: Int) throws(APIError) {
-        metrics.flows.rateLimited("auth_failures_per_ip")
-        logger.notice(
-            "credential refused: failure budget spent",
-            metadata: ["client": "\(client)", "audience": "\(audience)"])
-        throw APIError(FlowError.rateLimited("auth_failures_per_ip", retryAfter: wait))
-    }
-
-    /// Counts and logs a wrong credential of `client` (the failure it took stays spent).
-    func authFailed(_ client: String, audience: String, logger: Logger) {
-        metrics.authFailure(audience)
-        logger.notice("credential refused", metadata: ["client": "\(client)", "audience": "\(audience)"])
-    }
-
-    /// The one mapping of a handler's error to its answer: ``APIError/init(any:)``, logging what the operator needs
-    /// when storage fails (the store's reason names the operation and the error class, `SQLite database or disk is
-    /// full`, never a query or a value).
-    static func answer(_ error: any Error, logger: Logger, metrics: ServerMetrics? = nil) -> APIError {
-        let failure = APIError(any: error)
-        let store = (error as? StoreError) ?? ((error as? FlowError)?.underlying as? StoreError)
-        if let store, failure.status == .serviceUnavailable {
-            metrics?.storageError()
-            logger.error(
-                "storage unavailable: answering 503", metadata: ["code": "\(store.code)", "reason": "\(store.reason)"])
+    /// The one mapping of a handler's error to its answer. The application's use cases throw ``FlowError``s and
+    /// have logged a storage failure under them already; an error of the flows' modules raised by this edge
+    /// itself (the dashboard reads the store) is logged once through the application; the rest by
+    /// ``APIError/init(any:)``.
+    func answer(_ error: any Error) -> APIError {
+        switch error {
+        case let error as APIError: error
+        case let error as FlowError: APIError(error)
+        case _ where FlowError(converting: error) != nil: APIError(application.failure(error))
+        default: APIError(any: error)
         }
-        return failure
     }
 
     /// Which listener a router is for.
@@ -211,30 +185,6 @@ struct AttestKitAPI: Sendable {
         clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
     }
 
-    /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store
-    /// that cannot answer refuses the request (503), never lets it through.
-    func limitShared(_ budget: String, perMinute: Int, name: String) async throws(FlowError) {
-        guard perMinute > 0 else { return }
-        let wait: Int?
-        do {
-            wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now())
-        } catch {
-            throw FlowError(error)
-        }
-        if let wait { throw rateLimited(name, retryAfter: wait) }
-    }
-
-    /// Takes one request from a limiter, or throws 429.
-    func limit(_ limiter: RateLimiter, _ key: String, name: String) throws(FlowError) {
-        if let wait = limiter.acquire(key, now: now()) { throw rateLimited(name, retryAfter: wait) }
-    }
-
-    /// Counts a refusal by the rate limit `name` and returns it.
-    private func rateLimited(_ name: String, retryAfter: Int) -> FlowError {
-        metrics.flows.rateLimited(name)
-        return FlowError.rateLimited(name, retryAfter: retryAfter)
-    }
-
     /// 200 `{"status": "ok"}` while the process runs.
     private func health(_: Request, _: RouteContext) -> Response {
         JSONResponse.make(.ok, ["status": "ok"])
@@ -242,35 +192,17 @@ struct AttestKitAPI: Sendable {
 
     /// 200 `{"status": "ready"}` when the store answers, 503 otherwise.
     private func ready(_: Request, _: RouteContext) async throws -> Response {
-        do {
-            _ = try await store.keyCounts()
-            metrics.storage(up: true)
-        } catch {
-            metrics.storage(up: false)
-            throw APIError(.serviceUnavailable, "storage_unavailable", "storage is unavailable")
-        }
+        try await application.ready()
         return JSONResponse.make(.ok, ["status": "ready"])
     }
 
     /// The Prometheus exposition, with the key gauges refreshed from the store.
     private func metricsExposition(_: Request, _: RouteContext) async -> Response {
-        await refreshGauges()
+        await application.refreshGauges()
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(
             status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
-    }
-}
-
-extension AttestKitAPI {
-    /// Refreshes the gauges read from the store (keys by environment and state, storage up) before they are read.
-    func refreshGauges() async {
-        if let counts = try? await store.keyCounts() {
-            metrics.keys(counts)
-            metrics.storage(up: true)
-        } else {
-            metrics.storage(up: false)
-        }
     }
 }
 

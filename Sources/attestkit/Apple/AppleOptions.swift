@@ -1,3 +1,4 @@
+import AttestKitFlows
 import ArgumentParser
 import AsyncHTTPClient
 import AttestKit

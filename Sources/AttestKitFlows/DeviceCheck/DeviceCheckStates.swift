@@ -13,19 +13,19 @@ public struct DeviceCheckStates: Sendable, Hashable {
     public let names: [String]
 
     /// Four distinct names of 1 to 64 characters `[a-z0-9_-]`.
-    /// - Throws: ``ServerConfigurationError`` for `devicecheck.states`.
-    public init(_ names: [String]) throws(ServerConfigurationError) {
+    /// - Throws: ``ConfigurationError`` for `devicecheck.states`.
+    public init(_ names: [String]) throws(ConfigurationError) {
         guard names.count == 4 else {
-            throw ServerConfigurationError("devicecheck.states", "names exactly four states")
+            throw ConfigurationError("devicecheck.states", "names exactly four states")
         }
-        guard Set(names).count == 4 else { throw ServerConfigurationError("devicecheck.states", "names are distinct") }
+        guard Set(names).count == 4 else { throw ConfigurationError("devicecheck.states", "names are distinct") }
         for name in names {
             guard (1...64).contains(name.utf8.count),
                 name.utf8.allSatisfy({
                     (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D
                 })
             else {
-                throw ServerConfigurationError(
+                throw ConfigurationError(
                     "devicecheck.states", "names are 1 to 64 characters of a-z, 0-9, _ and -")
             }
         }

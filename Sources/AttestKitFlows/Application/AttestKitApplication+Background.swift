@@ -1,0 +1,27 @@
+public import ServiceLifecycle
+
+extension AttestKitApplication {
+    /// The long-lived parts to run beside the edge (swift-service-lifecycle `Service`s): ``challengeCleanup`` and,
+    /// with Apple's receipt exchange, ``receiptRefresh``. The store is not among them: whoever opened it runs it.
+    public var backgroundServices: [any Service] {
+        var services: [any Service] = [challengeCleanup]
+        if let receiptRefresh { services.append(receiptRefresh) }
+        return services
+    }
+
+    /// Deletes expired challenges and consumed-token records (`challenge-cleanup.interval`).
+    public var challengeCleanup: ChallengeCleanupService {
+        ChallengeCleanupService(
+            store: store, interval: configuration.challengeCleanupInterval, logger: logger, now: now)
+    }
+
+    /// Trades receipts with Apple for fresh risk metrics (`receipt-refresh.*`), with this application's metrics;
+    /// `nil` without Apple's receipt exchange.
+    public var receiptRefresh: ReceiptRefreshService? {
+        guard let apple, !apple.receiptExchange.isEmpty else { return nil }
+        return ReceiptRefreshService(
+            store: store, exchange: apple.receiptExchange, interval: configuration.receiptRefreshInterval,
+            batch: configuration.receiptRefreshBatch, riskThreshold: configuration.policy.riskMetricThreshold,
+            metrics: metrics, logger: logger, now: now)
+    }
+}

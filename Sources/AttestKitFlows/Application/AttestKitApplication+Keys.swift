@@ -1,0 +1,34 @@
+public import AttestKitWire
+import AttestKit
+import Foundation
+import Logging
+
+extension AttestKitApplication {
+    /// `GET /v1/keys/{keyId}` (operator): the key record with its risk history.
+    /// - Parameter keyID: The key id as the path carries it: standard Base64, percent-encoded.
+    /// - Throws: `key_id_malformed`, `invalid_field` (400); `key_not_found` (404); `storage_unavailable`.
+    public func keyReport(keyID: String) async throws(FlowError) -> KeyRecordResponse {
+        try await perform { () async throws(FlowError) in
+            let report = try await keys.report(of: try Self.pathKeyID(keyID))
+            return KeyRecordResponse(
+                report.key, policy: configuration.policy.riskPolicy, riskHistory: report.riskHistory)
+        }
+    }
+
+    /// `POST /v1/keys/{keyId}/revoke` (operator): revokes the key; its assertions are refused from now on.
+    /// - Parameter keyID: The key id as the path carries it: standard Base64, percent-encoded.
+    /// - Throws: `key_id_malformed`, `invalid_field` (400); `key_not_found` (404); `storage_unavailable`.
+    public func revokeKey(keyID: String) async throws(FlowError) -> KeyRecordResponse {
+        try await perform { () async throws(FlowError) in
+            let keyID = try Self.pathKeyID(keyID)
+            let record = try await keys.revoke(keyID)
+            logger.notice("key revoked", metadata: ["keyId": "\(keyID)"])
+            return KeyRecordResponse(record, policy: configuration.policy.riskPolicy)
+        }
+    }
+
+    /// A key id from a path parameter: percent-decoded, then in its one canonical spelling (``Field``).
+    private static func pathKeyID(_ text: String) throws(FlowError) -> KeyID {
+        try Field.keyID(text.removingPercentEncoding ?? text)
+    }
+}

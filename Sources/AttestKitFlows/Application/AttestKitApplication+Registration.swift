@@ -1,0 +1,99 @@
+public import AttestKitWire
+import AttestKit
+import AttestKitStore
+import Foundation
+import Logging
+
+extension AttestKitApplication {
+    /// `POST /v1/attestations`: verifies an attestation and registers its key, behind the budgets of attestations
+    /// per client address (`rate-limit.attestations-per-ip`) and, once verified, per app
+    /// (`rate-limit.attestations-per-app`, shared by replicas through the store).
+    ///
+    /// - Returns: The key record (201).
+    /// - Throws: 429 `rate_limited`; the registrar's codes (``AttestationRegistrar``).
+    public func registerAttestation(
+        _ request: AttestationRequest, client: String
+    ) async throws(FlowError) -> KeyRecordResponse {
+        try await perform { () async throws(FlowError) in
+            try limit(attestationsPerClient, client, name: "attestations_per_ip")
+            let keyID = try Field.keyID(request.keyId)
+            let attestation = try Field.bytes(
+                request.attestation, "attestation", maximum: configuration.bodyLimit)
+            let challengeID = try Field.challengeID(request.challengeId)
+            return try await registering { admit throws(FlowError) in
+                let record = try await registrar.register(
+                    keyID: keyID, attestation: attestation, challengeID: challengeID, now: now(), admit: admit)
+                return (record, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
+            }
+        }
+    }
+
+    /// `POST /v1/key-attestations`: an attestation that binds an app key (docs/key-attestation.md), with the same
+    /// budgets as ``registerAttestation(_:client:)``.
+    ///
+    /// - Returns: The key record, the app key's thumbprint and, with a CA configured, its certificate (201).
+    /// - Throws: 429 `rate_limited`; ``KeyAttestation``'s codes.
+    public func registerKeyAttestation(
+        _ request: KeyAttestationRequest, client: String
+    ) async throws(FlowError) -> KeyAttestationResponse {
+        try await perform { () async throws(FlowError) in
+            try limit(attestationsPerClient, client, name: "attestations_per_ip")
+            let keyID = try Field.keyID(request.keyId)
+            let attestation = try Field.bytes(
+                request.attestation, "attestation", maximum: configuration.bodyLimit)
+            let challengeID = try Field.challengeID(request.challengeId)
+            let appKey = try Field.bytes(
+                request.appKey, "appKey", maximum: KeyAttestationClientData.maximumAppKeyLength)
+            return try await registering { admit throws(FlowError) in
+                let registered = try await keyAttestation.register(
+                    keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now(),
+                    admit: admit)
+                return (registered.record, registered.response(policy: configuration.policy.riskPolicy))
+            }
+        }
+    }
+
+    /// Runs a registration with the per-app budget as its `admit` hook, and counts and logs its outcome (both
+    /// routes are attestation verifications, for the metrics and alerts).
+    private func registering<Answer>(
+        _ register: (_ admit: (AppID) async throws(FlowError) -> Void) async throws(FlowError) -> (KeyRecord, Answer)
+    ) async throws(FlowError) -> Answer {
+        let start = ContinuousClock.now
+        do {
+            let (record, answer) = try await register { appID throws(FlowError) in
+                // Per-app budget against token farming: counted on verified attestations only, so that forged
+                // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
+                // database share it.
+                try await limitShared(
+                    "attestations/\(appID)", perMinute: configuration.rateLimits.attestationsPerApp,
+                    name: "attestations_per_app")
+            }
+            metrics.verification("attestation", code: nil, duration: ContinuousClock.now - start)
+            metrics.keyRegistered(environment: record.environment, validationCategory: record.validationCategory)
+            logger.info(
+                "key registered",
+                metadata: [
+                    "keyId": "\(record.keyID)", "appId": "\(record.appID)",
+                    "environment": "\(record.environment.rawValue)", "appKeyBound": "\(record.appKey != nil)",
+                ])
+            return answer
+        } catch {
+            metrics.verification("attestation", code: error.code.rawValue, duration: ContinuousClock.now - start)
+            logger.notice("attestation refused", metadata: ["code": "\(error.code)"])
+            throw error
+        }
+    }
+
+    /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store
+    /// that cannot answer refuses the request (503), never lets it through.
+    private func limitShared(_ budget: String, perMinute: Int, name: String) async throws(FlowError) {
+        guard perMinute > 0 else { return }
+        let wait: Int?
+        do {
+            wait = try await store.take(from: try RateBudget(name: budget, perMinute: perMinute), now: now())
+        } catch {
+            throw FlowError(converting: error) ?? FlowError(.internalError, .internalFailure, "internal error")
+        }
+        if let wait { throw rateLimited(name, retryAfter: wait) }
+    }
+}

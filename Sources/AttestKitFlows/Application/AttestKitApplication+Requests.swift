@@ -1,0 +1,59 @@
+public import AttestKitWire
+import AttestKit
+import AttestKitStore
+
+extension AttestKitApplication {
+    /// `POST /v1/requests/verify` (backend): the decision a guard makes about a request the backend received, for
+    /// backends in any language. The same ``RouteGuard`` as the Swift middlewares decides, under the route group's
+    /// configured enforcement (mode, rollout, least trust, the DeviceCheck and debug fallbacks, step-up), with the
+    /// same effects: an assertion advances the key's counter once, a DeviceCheck token is used up.
+    ///
+    /// A refusal is a decision (200, ``RequestVerificationResponse/allowed`` `false`, with the status and error the
+    /// middleware would answer); only a request the route cannot decide about throws.
+    ///
+    /// - Throws: `group_unknown` for a group that is not configured; `invalid_field` for a body, hash, method or
+    ///   target that is not well formed (400).
+    public func verifyRequest(_ request: RequestVerificationRequest) async throws(FlowError)
+        -> RequestVerificationResponse
+    {
+        try await perform { () async throws(FlowError) in
+            let routeGuard = try routeGuard(group: request.group ?? "default")
+            let body = try RequestBody(body: request.body, sha256: request.bodySha256, limit: configuration.bodyLimit)
+            do throws(RequestBindingError) {
+                _ = try RequestBinding(
+                    method: request.method, target: request.target, bodySHA256: [UInt8](repeating: 0, count: 32),
+                    freshness: .timestamp(milliseconds: 0))
+            } catch {
+                throw FlowError(error)
+            }
+            let headers = Self.headerLookup(request.headers)
+            let decision: RequestAttestation
+            do {
+                decision = try await routeGuard.check(
+                    lookup: headers, method: request.method, target: request.target, alternativeTargets: [],
+                    body: body, subject: request.subject, client: request.client)
+            } catch {
+                let refusal = failure(error)
+                return RequestVerificationResponse(
+                    allowed: false, group: routeGuard.policy.group, enforced: true, status: refusal.kind.httpStatus,
+                    retryAfter: refusal.kind.retryAfter,
+                    error: ErrorResponse.Detail(code: refusal.code.rawValue, message: refusal.reason))
+            }
+            return RequestVerificationResponse(
+                allowed: true, group: decision.group, enforced: decision.enforced, trust: decision.trust?.rawValue,
+                keyId: decision.key?.keyID.base64, counter: decision.key?.counter, stepUp: decision.stepUp,
+                error: decision.refusal.map { ErrorResponse.Detail(code: $0.code.rawValue, message: $0.reason) })
+        }
+    }
+
+    /// Looks the AttestKit headers up in `headers`, by name case-insensitively: a name given twice in different
+    /// cases is ``AssertionHeaders/Lookup/repeated``.
+    static func headerLookup(_ headers: [String: String]) -> (String) -> AssertionHeaders.Lookup {
+        var found: [String: AssertionHeaders.Lookup] = [:]
+        for (name, value) in headers {
+            let key = name.lowercased()
+            found[key] = found[key] == nil ? .value(value) : .repeated
+        }
+        return { name in found[name.lowercased()] ?? .absent }
+    }
+}
