@@ -1,9 +1,11 @@
+public import AttestKit
+
 /// An error of the software Apple or a simulated device: the simulator refused a request, as Apple's
 /// `DCAppAttestService` or Apple's receipt server would, or a state file could not be used.
 ///
 /// These are errors of the *simulator*, not verification failures: a verifier rejecting a simulated object throws
 /// `AttestKitError` as usual. Never contains key material.
-public struct SoftwareAppleError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SoftwareAppleError: CodedError, Sendable {
     /// What went wrong.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The stable snake_case name.
@@ -39,13 +41,4 @@ public struct SoftwareAppleError: Error, Sendable, Hashable, CustomStringConvert
         self.code = code
         self.reason = reason
     }
-
-    /// `code: reason`.
-    public var description: String { "\(code.rawValue): \(reason)" }
-
-    /// Errors are equal when their codes are.
-    public static func == (lhs: SoftwareAppleError, rhs: SoftwareAppleError) -> Bool { lhs.code == rhs.code }
-
-    /// Hashes the code.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

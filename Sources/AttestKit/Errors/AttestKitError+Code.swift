@@ -2,7 +2,7 @@ extension AttestKitError {
     /// A stable failure code. New codes may be added in later releases; existing ones never change.
     ///
     /// Each code belongs to exactly one ``AttestKitError/Check``.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: StableErrorCode {
         /// The stable snake_case string, e.g. `nonce_mismatch`.
         public let rawValue: String
         /// The check this code belongs to.
@@ -30,14 +30,6 @@ extension AttestKitError {
         public init(policy rawValue: StaticString) {
             self.init(rawValue.description, .policy)
         }
-
-        /// The stable string.
-        public var description: String { rawValue }
-
-        /// Codes are equal when their strings are.
-        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
-        /// Hashes the string.
-        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
         /// Every code, for documentation and exhaustive tests.
         public static var allCases: [Code] {

@@ -9,7 +9,7 @@ import Foundation
 /// Errors compare equal when their codes are equal, so tests and callers can write
 /// `#expect(throws: AttestKitError.nonceMismatch)` or `catch let error where error.code == .nonceMismatch`.
 /// The description never contains keys, tokens or attestation bytes.
-public struct AttestKitError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct AttestKitError: CodedError, Sendable {
     /// The stable, machine-readable identity of a failure.
     public let code: Code
     /// A human-readable explanation. Never contains secrets or raw input.
@@ -38,21 +38,6 @@ public struct AttestKitError: Error, Sendable, Hashable, CustomStringConvertible
         self.secondsOutside = secondsOutside
         self.file = file
         self.line = line
-    }
-
-    /// `code: reason`, suitable for logs.
-    public var description: String {
-        "\(code.rawValue): \(reason)"
-    }
-
-    /// Errors are equal when their codes are equal.
-    public static func == (lhs: AttestKitError, rhs: AttestKitError) -> Bool {
-        lhs.code == rhs.code
-    }
-
-    /// Hashes the code only, consistent with `==`.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
     }
 }
 

@@ -1,6 +1,8 @@
+public import AttestKit
+
 extension AppleServiceError {
     /// A stable failure code. New codes may be added in later releases; existing ones never change.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: StableErrorCode {
         /// The stable snake_case string, e.g. `rate_limited`.
         public let rawValue: String
         /// Whether a later attempt may succeed.
@@ -10,14 +12,6 @@ extension AppleServiceError {
             self.rawValue = rawValue
             self.isRetryable = retryable
         }
-
-        /// The stable string.
-        public var description: String { rawValue }
-
-        /// Codes are equal when their strings are.
-        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
-        /// Hashes the string.
-        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
         /// Every code, for documentation and exhaustive tests.
         public static var allCases: [Code] {

@@ -1,3 +1,5 @@
+public import AttestKit
+
 /// An error of a call to Apple's DeviceCheck or App Attest receipt services, or of preparing one.
 ///
 /// Every failure carries a stable ``Code`` (a short snake_case string that never changes between releases,
@@ -7,7 +9,7 @@
 /// Errors compare equal when their codes are equal: `#expect(throws: AppleServiceError.code(.rateLimited))`, or
 /// `catch let error where error.code == .noData`. The description never contains the private key, provider
 /// tokens, device tokens or receipts.
-public struct AppleServiceError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct AppleServiceError: CodedError, Sendable {
     /// The stable, machine-readable identity of a failure.
     public let code: Code
     /// A human-readable explanation. Never contains secrets.
@@ -77,12 +79,6 @@ public struct AppleServiceError: Error, Sendable, Hashable, CustomStringConverti
 
     /// An error value with the given code, for comparisons.
     public static func code(_ code: Code) -> AppleServiceError { AppleServiceError(code, code.rawValue) }
-
-    /// Errors are equal when their codes are equal.
-    public static func == (lhs: AppleServiceError, rhs: AppleServiceError) -> Bool { lhs.code == rhs.code }
-
-    /// Hashes the code only, consistent with `==`.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// Printable ASCII only (anything else becomes `?`), whitespace runs folded, at most 200 characters; `nil`
     /// when nothing is left.

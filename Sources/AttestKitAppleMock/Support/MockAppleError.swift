@@ -1,6 +1,8 @@
+public import AttestKit
+
 /// An error of the mock Apple services themselves: a configuration it cannot use, or a server that did not start.
 /// (What the mock *answers* are HTTP statuses, not these.)
-public struct MockAppleError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct MockAppleError: CodedError, Sendable {
     /// What went wrong.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The stable snake_case name.
@@ -28,13 +30,4 @@ public struct MockAppleError: Error, Sendable, Hashable, CustomStringConvertible
         self.code = code
         self.reason = reason
     }
-
-    /// `code: reason`.
-    public var description: String { "\(code.rawValue): \(reason)" }
-
-    /// Errors are equal when their codes are.
-    public static func == (lhs: MockAppleError, rhs: MockAppleError) -> Bool { lhs.code == rhs.code }
-
-    /// Hashes the code.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -29,16 +29,18 @@ public struct AssertionGate: Sendable {
     public let timestampWindow: TimeInterval
     /// Writes a bundle for every failed verification (opt-in), or `nil`.
     public let recorder: VerificationRecorder?
-    private let now: @Sendable () -> Date
+    /// The clock.
+    let now: @Sendable () -> Date
     private let verifier = AssertionVerifier()
-    private let keys: KeyRecordCache
+    /// The store, with the keys already read kept.
+    let keys: KeyRecordCache
 
     /// Creates a gate.
     public init(
         store: any AttestationStore, timestampWindow: TimeInterval = 300, recorder: VerificationRecorder? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.keys = KeyRecordCache()
+        self.keys = KeyRecordCache(store: store)
         self.store = store
         self.timestampWindow = timestampWindow
         self.recorder = recorder
@@ -78,35 +80,19 @@ public struct AssertionGate: Sendable {
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
     ) async throws(FlowError) -> AcceptedAssertion {
         let time = now()
-        var key: KeyRecord?
-        var answer: RecordedStoreAnswer?
-        do {
-            return try await verify(
-                keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time,
-                key: &key, answer: &answer)
-        } catch {
-            if let recorder, VerificationRecorder.records(error) {
-                // Refused before the key was read (the timestamp): the bundle still carries the key, so a replay
-                // can tell whether the rest would have passed.
-                if key == nil, error.code == .timestampOutsideWindow { key = try? await store.key(keyID) }
-                var configuration = RecordedConfiguration()
-                configuration.timestampWindow = timestampWindow
-                await recorder.record(
-                    VerificationBundle(
-                        kind: .assertion, recordedAt: now(), verificationTime: time, configuration: configuration,
-                        assertion: RecordedAssertion(
-                            keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, key: key,
-                            storeAnswer: answer),
-                        outcome: VerificationBundle.Outcome(error)))
-            }
-            throw error
+        guard let recorder else {
+            return try await decide(
+                keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time, store: keys)
         }
+        return try await verify(
+            keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time,
+            recordingTo: recorder)
     }
 
-    /// The gate's steps at `time`, noting the key the store held and the store's refusal after verification.
-    private func verify(
+    /// The gate's decision at `time`, reading and advancing keys through `store`.
+    func decide(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness, at time: Date,
-        key seenKey: inout KeyRecord?, answer: inout RecordedStoreAnswer?
+        store: some DecisionStore
     ) async throws(FlowError) -> AcceptedAssertion {
         let challengeID = try Self.challengeID(of: freshness)
         if case .timestamp(let milliseconds) = freshness {
@@ -119,19 +105,12 @@ public struct AssertionGate: Sendable {
             }
         }
         let record: KeyRecord
-        if let cached = keys[keyID] {
-            record = cached
-            seenKey = cached
-        } else {
-            do throws(StoreError) {
-                guard let found = try await store.key(keyID) else { throw StoreError.keyNotFound }
-                seenKey = found
-                guard found.state == .active else { throw StoreError.keyRevoked }
-                record = found
-                keys.insert(found)
-            } catch {
-                throw FlowError(error)
-            }
+        do throws(StoreError) {
+            guard let found = try await store.key(keyID) else { throw StoreError.keyNotFound }
+            guard found.state == .active else { throw StoreError.keyRevoked }
+            record = found
+        } catch {
+            throw FlowError(error)
         }
         let verified: VerifiedAssertion
         do throws(AttestKitError) {
@@ -141,18 +120,13 @@ public struct AssertionGate: Sendable {
         } catch {
             throw FlowError(error)
         }
-        var step = RecordedStoreAnswer.Step.challenge
         do throws(StoreError) {
             if let challengeID {
                 _ = try await store.consumeChallenge(challengeID, purpose: .assert, keyID: keyID, now: time)
             }
-            step = .counter
             let advanced = try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
-            keys.insert(advanced)
             return AcceptedAssertion(key: advanced, counter: verified.counter)
         } catch {
-            if error.code == .keyRevoked || error.code == .keyNotFound { keys.remove(keyID) }
-            answer = RecordedStoreAnswer(step: step, code: error.code.rawValue)
             throw FlowError(error)
         }
     }

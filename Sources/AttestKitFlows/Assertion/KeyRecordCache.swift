@@ -1,22 +1,54 @@
 import AttestKit
 import AttestKitStore
+import Foundation
 
-/// The keys an ``AssertionGate`` has read, so that their assertions are verified without a read of the store first.
+/// The store as an ``AssertionGate`` reads it: the keys it has read are kept, so that their assertions are verified
+/// without a read of the store first.
 ///
 /// Only what never changes is taken from it: the public key and App ID an assertion is verified with (a key is
 /// never re-registered under its identifier). Its counter serves as a first check only; the store's
 /// compare-and-set decides, together with the key's state, so a stale entry can never let a replay or a revoked
-/// key through: at worst it costs a signature check before the store refuses. Bounded (4,096 keys, oldest first);
-/// an evicted key costs its next assertion one read.
-struct KeyRecordCache: Sendable {
+/// key through: at worst it costs a signature check before the store refuses. Only active keys are kept; a key the
+/// store says is revoked or gone when its counter is advanced is forgotten. Bounded (4,096 keys, oldest first); an
+/// evicted key costs its next assertion one read.
+struct KeyRecordCache: DecisionStore {
+    /// The store read through.
+    let store: any AttestationStore
     private let records = BoundedCache<KeyID, KeyRecord>(capacity: 4_096)
 
-    /// The key last seen with `keyID`, or `nil`.
-    subscript(keyID: KeyID) -> KeyRecord? { records[keyID] }
+    /// A cache over `store`.
+    init(store: any AttestationStore) {
+        self.store = store
+    }
 
-    /// Keeps `record`, replacing the one kept for its key.
-    func insert(_ record: KeyRecord) { records.insert(record, for: record.keyID) }
+    /// The key kept for `keyID`, or the store's (kept when active).
+    func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
+        if let cached = records[keyID] { return cached }
+        let found = try await store.key(keyID)
+        if let found, found.state == .active { records.insert(found, for: keyID) }
+        return found
+    }
 
-    /// Forgets the key `keyID` (the store said it is revoked or gone).
-    func remove(_ keyID: KeyID) { records.remove(keyID) }
+    /// The store's counter advance; the advanced key replaces the one kept, and a key the store says is revoked or
+    /// gone is forgotten.
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+        do {
+            let advanced = try await store.advanceCounter(of: keyID, to: counter, now: now)
+            records.insert(advanced, for: keyID)
+            return advanced
+        } catch {
+            if error.code == .keyRevoked || error.code == .keyNotFound { records.remove(keyID) }
+            throw error
+        }
+    }
+
+    func consumeChallenge(
+        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
+    ) async throws(StoreError) -> StoredChallenge {
+        try await store.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
+    }
+
+    func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
+        try await store.registerKey(registration, now: now)
+    }
 }

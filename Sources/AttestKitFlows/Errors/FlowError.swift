@@ -1,3 +1,5 @@
+public import AttestKit
+
 /// A refusal or failure of a flow: the one error type of ``AttestKitFlows``.
 ///
 /// Every error carries a stable ``Code`` (snake_case, the same string the HTTP API answers with and metrics count),
@@ -8,20 +10,17 @@
 ///
 /// Errors compare equal when their codes are equal, so tests write `#expect(throws: FlowError.signatureInvalid)`.
 /// The description never holds keys, tokens, assertions or attestation bytes.
-public struct FlowError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct FlowError: CodedError, Sendable {
     /// The stable identity of a failure: a snake_case string that never changes between releases.
     ///
     /// Extensible: the flows originate the codes of the static members here and in `FlowError+Code.swift`, and
     /// keep the codes of the errors they convert (`signature_invalid`, `key_revoked`, `apple_unavailable`, ...).
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: StableErrorCode {
         /// The code as sent to clients and counted in metrics.
         public let rawValue: String
 
         /// A code; `rawValue` is snake_case ASCII.
         public init(_ rawValue: String) { self.rawValue = rawValue }
-
-        /// The raw value.
-        public var description: String { rawValue }
     }
 
     /// What kind of refusal or failure this is: the one thing an edge needs to pick an HTTP status (or a gRPC
@@ -77,13 +76,4 @@ public struct FlowError: Error, Sendable, Hashable, CustomStringConvertible {
         self.file = file
         self.line = line
     }
-
-    /// `code: reason`, suitable for logs.
-    public var description: String { "\(code.rawValue): \(reason)" }
-
-    /// Errors are equal when their codes are equal.
-    public static func == (lhs: FlowError, rhs: FlowError) -> Bool { lhs.code == rhs.code }
-
-    /// Hashes the code only, consistent with `==`.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

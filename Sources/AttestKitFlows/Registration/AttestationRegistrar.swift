@@ -70,48 +70,25 @@ public struct AttestationRegistrar: Sendable {
         admit: (AppID) async throws(FlowError) -> Void
     ) async throws(FlowError) -> KeyRecord {
         guard let verifier else { throw FlowError.appsNotConfigured }
-        var challenge: [UInt8]?
-        var answer: RecordedStoreAnswer?
-        var admitting = false
-        do {
-            return try await register(
+        guard let recorder else {
+            return try await decide(
                 keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now,
-                verifier: verifier, challenge: &challenge, answer: &answer
-            ) { (appID: AppID) async throws(FlowError) in
-                admitting = true
-                try await admit(appID)
-                admitting = false
-            }
-        } catch {
-            // A refusal of `admit` (a spent budget) is the caller's, not a verification's; so is another app key
-            // than the one bound, a decision on the stored key once the attestation verified (no store code
-            // replays it).
-            if let recorder, VerificationRecorder.records(error), !admitting, error != .appKeyMismatch {
-                await recorder.record(
-                    VerificationBundle(
-                        kind: .attestation, recordedAt: Date(), verificationTime: now,
-                        configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
-                        attestation: RecordedAttestation(
-                            keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: challenge,
-                            storeAnswer: answer, appKey: appKey?.der),
-                        outcome: VerificationBundle.Outcome(error)))
-            }
-            throw error
+                verifier: verifier, store: DirectDecisionStore(store: store), admit: admit)
         }
+        return try await register(
+            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now,
+            verifier: verifier, admit: admit, recordingTo: recorder)
     }
 
-    /// The registrar's steps, noting the challenge the store handed out and its refusal, if any.
-    private func register(
+    /// The registrar's decision, reading and writing through `store`.
+    func decide(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
-        verifier: AttestationVerifier, challenge seenChallenge: inout [UInt8]?, answer: inout RecordedStoreAnswer?,
-        admit: (AppID) async throws(FlowError) -> Void
+        verifier: AttestationVerifier, store: some DecisionStore, admit: (AppID) async throws(FlowError) -> Void
     ) async throws(FlowError) -> KeyRecord {
         let challenge: StoredChallenge
         do throws(StoreError) {
             challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
-            seenChallenge = challenge.bytes
         } catch {
-            answer = RecordedStoreAnswer(step: .challenge, code: error.code.rawValue)
             throw FlowError(error)
         }
         let clientData: ClientDataInput
@@ -136,19 +113,16 @@ public struct AttestationRegistrar: Sendable {
         do throws(StoreError) {
             existing = try await store.key(keyID)
         } catch {
-            answer = RecordedStoreAnswer(step: .key, code: error.code.rawValue)
             throw FlowError(error)
         }
         if let existing {
             if let appKey, let bound = existing.appKey, bound != appKey { throw FlowError.appKeyMismatch }
-            answer = RecordedStoreAnswer(step: .key, code: StoreError.keyExists.code.rawValue)
             throw FlowError(StoreError.keyExists)
         }
         try await admit(verified.appID)
         do throws(StoreError) {
             return try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
         } catch {
-            answer = RecordedStoreAnswer(step: .registration, code: error.code.rawValue)
             throw FlowError(error)
         }
     }

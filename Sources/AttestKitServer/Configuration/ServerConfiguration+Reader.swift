@@ -102,18 +102,21 @@ extension ServerConfiguration {
 
     /// Reads a configuration through `settings` (see ``init(reader:)``), then ``validate()``s it.
     init(settings: StrictConfigReader) throws(ServerConfigurationError) {
-        self.init(appIDs: try Self.appIDs(settings), trustAnchors: try Self.trustAnchors(settings))
+        self.init(
+            appIDs: try settings.values("apps", as: AppID.self) ?? [], trustAnchors: try Self.trustAnchors(settings))
         let http = settings.scoped(to: "http")
         if let host = try http.string("host") { self.host = host }
         if let port = try http.int("port") { self.port = port }
         if let bodyLimit = try http.int("body-limit") { self.bodyLimit = bodyLimit }
         self.backendListener = try Self.backendListener(http, publicHost: host)
-        self.trustedProxies = try Self.trustedProxies(http)
+        self.trustedProxies = try http.values("trusted-proxies", as: IPNetwork.self) ?? []
         if let header = try http.choice("client-address-header", as: ClientAddressHeader.self) {
             self.clientAddressHeader = header
         }
         self.connectionLimits = try ConnectionLimits.read(http)
-        if let environments = try Self.environments(settings) { self.environments = environments }
+        if let environments = try settings.value("environments", as: EnvironmentPolicy.self) {
+            self.environments = environments
+        }
         let storage = settings.scoped(to: "storage")
         if let storageURL = try Self.storageURL(storage) { self.storageURL = storageURL }
         self.storagePassword = try storage.string("password")
@@ -173,32 +176,6 @@ extension ServerConfiguration {
     /// The largest `.p8` or PEM root file read.
     private static let pemFileLimit = 64 * 1_024
 
-    /// `apps`, each parsed with `AppID(validating:)`: a Team ID of 10 characters A-Z and 0-9, a dot, a bundle id.
-    private static func appIDs(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [AppID] {
-        var appIDs: [AppID] = []
-        for text in try settings.strings("apps") ?? [] {
-            do {
-                appIDs.append(try AppID(validating: text))
-            } catch {
-                throw ServerConfigurationError("apps", "holds '\(text)', which is not an App ID: \(error.reason)")
-            }
-        }
-        return appIDs
-    }
-
-    /// `environments`: `production`, `development` or `both`.
-    private static func environments(
-        _ settings: StrictConfigReader
-    ) throws(ServerConfigurationError) -> EnvironmentPolicy? {
-        switch try settings.string("environments") {
-        case nil: nil
-        case "production": .production
-        case "development": .development
-        case "both": .both
-        case _?: throw ServerConfigurationError("environments", "is production, development or both")
-        }
-    }
-
     /// `storage.url`, from the reader scoped to `storage`, checked by `StoreURL` (whose errors never repeat the
     /// password).
     private static func storageURL(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> String? {
@@ -217,8 +194,8 @@ extension ServerConfiguration {
         let keyID = try settings.string("key-id")
         let teamID = try settings.string("team-id")
         let environment = try settings.choice("devicecheck-environment", as: AppAttestEnvironment.self)
-        let deviceCheckURL = try webURL(settings, "devicecheck-url")
-        let receiptURL = try webURL(settings, "receipt-url")
+        let deviceCheckURL = try settings.value("devicecheck-url", as: WebURL.self)?.text
+        let receiptURL = try settings.value("receipt-url", as: WebURL.self)?.text
         let timeout = try settings.double("timeout")
         guard let keyFile, let keyID, let teamID else {
             let given = [
@@ -329,19 +306,6 @@ extension ServerConfiguration {
         return Listener(host: host ?? publicHost, port: port)
     }
 
-    /// `http.trusted-proxies`, from the reader scoped to `http`: CIDR networks or addresses.
-    private static func trustedProxies(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> [IPNetwork] {
-        var networks: [IPNetwork] = []
-        for text in try settings.strings("trusted-proxies") ?? [] {
-            guard let network = IPNetwork(text) else {
-                throw ServerConfigurationError(
-                    settings.key("trusted-proxies"), "holds an entry that is not an IP address or CIDR network")
-            }
-            networks.append(network)
-        }
-        return networks
-    }
-
     /// A number of seconds as a `Duration`, `name` in the reader's section; ``validate()`` checks the range of each.
     private static func duration(
         _ settings: StrictConfigReader,
@@ -352,20 +316,6 @@ extension ServerConfiguration {
             throw ServerConfigurationError(settings.key(name), "is out of range")
         }
         return .seconds(seconds)
-    }
-
-    /// An `http` or `https` URL with a host, `name` in the reader's section.
-    private static func webURL(
-        _ settings: StrictConfigReader,
-        _ name: String
-    ) throws(ServerConfigurationError) -> String? {
-        guard let text = try settings.string(name) else { return nil }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = url.host, !host.isEmpty
-        else {
-            throw ServerConfigurationError(settings.key(name), "is an http or https URL")
-        }
-        return text
     }
 
     /// Whether `byte` is an ASCII letter or digit.

@@ -142,12 +142,18 @@ struct StrictConfigReader {
         return nil
     }
 
-    /// A value of a string enumeration, or `nil` when absent.
+    /// A value of a string enumeration, read through swift-configuration's conversion of `RawRepresentable`
+    /// strings (then a string with spaces around it), or `nil` when absent.
     func choice<Value: RawRepresentable<String> & CaseIterable>(
         _ name: String,
         as type: Value.Type
     ) throws(ServerConfigurationError) -> Value? {
         let key = self.key(name)
+        let configKey = ConfigKey(name)
+        if let value = reader.string(forKey: configKey, as: Value.self, isSecret: Self.isSecret(key)) {
+            readLog?.record(key, .choice)
+            return value
+        }
         let text = try string(name)
         readLog?.record(key, .choice)
         guard let text else { return nil }
@@ -155,6 +161,49 @@ struct StrictConfigReader {
             throw ServerConfigurationError(key, "is one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return value
+    }
+
+    /// A value of a type swift-configuration converts from a string (``ConfigStringSetting``), read through the
+    /// reader's own typed accessor, or `nil` when absent. A string that does not convert is an error naming the key
+    /// and why (the type's ``ConfigStringSetting/refusal(of:)``), never `nil`.
+    func value<Value: ConfigStringSetting>(
+        _ name: String,
+        as type: Value.Type
+    ) throws(ServerConfigurationError) -> Value? {
+        let key = self.key(name)
+        let configKey = ConfigKey(name)
+        if let value = reader.string(forKey: configKey, as: Value.self, isSecret: Self.isSecret(key)) {
+            readLog?.record(key, .string)
+            return value
+        }
+        // Not of the type: a string that does not convert is refused, another type or none is told by `string`.
+        if let text = try string(name) { throw ServerConfigurationError(key, Value.refusal(of: text)) }
+        return nil
+    }
+
+    /// A list of values of a type swift-configuration converts from a string (``ConfigStringSetting``): read through
+    /// the reader's own typed accessor, else as ``strings(_:)`` reads a list (a comma-separated string, items
+    /// trimmed, empty ones dropped), each converted; `nil` when absent. An item that does not convert is an error
+    /// naming the key and why.
+    func values<Value: ConfigStringSetting>(
+        _ name: String,
+        as type: Value.Type
+    ) throws(ServerConfigurationError) -> [Value]? {
+        let key = self.key(name)
+        let configKey = ConfigKey(name)
+        if let values = reader.stringArray(forKey: configKey, as: Value.self, isSecret: Self.isSecret(key)) {
+            readLog?.record(key, .strings)
+            return values
+        }
+        guard let texts = try strings(name) else { return nil }
+        var values: [Value] = []
+        for text in texts {
+            guard let value = Value(configString: text) else {
+                throw ServerConfigurationError(key, Value.refusal(of: text))
+            }
+            values.append(value)
+        }
+        return values
     }
 
     /// Throws when any provider has `key` in any type: the caller's type did not fit it.

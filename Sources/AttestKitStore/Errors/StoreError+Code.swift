@@ -1,14 +1,14 @@
+public import AttestKit
+
 extension StoreError {
     /// A stable failure code. New codes may be added in later releases; existing ones never change.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: StableErrorCode {
         /// The stable snake_case string, e.g. `challenge_consumed`.
         public let rawValue: String
 
         private init(_ rawValue: String) {
             self.rawValue = rawValue
         }
-
-        public var description: String { rawValue }
 
         /// Every code, for documentation and exhaustive tests.
         public static var allCases: [Code] {

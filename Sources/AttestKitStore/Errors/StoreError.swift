@@ -1,3 +1,5 @@
+public import AttestKit
+
 /// An error raised by an ``AttestationStore``.
 ///
 /// Every failure carries a stable ``Code`` (a short snake_case string that never changes between
@@ -7,7 +9,7 @@
 /// `#expect(throws: StoreError.challengeConsumed)` or
 /// `catch let error where error.code == .counterNotIncreasing`. The description never contains keys,
 /// receipts, challenges or connection passwords.
-public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct StoreError: CodedError, Sendable {
     /// The stable, machine-readable identity of a failure.
     public let code: Code
     /// A human-readable explanation. Never contains secrets or raw input.
@@ -23,19 +25,6 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
         self.file = file
         self.line = line
-    }
-
-    /// `code: reason`, suitable for logs.
-    public var description: String {
-        "\(code.rawValue): \(reason)"
-    }
-
-    public static func == (lhs: StoreError, rhs: StoreError) -> Bool {
-        lhs.code == rhs.code
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
     }
 }
 

@@ -1,0 +1,47 @@
+import AttestKit
+import AttestKitStore
+import Foundation
+
+/// The store as a decision (``AssertionGate``, ``AttestationRegistrar``) sees it: the four calls they make.
+///
+/// A decision is written against this and nothing else, so that what wraps it (the gate's cache of keys, a
+/// recorder noting the store's answers) is a store of its own and the decision carries no parameter for it.
+protocol DecisionStore: Sendable {
+    /// Consumes a one-time challenge (``ChallengeStore/consumeChallenge(_:purpose:keyID:now:)``).
+    func consumeChallenge(
+        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
+    ) async throws(StoreError) -> StoredChallenge
+
+    /// The key `keyID`, or `nil` (``KeyStore/key(_:)``).
+    func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord?
+
+    /// Advances a key's counter (``KeyStore/advanceCounter(of:to:now:)``).
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord
+
+    /// Stores a verified key (``KeyStore/registerKey(_:now:)``).
+    func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord
+}
+
+/// An ``AttestationStore`` itself, as a decision sees it.
+struct DirectDecisionStore: DecisionStore {
+    /// The store.
+    let store: any AttestationStore
+
+    func consumeChallenge(
+        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
+    ) async throws(StoreError) -> StoredChallenge {
+        try await store.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
+    }
+
+    func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
+        try await store.key(keyID)
+    }
+
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+        try await store.advanceCounter(of: keyID, to: counter, now: now)
+    }
+
+    func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
+        try await store.registerKey(registration, now: now)
+    }
+}
