@@ -1,3 +1,4 @@
+import AttestKitFlows
 import AttestKit
 import Configuration
 import Foundation
