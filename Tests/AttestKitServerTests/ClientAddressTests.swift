@@ -95,6 +95,7 @@ struct ClientAddressTests {
     @Test("over HTTP: behind a trusted proxy each forwarded client has its own challenge budget")
     func throughTheServer() async throws {
         var options = ServerHarness.Options()
+        options.transport = .live  // the peer's address (a trusted proxy on 127.0.0.1) is the subject
         options.rateLimits = .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 2)
         options.trustedProxies = [try #require(IPNetwork("127.0.0.1"))]
         try await ServerHarness.with(.sqlite, options) { harness in
@@ -116,6 +117,7 @@ struct ClientAddressTests {
         arguments: await StoreKind.all())
     func rotatingForwardedHeader(kind: StoreKind) async throws {
         var options = ServerHarness.Options()
+        options.transport = .live  // the peer's address (a trusted proxy on 127.0.0.1) is the subject
         options.rateLimits = .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 3)
         options.trustedProxies = [try #require(IPNetwork("127.0.0.1"))]
         try await ServerHarness.with(kind, options) { harness in

@@ -15,6 +15,7 @@ struct ConnectionDeadlineTests {
 
     static var options: ServerHarness.Options {
         var options = ServerHarness.Options()
+        options.transport = .live  // the connection is the subject
         options.connectionLimits = .init(readTimeout: read, idleTimeout: idle)
         return options
     }

@@ -28,7 +28,9 @@ struct CredentialBudgetTests {
         arguments: await StoreKind.all())
     func budgetSpent(kind: StoreKind) async throws {
         let capture = LogCapture()
-        try await ServerHarness.with(kind, Self.options(budget: 6, logger: capture.logger())) { harness in
+        var options = Self.options(budget: 6, logger: capture.logger())
+        options.transport = .live  // the refusals are logged with the peer's address
+        try await ServerHarness.with(kind, options) { harness in
             var statuses: [Int] = []
             for _ in 0..<3 {
                 statuses.append(try await harness.get("/v1/keys/AAAA", headers: Self.bearer(Self.wrong)).status)

@@ -48,12 +48,21 @@ struct DashboardLogoutTests {
         arguments: [
             [("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")],
             [("Origin", "http://evil.example")], [("Origin", "null")], [("Origin", "http://127.0.0.1:1")],
-            [("Sec-Fetch-Site", "cross-site"), ("Origin", "SAME")],
+            [("Origin", "OTHER-PORT")], [("Sec-Fetch-Site", "cross-site"), ("Origin", "SAME")],
         ])
     func crossSite(headers: [(String, String)]) async throws {
         try await ServerHarness.with(.sqlite) { harness in
             let cookie = try await Self.login(harness)
-            let sent = headers.map { ($0.0, $0.1 == "SAME" ? harness.apiURL : $0.1) }
+            // SAME: the dashboard's own origin; OTHER-PORT: its host on another port.
+            var otherPort = try #require(URLComponents(string: harness.apiURL))
+            otherPort.port = 1
+            let sent = try headers.map { name, value in
+                switch value {
+                case "SAME": (name, harness.apiURL)
+                case "OTHER-PORT": (name, try #require(otherPort.string))
+                default: (name, value)
+                }
+            }
             let answer = try await harness.send(.POST, "/dashboard/logout", headers: [("Cookie", cookie)] + sent)
             #expect(answer.status == 403 && answer.errorCode == "cross_site_request", "\(headers): \(answer)")
             #expect(answer.header("Set-Cookie") == nil)

@@ -7,9 +7,9 @@ import JWTKit
 import NIOHTTP1
 import Testing
 
-/// `POST /v1/tokens` with a debug token instead of an assertion, over real HTTP: a token at trust `debug` that a
-/// backend tells apart by its claims, counted apart in `/metrics`; refused for a token off the list, when assertion
-/// headers are also sent and fail, for a DeviceCheck token, and with several apps.
+/// `POST /v1/tokens` with a debug token instead of an assertion, through the server's router: a token at trust
+/// `debug` that a backend tells apart by its claims, counted apart in `/metrics`; refused for a token off the list,
+/// when assertion headers are also sent and fail, for a DeviceCheck token, and with several apps.
 @Suite("Token route with debug tokens")
 struct DebugTokenRouteTests {
     static let debugToken = "a-debug-token-of-the-simulator-build-0003"

@@ -9,7 +9,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 
-/// Every endpoint's success path, over HTTP, on SQLite and PostgreSQL.
+/// Every endpoint's success path, through the server's router, on SQLite and PostgreSQL.
 @Suite("Endpoints")
 struct EndpointTests {
     @Test("challenges: attest by default, assert, assert bound to a key", arguments: await StoreKind.all())

@@ -9,9 +9,10 @@ import SwiftASN1
 import Testing
 import X509
 
-/// Emulated key attestation over real HTTP (SQLite and PostgreSQL): `POST /v1/key-attestations` registers the key
-/// with its app key and answers its thumbprint and a certificate of the configured CA; `GET /v1/keys/{id}` shows
-/// the thumbprint; a swapped, different or malformed app key and a replayed challenge are refused with their codes.
+/// Emulated key attestation through the server's router (SQLite and PostgreSQL): `POST /v1/key-attestations`
+/// registers the key with its app key and answers its thumbprint and a certificate of the configured CA;
+/// `GET /v1/keys/{id}` shows the thumbprint; a swapped, different or malformed app key and a replayed challenge are
+/// refused with their codes.
 @Suite("Key attestation route")
 struct KeyAttestationRouteTests {
     /// A CA key and its self-signed certificate (a CA unless `isCA` is false).

@@ -7,8 +7,8 @@ import Foundation
 import NIOHTTP1
 import Testing
 
-/// ``AttestKitMiddleware`` guarding a route of a Hummingbird application, over HTTP, with the gate of the server
-/// under test: the app sends its assertion in headers, bound to the request actually received.
+/// ``AttestKitMiddleware`` guarding a route of a Hummingbird application, through its router, with the gate of the
+/// server under test: the app sends its assertion in headers, bound to the request actually received.
 @Suite("AttestKitMiddleware")
 struct MiddlewareTests {
     static let body = Array("{\"item\":\"book\",\"quantity\":2}".utf8)

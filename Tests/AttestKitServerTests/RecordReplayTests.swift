@@ -9,8 +9,8 @@ import Foundation
 import NIOHTTP1
 import Testing
 
-/// Record and replay through the service: failed verifications over real HTTP write bundles (files 0600, never a
-/// credential, token or key in them), and `attestkit replay` re-runs each offline to the same code.
+/// Record and replay through the service: failed verifications sent through its router write bundles (files 0600,
+/// never a credential, token or key in them), and `attestkit replay` re-runs each offline to the same code.
 @Suite("Record and replay")
 struct RecordReplayTests {
     @Test("failures over HTTP are recorded without secrets and replayed by the command line to the same code",

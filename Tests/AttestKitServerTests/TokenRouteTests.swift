@@ -9,9 +9,9 @@ import JWTKit
 import NIOHTTP1
 import Testing
 
-/// Session tokens over real HTTP: `POST /v1/tokens` with an assertion over that very request, the JWKS, a token
-/// verified by an independent JWT library (jwt-kit) with the JWKS fetched from the service, `POST
-/// /v1/tokens/consume` once; refusals and 503 without a signing key.
+/// Session tokens through the server's router: `POST /v1/tokens` with an assertion over that very request, the
+/// JWKS, a token verified by an independent JWT library (jwt-kit) with the JWKS fetched from the service,
+/// `POST /v1/tokens/consume` once; refusals and 503 without a signing key.
 @Suite("Token routes")
 struct TokenRouteTests {
     static func options() throws -> ServerHarness.Options {

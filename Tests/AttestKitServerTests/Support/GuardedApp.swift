@@ -15,15 +15,20 @@ struct GuardedApp: Sendable {
     let bodyLimit: Int
     let logger: Logger
 
-    /// Serves on 127.0.0.1 and a free port until cancelled; `bound` learns the port (or 0 when it never listened).
-    func run(bound: @escaping @Sendable (Int) -> Void) async throws {
+    /// The routes: `POST /api/orders` and `GET /api/orders` behind the middleware.
+    func router() -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
         let api = router.group("api").add(
             middleware: AttestKitMiddleware<ServerRequestContext>(gate: gate, bodyLimit: bodyLimit))
         api.post("orders") { request, context in try await Self.echo(request, context) }
         api.get("orders") { request, context in try await Self.echo(request, context) }
+        return router
+    }
+
+    /// Serves on 127.0.0.1 and a free port until cancelled; `bound` learns the port (or 0 when it never listened).
+    func run(bound: @escaping @Sendable (Int) -> Void) async throws {
         let application = Application(
-            router: router,
+            router: router(),
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: nil),
             onServerRunning: { channel in bound(channel.localAddress?.port ?? 0) },
             logger: logger)

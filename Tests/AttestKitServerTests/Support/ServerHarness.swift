@@ -8,26 +8,44 @@ import AttestKitStore
 import AttestKitTesting
 import Crypto
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import Testing
 
-/// The server under test over real HTTP on loopback, with everything it talks to:
+/// The server under test, with everything it talks to:
 ///
 /// - a software Apple (development environment) whose roots are the server's trust anchors;
 /// - a ``MockAppleServer`` serving DeviceCheck and the receipt exchange, checking provider tokens against a fresh
 ///   P-256 key whose `.p8` PEM the server signs with;
-/// - an ``AttestKitServer`` on 127.0.0.1 and a free port, on a store of the given kind, with a ``TestClock``;
-/// - a ``GuardedApp``: routes behind ``AttestKitMiddleware`` sharing the server's gate;
-/// - an HTTP client able to send many requests at once.
+/// - an ``AttestKitServer`` on a store of the given kind, with a ``TestClock``;
+/// - a ``GuardedApp``: routes behind ``AttestKitMiddleware`` sharing the server's gate.
+///
+/// By default requests go through HummingbirdTesting's `.router` framework (``Transport/router``): the server's
+/// ``AttestKitServer/buildRouter()`` and the guarded app's router, without a socket. Tests whose subject is the
+/// connection (deadlines, the peer's address, a second listener, a hung peer) ask for ``Transport/live``: the server
+/// and the guarded app listen on 127.0.0.1 and free ports, and an HTTP client sends many requests at once.
 ///
 /// ``with(_:_:_:)`` runs them in one task group and tears everything down, in order, whatever the test does.
 /// Every answer of 500 or more is recorded as an issue unless the caller expects it (`allow5xx`): a 500 is a bug.
 final class ServerHarness: Sendable {
+    /// How requests reach the server and the guarded app.
+    enum Transport: Sendable {
+        /// HummingbirdTesting's `.router` framework: the routers without a socket. The peer address is unknown
+        /// (the rate-limit key is `unknown`), the request's authority is `localhost`.
+        case router
+        /// Real HTTP on loopback: the server runs (``AttestKitServer/run()``) on 127.0.0.1 and a free port.
+        case live
+    }
+
     /// What to change in the server's configuration.
     struct Options: Sendable {
+        /// `.router` unless the connection is the subject; a second listener (``backendListener``) is always live.
+        var transport = Transport.router
         var appIDs: [AppID] = [Fixture.appID]
         /// Whether the server gets the Apple key (DeviceCheck, receipt refresh).
         var apple = true
@@ -81,21 +99,28 @@ final class ServerHarness: Sendable {
         case guarded
     }
 
+    /// Where requests go: an HTTP client and the listeners' URLs, or the routers' test clients.
+    private enum Connection: Sendable {
+        case live(HTTPClient)
+        case router(api: any TestClientProtocol, guarded: any TestClientProtocol)
+    }
+
     let kind: StoreKind
     let clock: TestClock
     let server: AttestKitServer
     let mock: MockAppleServer
     let store: any AttestationStore
+    /// The server's URL (`http://localhost` through the router: the authority the `.router` framework sends).
     let apiURL: String
     /// The backend listener's URL: ``apiURL`` unless the options ask for a second listener.
     let backendURL: String
     let guardedURL: String
-    let client: HTTPClient
     let sendsBackendToken: Bool
+    private let connection: Connection
 
     private init(
         kind: StoreKind, clock: TestClock, server: AttestKitServer, mock: MockAppleServer,
-        store: any AttestationStore, apiURL: String, backendURL: String, guardedURL: String, client: HTTPClient,
+        store: any AttestationStore, apiURL: String, backendURL: String, guardedURL: String, connection: Connection,
         sendsBackendToken: Bool
     ) {
         self.kind = kind
@@ -106,7 +131,7 @@ final class ServerHarness: Sendable {
         self.apiURL = apiURL
         self.backendURL = backendURL
         self.guardedURL = guardedURL
-        self.client = client
+        self.connection = connection
         self.sendsBackendToken = sendsBackendToken
     }
 
@@ -142,13 +167,15 @@ final class ServerHarness: Sendable {
                 teamID: Fixture.teamID, environment: .development, riskMetric: options.mockRiskMetric,
                 now: clock.closure),
             softwareApple: Fixture.apple)
+        let live = options.transport == .live || options.backendListener
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
             group.addTask { try await mock.run() }
             var clientConfiguration = HTTPClient.Configuration()
             clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
             clientConfiguration.redirectConfiguration = .disallow
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+            let client: HTTPClient? =
+                live ? HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration) : nil
             do {
                 var mockURL = try await mock.baseURL()
                 if let appleBaseURL = options.appleBaseURL { mockURL = appleBaseURL }
@@ -178,6 +205,22 @@ final class ServerHarness: Sendable {
                 configuration.keyAttestationAuthority = options.keyAttestationAuthority
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
+                let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)
+                guard let client else {
+                    // What the server's application does before it listens.
+                    try await store.prepare()
+                    let harness = ServerHarness(
+                        kind: kind, clock: clock, server: server, mock: mock, store: store,
+                        apiURL: "http://localhost", backendURL: "http://localhost", guardedURL: "http://localhost",
+                        connection: .router(
+                            api: try await routerClient(server.buildRouter(), logger: options.logger),
+                            guarded: try await routerClient(guarded.router(), logger: silent)),
+                        sendsBackendToken: options.sendsBackendToken)
+                    let result = try await body(harness)
+                    await stop(nil, testStore)
+                    group.cancelAll()
+                    return result
+                }
                 group.addTask { try await server.run() }
                 let port = try await server.boundPort()
                 let backendURL =
@@ -185,7 +228,6 @@ final class ServerHarness: Sendable {
                     ? "http://127.0.0.1:\(try await server.boundBackendPort())" : "http://127.0.0.1:\(port)"
 
                 let (guardedPorts, guardedBound) = AsyncStream<Int>.makeStream()
-                let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)
                 group.addTask {
                     try await guarded.run { port in
                         guardedBound.yield(port)
@@ -198,7 +240,7 @@ final class ServerHarness: Sendable {
                 let harness = ServerHarness(
                     kind: kind, clock: clock, server: server, mock: mock, store: store,
                     apiURL: "http://127.0.0.1:\(port)", backendURL: backendURL,
-                    guardedURL: "http://127.0.0.1:\(guardedPort)", client: client,
+                    guardedURL: "http://127.0.0.1:\(guardedPort)", connection: .live(client),
                     sendsBackendToken: options.sendsBackendToken)
                 let result = try await body(harness)
                 await stop(client, testStore)
@@ -215,10 +257,20 @@ final class ServerHarness: Sendable {
     /// Stops the client, drops the PostgreSQL schema and closes the store, before anything is cancelled: a store
     /// closed from a cancelled task cannot close its SQLite connections (SQLiteNIO's thread pool refuses work for
     /// cancelled tasks), so its `run()` must not be what closes it.
-    private static func stop(_ client: HTTPClient, _ testStore: TestStore) async {
-        try? await client.shutdown()
+    private static func stop(_ client: HTTPClient?, _ testStore: TestStore) async {
+        try? await client?.shutdown()
         await testStore.dropSchema?()
         await testStore.store.close()
+    }
+
+    /// The `.router` test client of `router`. An application without services and without work before it starts
+    /// (the store is prepared by ``run(_:_:_:)``) has nothing that lives beyond `test`, so its client is kept and
+    /// used by the test's body (a `.router` test's closure must be `@Sendable`; the body is not).
+    /// Requests are logged with `logger`, as the server's application logs them.
+    private static func routerClient(
+        _ router: Router<ServerRequestContext>, logger: Logger
+    ) async throws -> any TestClientProtocol {
+        try await Application(router: router, logger: logger).test(.router) { client in client }
     }
 
     // MARK: HTTP
@@ -231,29 +283,50 @@ final class ServerHarness: Sendable {
         _ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [],
         to target: Target = .api, allow5xx: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> HTTPResult {
-        let base: String
-        switch target {
-        case .api: base = Self.isBackendRoute(path) || Self.isOperatorRoute(path) ? backendURL : apiURL
-        case .publicListener: base = apiURL
-        case .backendListener: base = backendURL
-        case .guarded: base = guardedURL
-        }
-        var request = HTTPClientRequest(url: base + path)
-        request.method = method
+        var sent: [(String, String)] = []
         if target != .guarded, sendsBackendToken, Self.isBackendRoute(path),
             !headers.contains(where: { $0.0.lowercased() == "authorization" })
         {
-            request.headers.add(name: "Authorization", value: "Bearer \(Fixture.backendToken)")
+            sent.append(("Authorization", "Bearer \(Fixture.backendToken)"))
         }
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
+        if body != nil { sent.append(("Content-Type", "application/json")) }
+        sent += headers
+        let result: HTTPResult
+        switch connection {
+        case .live(let client):
+            let base: String
+            switch target {
+            case .api: base = Self.isBackendRoute(path) || Self.isOperatorRoute(path) ? backendURL : apiURL
+            case .publicListener: base = apiURL
+            case .backendListener: base = backendURL
+            case .guarded: base = guardedURL
+            }
+            var request = HTTPClientRequest(url: base + path)
+            request.method = method
+            if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+            for (name, value) in sent { request.headers.add(name: name, value: value) }
+            let response = try await client.execute(request, timeout: .seconds(60))
+            let buffer = try await response.body.collect(upTo: 1 << 20)
+            result = HTTPResult(
+                status: Int(response.status.code), headers: response.headers, body: Array(buffer.readableBytesView))
+        case .router(let api, let guarded):
+            // One router serves every route (no second listener through the router).
+            let client = target == .guarded ? guarded : api
+            var fields = HTTPFields()
+            for (name, value) in sent {
+                guard let name = HTTPField.Name(name) else { throw HarnessError("not a header name: \(name)") }
+                fields.append(HTTPField(name: name, value: value))
+            }
+            guard let routerMethod = HTTPRequest.Method(method.rawValue) else {
+                throw HarnessError("not a method: \(method)")
+            }
+            let response = try await client.executeRequest(
+                uri: path, method: routerMethod, headers: fields, body: body.map { ByteBuffer(bytes: $0) })
+            result = HTTPResult(
+                status: response.status.code,
+                headers: HTTPHeaders(response.headers.map { ($0.name.rawName, $0.value) }),
+                body: Array(response.body.readableBytesView))
         }
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let buffer = try await response.body.collect(upTo: 1 << 20)
-        let result = HTTPResult(
-            status: Int(response.status.code), headers: response.headers, body: Array(buffer.readableBytesView))
         if result.status >= 500 && !allow5xx {
             Issue.record("\(method) \(path) answered \(result)", sourceLocation: sourceLocation)
         }
