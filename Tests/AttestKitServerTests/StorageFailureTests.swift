@@ -4,7 +4,11 @@ import AttestKitStore
 import AttestKitWire
 import Crypto
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import Logging
+import NIOCore
 import NIOHTTP1
 import Testing
 
@@ -87,6 +91,26 @@ struct StorageFailureTests {
                 #expect(logged == lines + 1, "\(route): one log line of its own")
                 #expect(Self.storageErrors(harness) == counted + 1, "\(route): counted once")
             }
+        }
+    }
+
+    @Test("a guarded route: a storage outage under the middleware is counted and logged once, by the guard")
+    func outageSignalUnderTheMiddleware() async throws {
+        try await Self.withSQLiteServer { harness, store, capture in
+            let device = try await TestDevice.registered(harness)
+            let router = Router(context: ServerRequestContext.self)
+            router.group("orders").add(middleware: AttestKitMiddleware(guard: try harness.server.routeGuard()))
+                .post { _, _ in "ok" }
+            let headers = try device.guardedHeaders(method: "POST", target: "/orders", body: [], freshness: device.now)
+            _ = try await store.executeOnWriter("PRAGMA query_only = ON")
+            try await Application(router: router).test(.router) { client in
+                var fields = HTTPFields()
+                for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
+                let response = try await client.executeRequest(uri: "/orders", method: .post, headers: fields, body: ByteBuffer())
+                #expect(response.status == .serviceUnavailable)
+            }
+            #expect(capture.logged.filter { $0.message.hasPrefix("storage unavailable") }.count == 1)
+            #expect(Self.storageErrors(harness) == 1)
         }
     }
 

@@ -28,12 +28,12 @@ extension AttestKitApplication {
             }
             let headers = Self.headerLookup(request.headers)
             let decision: RequestAttestation
-            do {
+            do throws(FlowError) {
                 decision = try await routeGuard.check(
                     lookup: headers, method: request.method, target: request.target, alternativeTargets: [],
                     body: body, subject: request.subject, client: request.client)
-            } catch {
-                let refusal = failure(error)
+            } catch let refusal {
+                // The guard has counted and logged a storage failure under its refusal already.
                 return RequestVerificationResponse(
                     allowed: false, group: routeGuard.policy.group, enforced: true, status: refusal.kind.httpStatus,
                     retryAfter: refusal.kind.retryAfter,

@@ -1,5 +1,4 @@
 import AttestKitStore
-import Logging
 
 extension AttestKitApplication {
     /// Runs one use case under the request's storage deadline (kept when an edge started it earlier), and turns
@@ -19,11 +18,7 @@ extension AttestKitApplication {
         let flow =
             (error as? FlowError) ?? FlowError(converting: error)
             ?? FlowError(.internalError, .internalFailure, "internal error", underlying: error)
-        if case .unavailable = flow.kind, let store = flow.underlying as? StoreError {
-            metrics.storageError()
-            logger.error(
-                "storage unavailable: answering 503", metadata: ["code": "\(store.code)", "reason": "\(store.reason)"])
-        }
+        flow.signalStorageFailure(metrics: metrics, logger: logger)
         return flow
     }
 }

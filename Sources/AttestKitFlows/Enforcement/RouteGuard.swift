@@ -110,6 +110,7 @@ public struct RouteGuard: Sendable {
                 group: policy.group, trust: trust, key: key, enforced: enforced, refusal: nil, stepUp: stepUp)
         } catch {
             metrics.guardOutcome(group: policy.group, mode: mode, trust: "none", code: error.code.rawValue)
+            error.signalStorageFailure(metrics: metrics, logger: logger)
             if error.code == .rateLimited { metrics.rateLimited(DeviceTokenValidator.budgetName) }
             guard !enforced else { throw error }
             logger.notice(
