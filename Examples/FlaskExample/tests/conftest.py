@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import pathlib
-import sys
 
 import pytest
 
-# The example's modules (app.py, attestkit_guard.py) are beside this folder (pytest.ini also says so).
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from app import create_app  # noqa: E402
-from attestkit_guard import AttestKitGuard  # noqa: E402
-from attestkit_service import BACKEND_TOKEN, Device, Service, attestkit_binary  # noqa: E402
+# app.py and attestkit_guard.py are in the folder above, which pytest.ini puts on the path with this one.
+from app import create_app
+from attestkit_guard import AttestKitGuard
+from attestkit_service import BACKEND_TOKEN, Device, Service, attestkit_binary
 
 
 @pytest.fixture(scope="session")

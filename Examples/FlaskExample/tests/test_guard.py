@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import threading
 import time
 
 import pytest
+from werkzeug.serving import make_server
 
 from app import create_app
 from attestkit_guard import AttestKitGuard, _refusal, request_target
@@ -99,6 +101,28 @@ def test_payment_with_a_service_challenge_is_accepted(client, registered, servic
 
     # The challenge is used up: the same request again is refused (the counter has moved on too).
     assert send(client, "POST", "/v1/payments/alice", body, headers).status_code in (403, 409)
+
+
+def test_over_a_socket_the_raw_target_is_what_was_sent(service, registered):
+    # Werkzeug's own server, as `flask run` uses it, writes the request line's target into RAW_URI; the target is
+    # sent with http.client, which sends it as given (requests would upper-case the escapes the app signed).
+    app = create_app(AttestKitGuard(url=service.url, backend_token=BACKEND_TOKEN, timeout=10))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        target = "/v1/payments/caf%c3%a9?note=a%20b"
+        body = json.dumps({"amount": 7}).encode()
+        headers = registered.sign("POST", target, body)
+        for expected in (200, 409):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            connection.request("POST", target, body=body, headers={**headers, "Content-Type": "application/json"})
+            answer = connection.getresponse()
+            assert answer.status == expected, answer.read()
+            connection.close()
+    finally:
+        server.shutdown()
+        thread.join()
 
 
 # The reported group: feed.
