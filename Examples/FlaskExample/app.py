@@ -12,14 +12,12 @@ Run it with ``ATTESTKIT_URL=http://127.0.0.1:8080 ATTESTKIT_BACKEND_TOKEN=... fl
 
 from __future__ import annotations
 
-from typing import Optional
-
 from flask import Flask, g, jsonify, request
 
 from attestkit_guard import AttestKitGuard
 
 
-def create_app(guard: Optional[AttestKitGuard] = None) -> Flask:
+def create_app(guard: AttestKitGuard | None = None) -> Flask:
     """The app, guarded by ``guard`` (default: configured from the environment, ``ATTESTKIT_URL`` and
     ``ATTESTKIT_BACKEND_TOKEN``)."""
     app = Flask(__name__)

@@ -22,7 +22,7 @@ import functools
 import hashlib
 import logging
 import os
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 from urllib.parse import quote
 
 import requests
@@ -53,15 +53,15 @@ class Decision:
     enforced: bool
     #: What proved the request: ``app_attest``, ``devicecheck``, ``debug``, or ``None`` when nothing did (a request
     #: let through unverified by a group in ``report`` mode).
-    trust: Optional[str]
+    trust: str | None
     #: The App Attest key whose assertion was verified (Base64), at trust ``app_attest``.
-    key_id: Optional[str]
+    key_id: str | None
     #: The key's counter after this request, at trust ``app_attest``.
-    counter: Optional[int]
+    counter: int | None
     #: Whether to ask the user for step-up (the key's risk, or a weaker proof).
     step_up: bool
     #: For a request let through unverified: what enforcing would have refused (``{"code", "message"}``).
-    reported_error: Optional[dict]
+    reported_error: dict | None
 
 
 class AttestKitGuard:
@@ -74,11 +74,11 @@ class AttestKitGuard:
 
     def __init__(
         self,
-        url: Optional[str] = None,
-        backend_token: Optional[str] = None,
-        timeout: Optional[float] = None,
-        subject: Optional[Callable[[], Optional[str]]] = None,
-        session: Optional[requests.Session] = None,
+        url: str | None = None,
+        backend_token: str | None = None,
+        timeout: float | None = None,
+        subject: Callable[[], str | None] | None = None,
+        session: requests.Session | None = None,
     ) -> None:
         url = url if url is not None else os.environ.get("ATTESTKIT_URL", "")
         backend_token = backend_token if backend_token is not None else os.environ.get("ATTESTKIT_BACKEND_TOKEN", "")
@@ -113,7 +113,7 @@ class AttestKitGuard:
 
         return decorator
 
-    def check(self, group: str) -> Optional[Response]:
+    def check(self, group: str) -> Response | None:
         """Decides about the current request: ``None`` when it may go on (the decision is then on
         ``flask.g.attestkit``), else the response to refuse it with."""
         body = request.get_data(cache=True)
@@ -121,7 +121,9 @@ class AttestKitGuard:
             "group": group,
             "method": request.method,
             "target": request_target(request.environ),
-            "headers": {name: value for name, value in request.headers.items() if name.lower().startswith(HEADER_PREFIX)},
+            "headers": {
+                name: value for name, value in request.headers.items() if name.lower().startswith(HEADER_PREFIX)
+            },
         }
         if len(body) <= INLINE_BODY_LIMIT:
             if body:
@@ -152,7 +154,7 @@ class AttestKitGuard:
         )
         return None
 
-    def _ask(self, question: dict) -> Optional[dict]:
+    def _ask(self, question: dict) -> dict | None:
         """The decision, or ``None`` when the service gave none (logged without the request's headers or the
         token)."""
         try:
@@ -240,4 +242,3 @@ def _code(response: requests.Response) -> str:
     except (ValueError, KeyError, TypeError):
         return ""
     return code if isinstance(code, str) and len(code) <= 64 else ""
-

@@ -16,7 +16,6 @@ import os
 import pathlib
 import subprocess
 import time
-from typing import Optional
 
 import requests
 
@@ -73,7 +72,8 @@ class Service:
                 self.url = f"http://127.0.0.1:{text}"
                 break
             if self.process.poll() is not None:
-                raise RuntimeError(f"attestkit serve exited ({self.process.returncode}): {self.log.read_text()[-2000:]}")
+                output = self.log.read_text()[-2000:]
+                raise RuntimeError(f"attestkit serve exited ({self.process.returncode}): {output}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("attestkit serve did not listen within 60 s")
@@ -101,7 +101,7 @@ class Device:
         self.binary = binary
         self.state = workspace / "device.json"
         self.out = workspace / "simulated"
-        self.key_id: Optional[str] = None
+        self.key_id: str | None = None
         self._simulate("device", "--app-id", APP_ID, "--environment", "development", "--state", str(self.state))
 
     @property
@@ -127,7 +127,7 @@ class Device:
         return self.key_id
 
     def sign(
-        self, method: str, target: str, body: bytes = b"", challenge_id: Optional[str] = None
+        self, method: str, target: str, body: bytes = b"", challenge_id: str | None = None
     ) -> dict[str, str]:
         """The ``X-AttestKit-*`` headers of a request: an assertion over its canonical client data (method, target,
         SHA-256 of the body, and a service challenge or the time now), as the app's AttestKitClient sends it."""
@@ -149,7 +149,7 @@ class Device:
         headers.update({"X-AttestKit-Key-Id": self.key_id, "X-AttestKit-Assertion": vector["data"]})
         return headers
 
-    def _simulate(self, command: str, *arguments: str) -> Optional[dict]:
+    def _simulate(self, command: str, *arguments: str) -> dict | None:
         """Runs ``attestkit simulate COMMAND ARGUMENTS --out OUT``; the vector it prints with ``--json``."""
         done = subprocess.run(
             [str(self.binary), "simulate", command, *arguments, "--out", str(self.out)],
