@@ -15,7 +15,7 @@ public import Logging
 ///
 /// ```swift
 /// let application = try AttestKitApplication(
-///     configuration: .init(appIDs: [appID], trustAnchors: .apple), store: store)
+///     configuration: .init(appIDs: [appID], trustAnchors: try .apple()), store: store)
 /// let challenge = try await application.issueChallenge(ChallengeRequest(purpose: "attest"), client: address)
 /// ```
 public struct AttestKitApplication: Sendable {
