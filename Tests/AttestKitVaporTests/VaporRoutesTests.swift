@@ -35,8 +35,13 @@ struct VaporRoutesTests {
         try await VaporBench.withApplication { app in
             let mounted = Set(
                 app.routes.all.map { route in
-                    let path = "/" + route.path.map { $0.description.hasPrefix(":") ? "{\($0.description.dropFirst())}" : $0.description }.joined(separator: "/")
-                    return "\(route.method.rawValue) \(path) \(route.userInfo[AttestKitRoutes.audienceKey] as? String ?? "-")"
+                    let path =
+                        "/"
+                        + route.path.map {
+                            $0.description.hasPrefix(":") ? "{\($0.description.dropFirst())}" : $0.description
+                        }.joined(separator: "/")
+                    return
+                        "\(route.method.rawValue) \(path) \(route.userInfo[AttestKitRoutes.audienceKey] as? String ?? "-")"
                 })
             let table = Set(AttestKitRoute.all.filter { !$0.isDashboard }.map { "\($0) \($0.audience.rawValue)" })
             #expect(mounted == table)
@@ -108,7 +113,8 @@ struct VaporRoutesTests {
             let body = ByteBuffer(string: #"{"purpose":"attest"}"#)
             let tester = try app.testing(method: .running(port: 0))
             for index in 0..<3 {
-                try await tester.test(.POST, "/v1/challenges", headers: ["X-Forwarded-For": "198.51.100.7"], body: body) {
+                try await tester.test(.POST, "/v1/challenges", headers: ["X-Forwarded-For": "198.51.100.7"], body: body)
+                {
                     if index < 2 {
                         #expect($0.status == .created)
                     } else {
@@ -124,27 +130,36 @@ struct VaporRoutesTests {
         }
     }
 
-    @Test("session tokens: issued for an assertion over the request, consumed once; the keys at /.well-known/jwks.json",
+    @Test(
+        "session tokens: issued for an assertion over the request, consumed once; the keys at /.well-known/jwks.json",
         arguments: await VaporStoreKind.available())
     func tokens(kind: VaporStoreKind) async throws {
         let signingKey = TokenSigningKey(privateKey: P256.Signing.PrivateKey())
-        try await VaporBench.withApplication(on: kind, configure: {
-            Self.credentials(&$0)
-            $0.tokens = try TokenService.Configuration(signingKey: signingKey)
-        }) { app in
+        try await VaporBench.withApplication(
+            on: kind,
+            configure: {
+                Self.credentials(&$0)
+                $0.tokens = try TokenService.Configuration(signingKey: signingKey)
+            }
+        ) { app in
             let (device, keyID) = try await VaporBench.register(app)
             var token = ""
             let headers = try VaporEnforcementTests.headers(device, keyID, target: "/v1/tokens")
             try await app.testing().test(.POST, "/v1/tokens", headers: headers) { response in
                 #expect(response.status == .created)
-                token = (try? WireJSON.decode(TokenResponse.self, from: Data(response.body.readableBytesView)))?.token ?? ""
+                token =
+                    (try? WireJSON.decode(TokenResponse.self, from: Data(response.body.readableBytesView)))?.token ?? ""
             }
             #expect(!token.isEmpty)
             let consume = ByteBuffer(bytes: Array(try WireJSON.encode(TokenConsumeRequest(token: token))))
-            try await app.testing().test(.POST, "/v1/tokens/consume", headers: Self.bearer(VaporBench.backendToken), body: consume) {
+            try await app.testing().test(
+                .POST, "/v1/tokens/consume", headers: Self.bearer(VaporBench.backendToken), body: consume
+            ) {
                 #expect($0.status == .ok)
             }
-            try await app.testing().test(.POST, "/v1/tokens/consume", headers: Self.bearer(VaporBench.backendToken), body: consume) {
+            try await app.testing().test(
+                .POST, "/v1/tokens/consume", headers: Self.bearer(VaporBench.backendToken), body: consume
+            ) {
                 #expect($0.status == .conflict && VaporBench.code($0) == "token_consumed")
             }
             try await app.testing().test(.GET, "/.well-known/jwks.json") { response in
@@ -161,11 +176,16 @@ struct VaporRoutesTests {
         }
     }
 
-    @Test("key administration: the record, then revoked, and its assertions refused", arguments: await VaporStoreKind.available())
+    @Test(
+        "key administration: the record, then revoked, and its assertions refused",
+        arguments: await VaporStoreKind.available())
     func keyAdministration(kind: VaporStoreKind) async throws {
-        try await VaporBench.withApplication(on: kind, configure: Self.credentials, mount: { app in
-            app.grouped(AttestKitMiddleware()).post("orders") { _ in "ok" }
-        }) { app in
+        try await VaporBench.withApplication(
+            on: kind, configure: Self.credentials,
+            mount: { app in
+                app.grouped(AttestKitMiddleware()).post("orders") { _ in "ok" }
+            }
+        ) { app in
             let (device, keyID) = try await VaporBench.register(app)
             let path = "/v1/keys/" + (keyID.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
             let admin = Self.bearer(VaporBench.adminToken)
@@ -231,7 +251,9 @@ struct VaporRoutesTests {
     func probes() async throws {
         try await VaporBench.withApplication { app in
             try await app.testing().test(.GET, "/health") { #expect($0.status == .ok && $0.body.string.contains("ok")) }
-            try await app.testing().test(.GET, "/ready") { #expect($0.status == .ok && $0.body.string.contains("ready")) }
+            try await app.testing().test(.GET, "/ready") {
+                #expect($0.status == .ok && $0.body.string.contains("ready"))
+            }
         }
     }
 }

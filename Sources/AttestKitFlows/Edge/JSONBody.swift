@@ -26,7 +26,8 @@ package enum JSONBody {
 
     /// Decodes an assertion request: ``AssertionRequestReader`` for the usual shape, `JSONDecoder` for any other
     /// body (which it then accepts or refuses as for every other route).
-    package static func decode(_ type: AssertionRequest.Type, from bytes: [UInt8]) throws(FlowError) -> AssertionRequest {
+    package static func decode(_ type: AssertionRequest.Type, from bytes: [UInt8]) throws(FlowError) -> AssertionRequest
+    {
         if let request = AssertionRequestReader.read(bytes) { return request }
         return try decode(type, from: bytes, emptyAsObject: false)
     }

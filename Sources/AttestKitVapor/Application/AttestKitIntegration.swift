@@ -9,7 +9,7 @@ public import Vapor
 /// ```swift
 /// let registry = PrometheusCollectorRegistry()
 /// let application = try AttestKitApplication(
-///     configuration: .init(appIDs: [appID], trustAnchors: .apple, backendTokens: [backendToken]),
+///     configuration: .init(appIDs: [appID], trustAnchors: try .apple(), backendTokens: [backendToken]),
 ///     store: SQLiteAttestationStore(path: "attestkit.sqlite"),
 ///     metrics: FlowMetrics(factory: PrometheusMetricsFactory(registry: registry)), logger: app.logger)
 /// app.attestKit = AttestKitIntegration(application, prometheus: registry)
