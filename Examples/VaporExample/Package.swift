@@ -17,6 +17,7 @@ let package = Package(
             name: "VaporExample",
             dependencies: [
                 .product(name: "AttestKit", package: "AttestKit"),
+                .product(name: "AttestKitFlows", package: "AttestKit"),
                 .product(name: "AttestKitStore", package: "AttestKit"),
                 .product(name: "AttestKitVapor", package: "AttestKit"),
                 .product(name: "Vapor", package: "vapor"),
@@ -26,6 +27,7 @@ let package = Package(
             name: "VaporExampleTests",
             dependencies: [
                 "VaporExample",
+                .product(name: "AttestKitFlows", package: "AttestKit"),
                 .product(name: "AttestKitTesting", package: "AttestKit"),
                 .product(name: "AttestKitWire", package: "AttestKit"),
                 .product(name: "VaporTesting", package: "vapor"),

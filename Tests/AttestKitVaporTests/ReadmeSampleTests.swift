@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import AttestKitStore
 import AttestKitTesting
 import AttestKitVapor
@@ -10,11 +11,12 @@ import VaporTesting
 
 /// The Vapor sample of README.md and docs/service.md ("In-process: Vapor"), compiled and configured (not booted).
 struct ReadmeSampleTests {
-    func configure(_ app: Application, verifier: AttestationVerifier, path: String) throws {
+    func configure(_ app: Application, configuration: AttestKitApplication.Configuration, path: String) throws {
         let store = SQLiteAttestationStore(path: path)
-        app.attestKit = AttestKitServices(store: store, verifier: verifier)
-        app.lifecycle.use(AttestKitLifecycle())  // runs and prepares the store (asyncBoot)
-        try app.grouped("v1").register(collection: AttestKitRoutes())
+        let application = try AttestKitApplication(configuration: configuration, store: store, logger: app.logger)
+        app.attestKit = AttestKitIntegration(application)
+        app.lifecycle.use(AttestKitLifecycle())  // runs and prepares the store (asyncBoot), runs the cleanup
+        try app.register(collection: AttestKitRoutes())  // POST /v1/challenges, /v1/attestations, ...
         app.grouped(AttestKitMiddleware()).post("orders") { req async throws -> String in
             guard let key = req.attestKit.key else { throw Abort(.unauthorized) }
             return "order accepted for key \(key.keyID)"
@@ -26,11 +28,7 @@ struct ReadmeSampleTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try await withApp { app in
-            let verifier = AttestationVerifier(
-                configuration: try .init(
-                    appIDs: [VaporBench.appID], environments: .development,
-                    trustAnchors: VaporBench.apple.trustAnchors))
-            try configure(app, verifier: verifier, path: path)
+            try configure(app, configuration: VaporBench.configuration(), path: path)
             try await app.asyncBoot()
             try await app.testing().test(.POST, "/orders") { response in
                 #expect(response.status == .unauthorized)

@@ -37,25 +37,21 @@ struct VaporEnforcementTests {
 
     @Test("enforce refuses, report lets through marked unverified, off does not look; debug tokens by trust level")
     func modes() async throws {
-        try await withApp(configure: { app in
-            let verifier = AttestationVerifier(
-                configuration: try .init(
-                    appIDs: [VaporBench.appID], environments: .development,
-                    trustAnchors: VaporBench.apple.trustAnchors))
-            var services = AttestKitServices(store: MemoryAttestationStore(), verifier: verifier)
-            services.debugTokens = try DebugTokens([Self.debugToken], environments: .development)
-            app.attestKit = services
-            try app.grouped("v1").register(collection: AttestKitRoutes())
-            for (group, mode) in [("enforced", EnforcementMode.enforce), ("reported", .report), ("ignored", .off)] {
-                let policy = try EnforcementPolicy(group: group, mode: mode)
-                app.grouped(AttestKitMiddleware(policy: policy)).post(.constant(group), "orders") { req in
+        try await VaporBench.withApplication(
+            configure: { $0.debugTokens = [Self.debugToken] },
+            mount: { app in
+                for (group, mode) in [("enforced", EnforcementMode.enforce), ("reported", .report), ("ignored", .off)] {
+                    let policy = try EnforcementPolicy(group: group, mode: mode)
+                    app.grouped(AttestKitMiddleware(policy: policy)).post(.constant(group), "orders") { req in
+                        Self.describe(req)
+                    }
+                }
+                let lowest = try EnforcementPolicy(group: "simulator", minimumTrust: .debug)
+                app.grouped(AttestKitMiddleware(policy: lowest)).post("simulator", "orders") { req in
                     Self.describe(req)
                 }
             }
-            let lowest = try EnforcementPolicy(group: "simulator", minimumTrust: .debug)
-            app.grouped(AttestKitMiddleware(policy: lowest)).post("simulator", "orders") { req in Self.describe(req) }
-            try await app.asyncBoot()
-        }) { app in
+        ) { app in
             for (path, status, body) in [
                 ("/enforced/orders", HTTPStatus.unauthorized, nil),
                 ("/reported/orders", .ok, "none|false|assertion_required|nokey"),
@@ -99,18 +95,12 @@ struct VaporEnforcementTests {
         arguments: [0.0, 0.1, 0.5, 1.0])
     func rollout(fraction: Double) async throws {
         let rollout = try Rollout(fraction: fraction, salt: "orders")
-        try await withApp(configure: { app in
-            let verifier = AttestationVerifier(
-                configuration: try .init(
-                    appIDs: [VaporBench.appID], environments: .development,
-                    trustAnchors: VaporBench.apple.trustAnchors))
-            app.attestKit = AttestKitServices(store: MemoryAttestationStore(), verifier: verifier)
+        try await VaporBench.withApplication(mount: { app in
             let bySubject = try EnforcementPolicy(group: "by-subject", rollout: rollout)
             app.grouped(AttestKitMiddleware(policy: bySubject, subject: { $0.headers.first(name: "X-User") }))
                 .post("by-subject", "orders") { req in Self.describe(req) }
             let byKey = try EnforcementPolicy(group: "by-key", rollout: rollout)
             app.grouped(AttestKitMiddleware(policy: byKey)).post("by-key", "orders") { req in Self.describe(req) }
-            try await app.asyncBoot()
         }) { app in
             let byKey: @Sendable (String) -> String = RolloutProbe.keyText
             let cases: [(String, String, @Sendable (String) -> String)] = [

@@ -69,7 +69,7 @@ struct VaporKeyAttestationTests {
             try await app.testing().test(.POST, "/v1/key-attestations", body: swapped) { response in
                 #expect(response.status == .forbidden && VaporBench.code(response) == "nonce_mismatch")
             }
-            #expect(try await app.attestKit?.store.key(keyID) == nil)
+            #expect(try await app.attestKit?.application.store.key(keyID) == nil)
 
             let (second, secondKeyID) = Self.device()
             let accepted = try Self.body(
@@ -82,7 +82,7 @@ struct VaporKeyAttestationTests {
                 #expect(bound?["thumbprint"] as? String == TokenKey(publicKey: appKey).kid)
                 #expect(bound?["certificate"] == nil)
             }
-            let stored = try await app.attestKit?.store.key(secondKeyID)
+            let stored = try await app.attestKit?.application.store.key(secondKeyID)
             #expect(stored?.appKey?.der == Array(appKey.derRepresentation))
         }
     }

@@ -71,6 +71,11 @@ extension AttestKitApplication {
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
 
+        /// An adopter's own attestation rules (a Swift edge's: the Vapor integration, an application of its own),
+        /// checked right after Apple's checks and before ``policy``'s; `nil`: none. A refusal carries its own code
+        /// (HTTP 403).
+        public var attestationPolicy: (any AttestationPolicy)? = nil
+
         /// A configuration with the defaults of `attestkit serve`, for the given apps.
         public init(
             appIDs: [AppID], environments: EnvironmentPolicy = .production, trustAnchors: TrustAnchors,

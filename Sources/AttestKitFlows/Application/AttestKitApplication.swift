@@ -83,12 +83,18 @@ public struct AttestKitApplication: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.now = now
-        // The deployment's policy runs inside the verifier, right after Apple's checks.
-        let verifier = try? AttestationVerifier(
-            configuration: .init(
-                appIDs: configuration.appIDs, environments: configuration.environments,
-                leeway: configuration.leeway, trustAnchors: configuration.trustAnchors),
-            policy: configuration.policy.attestationPolicy)
+        // The adopter's own rules, then the deployment's, run inside the verifier, right after Apple's checks.
+        let verifierConfiguration = try? AttestationVerifier.Configuration(
+            appIDs: configuration.appIDs, environments: configuration.environments,
+            leeway: configuration.leeway, trustAnchors: configuration.trustAnchors)
+        let verifier = verifierConfiguration.map { verifierConfiguration in
+            guard let adopterPolicy = configuration.attestationPolicy else {
+                return AttestationVerifier(
+                    configuration: verifierConfiguration, policy: configuration.policy.attestationPolicy)
+            }
+            return AttestationVerifier(configuration: verifierConfiguration, policy: adopterPolicy)
+                .appending(configuration.policy.attestationPolicy)
+        }
         var recorder: VerificationRecorder?
         if let record = configuration.record {
             do throws(FlowError) {

@@ -45,7 +45,7 @@ struct AttestKitAPI: Sendable {
     /// The application's clock.
     var now: @Sendable () -> Date { application.now }
 
-    /// One route: its method, its path (parameters as `{name}`), who may call it and the handler it calls.
+    /// One route of the flows' table (`AttestKitRoute`) with the handler it calls here.
     struct Endpoint: Sendable {
         let method: HTTPRequest.Method
         let path: String
@@ -53,31 +53,43 @@ struct AttestKitAPI: Sendable {
         let handler: @Sendable (AttestKitAPI) -> @Sendable (Request, RouteContext) async throws -> Response
     }
 
-    /// Every route of the API, in registration order: what ``register(on:)`` registers and ``routes`` lists.
-    static let endpoints: [Endpoint] = [
-        Endpoint(method: .post, path: "/v1/challenges", audience: .app) { $0.issueChallenge },
-        Endpoint(method: .post, path: "/v1/attestations", audience: .app) { $0.attest },
-        Endpoint(method: .post, path: "/v1/key-attestations", audience: .app) { $0.attestKey },
-        Endpoint(method: .post, path: "/v1/assertions/verify", audience: .backend) { $0.verifyAssertion },
-        Endpoint(method: .post, path: "/v1/requests/verify", audience: .backend) { $0.verifyRequest },
-        Endpoint(method: .post, path: "/v1/devicecheck/query", audience: .backend) { $0.deviceCheckQuery },
-        Endpoint(method: .post, path: "/v1/devicecheck/update", audience: .backend) { $0.deviceCheckUpdate },
-        Endpoint(method: .post, path: "/v1/devicecheck/validate", audience: .backend) { $0.deviceCheckValidate },
-        Endpoint(method: .post, path: "/v1/tokens", audience: .app) { $0.issueToken },
-        Endpoint(method: .post, path: "/v1/tokens/consume", audience: .backend) { $0.consumeToken },
-        Endpoint(method: .post, path: "/v1/tokens/introspect", audience: .backend) { $0.introspectToken },
-        Endpoint(method: .get, path: "/.well-known/jwks.json", audience: .anyone) { $0.tokenKeys },
-        Endpoint(method: .get, path: "/v1/keys/{keyId}", audience: .operator) { $0.adminKey },
-        Endpoint(method: .post, path: "/v1/keys/{keyId}/revoke", audience: .operator) { $0.adminRevoke },
-        Endpoint(method: .post, path: "/v1/devicecheck/unban", audience: .operator) { $0.deviceCheckUnban },
-        Endpoint(method: .get, path: "/health", audience: .probe) { $0.health },
-        Endpoint(method: .get, path: "/ready", audience: .probe) { $0.ready },
-        Endpoint(method: .get, path: "/metrics", audience: .monitoring) { $0.metricsExposition },
-        Endpoint(method: .get, path: "/dashboard", audience: .dashboard) { $0.dashboard },
-        Endpoint(method: .get, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLoginForm },
-        Endpoint(method: .post, path: "/dashboard/login", audience: .dashboardLogin) { $0.dashboardLogin },
-        Endpoint(method: .post, path: "/dashboard/logout", audience: .dashboard) { $0.dashboardLogout },
-    ]
+    /// Every route of the API, in registration order: the flows' table (`AttestKitRoute.all`, which the Vapor edge
+    /// registers from too), each with its handler. What ``register(on:for:)`` registers and ``routes`` lists.
+    static let endpoints: [Endpoint] = AttestKitRoute.all.map { route in
+        Endpoint(
+            method: HTTPRequest.Method(route.method) ?? .get, path: route.path, audience: route.audience,
+            handler: handler(of: route.useCase))
+    }
+
+    /// The handler of a use case.
+    private static func handler(
+        of useCase: AttestKitRoute.UseCase
+    ) -> @Sendable (AttestKitAPI) -> @Sendable (Request, RouteContext) async throws -> Response {
+        switch useCase {
+        case .issueChallenge: { $0.issueChallenge }
+        case .registerAttestation: { $0.attest }
+        case .registerKeyAttestation: { $0.attestKey }
+        case .verifyAssertion: { $0.verifyAssertion }
+        case .verifyRequest: { $0.verifyRequest }
+        case .deviceCheckQuery: { $0.deviceCheckQuery }
+        case .deviceCheckUpdate: { $0.deviceCheckUpdate }
+        case .deviceCheckValidate: { $0.deviceCheckValidate }
+        case .issueToken: { $0.issueToken }
+        case .consumeToken: { $0.consumeToken }
+        case .introspectToken: { $0.introspectToken }
+        case .tokenKeys: { $0.tokenKeys }
+        case .keyReport: { $0.adminKey }
+        case .revokeKey: { $0.adminRevoke }
+        case .deviceCheckUnban: { $0.deviceCheckUnban }
+        case .health: { $0.health }
+        case .ready: { $0.ready }
+        case .metrics: { $0.metricsExposition }
+        case .dashboard: { $0.dashboard }
+        case .dashboardLoginForm: { $0.dashboardLoginForm }
+        case .dashboardLogin: { $0.dashboardLogin }
+        case .dashboardLogout: { $0.dashboardLogout }
+        }
+    }
 
     /// Every route as `METHOD /path`, derived from ``endpoints``. The OpenAPI document must list the same.
     static let routes: [String] = routes(on: .only)

@@ -3,7 +3,7 @@ public import AttestKitStore
 public import Vapor
 
 extension Request {
-    /// This request's view of AttestKit: the verified key after ``AttestKitMiddleware``, and the flows.
+    /// This request's view of AttestKit: the verified key after ``AttestKitMiddleware``, and the application.
     public var attestKit: AttestKitRequest { AttestKitRequest(request: self) }
 }
 
@@ -15,8 +15,15 @@ public struct AttestKitRequest: Sendable {
     /// not guard.
     public var key: KeyRecord? { request.storage[VerifiedKeyKey.self] }
 
-    /// The application's flows, or `nil` before they are configured.
-    public var services: AttestKitServices? { request.application.attestKit }
+    /// AttestKit as configured on `app.attestKit`, or `nil` before it is.
+    public var integration: AttestKitIntegration? { request.application.attestKit }
+
+    /// The decisions (``AttestKitIntegration/application``), or `nil` before `app.attestKit` is configured.
+    public var application: AttestKitApplication? { request.application.attestKit?.application }
+
+    /// The rate-limit key of the request's client (``AttestKitIntegration/client(of:)``), `unknown` before
+    /// `app.attestKit` is configured.
+    public var client: String { request.application.attestKit?.client(of: request) ?? "unknown" }
 
     /// What ``AttestKitMiddleware`` decided (trust level, step-up, a reported refusal), or `nil` on a route it does
     /// not guard.

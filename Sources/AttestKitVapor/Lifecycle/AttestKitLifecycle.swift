@@ -1,5 +1,3 @@
-public import AttestKit
-public import AttestKitApple
 import AttestKitFlows
 import AttestKitStore
 import Logging
@@ -8,20 +6,15 @@ import Synchronization
 public import Vapor
 
 /// Runs AttestKit's long-lived parts with the Vapor application: the store (a swift-service-lifecycle `Service`,
-/// run in a task and prepared on boot, closed on shutdown), the challenge cleanup, and the receipt refresh when
-/// given Apple's receipt exchange clients.
+/// run in a task and prepared on boot, closed on shutdown) and the application's background services
+/// (`AttestKitApplication.backgroundServices`: the challenge cleanup and, with Apple's receipt exchange, the receipt
+/// refresh, with the application's configured intervals, metrics, logger and clock).
 ///
 /// ```swift
-/// app.attestKit = AttestKitServices(store: store, verifier: verifier)
+/// app.attestKit = AttestKitIntegration(application)
 /// app.lifecycle.use(AttestKitLifecycle())
 /// ```
 public final class AttestKitLifecycle: LifecycleHandler, Sendable {
-    /// Apple's receipt exchange per environment; empty: no receipt refresh.
-    public let receiptExchange: [AppAttestEnvironment: ReceiptExchangeClient]
-    /// The time between cleanup rounds.
-    public let cleanupInterval: Duration
-    /// The time between receipt refresh rounds.
-    public let refreshInterval: Duration
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -29,23 +22,17 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
         var background: (group: ServiceGroup, task: Task<Void, Never>)?
     }
 
-    /// Creates the handler; the flows come from `app.attestKit` at boot.
-    public init(
-        receiptExchange: [AppAttestEnvironment: ReceiptExchangeClient] = [:], cleanupInterval: Duration = .seconds(60),
-        refreshInterval: Duration = .seconds(3_600)
-    ) {
-        self.receiptExchange = receiptExchange
-        self.cleanupInterval = cleanupInterval
-        self.refreshInterval = refreshInterval
-    }
+    /// Creates the handler; the application comes from `app.attestKit` at boot.
+    public init() {}
 
     /// Runs the store, prepares it (its schema) before the server accepts requests, then starts the background
     /// services.
     /// - Throws: `attestkit_not_configured` without `app.attestKit`; the store's `storage_unavailable`.
     public func willBootAsync(_ application: Application) async throws {
-        guard let services = application.attestKit else { throw FlowError.notConfiguredVapor }
+        guard let integration = application.attestKit else { throw FlowError.notConfiguredVapor }
+        let attestKit = integration.application
         let logger = application.logger
-        let store = services.store
+        let store = attestKit.store
         let storeTask = Task {
             do {
                 try await store.run()
@@ -58,18 +45,9 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
             try await store.prepare()
         } catch {
             await shutdownAsync(application)
-            throw AttestKitAbort(FlowError(error))
+            throw AttestKitAbort(attestKit.failure(error))
         }
-        var members: [any Service] = [
-            ChallengeCleanupService(store: store, interval: cleanupInterval, logger: logger)
-        ]
-        if !receiptExchange.isEmpty {
-            members.append(
-                ReceiptRefreshService(
-                    store: store, exchange: receiptExchange, interval: refreshInterval, batch: 100,
-                    riskThreshold: services.policy.riskMetricThreshold, metrics: FlowMetrics(), logger: logger))
-        }
-        let group = ServiceGroup(services: members, logger: logger)
+        let group = ServiceGroup(services: attestKit.backgroundServices, logger: logger)
         let task = Task {
             do {
                 try await group.run()
@@ -92,7 +70,7 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
             await group.triggerGracefulShutdown()
             await task.value
         }
-        await application.attestKit?.store.close()
+        await application.attestKit?.application.store.close()
         // A store's client may wait for cancellation rather than graceful shutdown: end it either way.
         running.storeTask.cancel()
         await running.storeTask.value

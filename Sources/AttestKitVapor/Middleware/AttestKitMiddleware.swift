@@ -6,64 +6,99 @@ public import Vapor
 ///
 /// Each route group has its `EnforcementPolicy`: `enforce`, `report` (verify, count apart, let
 /// through unverified) or `off`, a rollout share, and the least trust level; a request may present a DeviceCheck
-/// token or a debug token instead of an assertion, at a lower trust level (`RouteGuard`).
+/// token or a debug token instead of an assertion, at a lower trust level (`RouteGuard`). The policy is a named
+/// group of the application's configuration (`enforcement` and `enforcement.groups`, as for
+/// `POST /v1/requests/verify`), or one given in code.
 ///
 /// For every request it reads the AttestKit headers (`AssertionHeaders`), rebuilds the canonical
 /// client data from the request actually received (method, path and query as sent, as far as Vapor keeps them:
 /// `req.url.string`, with a path's `;` also tried as `%3B`, which Vapor does not tell apart; SHA-256 of the body
-/// collected up to the flows' `bodyLimit`), verifies the assertion with the application's
+/// collected up to the configuration's `bodyLimit`), verifies the assertion with the application's
 /// `AssertionGate` (advancing the counter atomically), and puts the key on `req.attestKit.key`
 /// before calling the route. Refusals answer the service's codes and statuses (``AttestKitAbort``): 401
 /// `assertion_required`, 400 malformed headers, 403 a failed verification or a revoked key, 409 a replay, 413 a
-/// body over the limit, 503 before `app.attestKit` is configured. DeviceCheck validations are budgeted per client by
-/// `req.remoteAddress` (the socket's peer, never a forwarding header).
+/// body over the limit, 400 `group_unknown` for a group that is not configured, 503 before `app.attestKit` is
+/// configured. DeviceCheck validations are budgeted per client address (``AttestKitIntegration/client(of:)``: the
+/// peer, or behind a trusted proxy the address it forwarded).
 ///
 /// ```swift
-/// app.grouped(AttestKitMiddleware()).post("orders") { req async throws -> String in
+/// app.grouped(AttestKitMiddleware(group: "orders")).post("orders") { req async throws -> String in
 ///     let key = try #require(req.attestKit.key)  // verified
 ///     ...
 /// }
 /// ```
 public struct AttestKitMiddleware: AsyncMiddleware {
-    /// The route group's policy: mode, rollout, least trust (`EnforcementPolicy`).
-    public let policy: EnforcementPolicy
+    /// Where the route group's policy comes from.
+    enum Source: Sendable {
+        /// A named group of the application's configuration.
+        case group(String)
+        /// A policy given in code.
+        case policy(EnforcementPolicy)
+    }
+
+    let source: Source
     /// The rollout subject of a request (a user id, say), or `nil` to use the key id it sends.
     public let subject: (@Sendable (Request) -> String?)?
 
-    /// Creates the middleware of a route group; it uses the flows configured on `app.attestKit` (with their debug
-    /// tokens and DeviceCheck fallback) under `policy` (by default enforced for everyone, App Attest only).
-    public init(policy: EnforcementPolicy = .enforceAll, subject: (@Sendable (Request) -> String?)? = nil) {
-        self.policy = policy
+    /// Creates the middleware of the route group `group` of the application's configuration (`default`: the
+    /// `enforcement` settings; by default enforced for everyone, App Attest only).
+    public init(group: String = "default", subject: (@Sendable (Request) -> String?)? = nil) {
+        self.source = .group(group)
         self.subject = subject
+    }
+
+    /// Creates the middleware of a route group under `policy`, with the application's gate, fallbacks, risk policy
+    /// and metrics (`AttestKitApplication.routeGuard(policy:)`).
+    public init(policy: EnforcementPolicy, subject: (@Sendable (Request) -> String?)? = nil) {
+        self.source = .policy(policy)
+        self.subject = subject
+    }
+
+    /// The policy given in code, or `nil` for a configured group.
+    public var policy: EnforcementPolicy? {
+        if case .policy(let policy) = source { return policy }
+        return nil
     }
 
     /// Decides about the request (`RouteGuard`), then calls `next` with the decision on
     /// `req.attestKit.attestation` and the verified key on `req.attestKit.key`.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        guard policy.mode != .off else { return try await next.respond(to: request) }
+        if case .policy(let policy) = source, policy.mode == .off { return try await next.respond(to: request) }
         do {
-            guard let services = request.application.attestKit else { throw FlowError.notConfiguredVapor }
-            let routeGuard = services.routeGuard(policy, logger: request.logger)
-            let body = try await request.body.collect(max: services.bodyLimit).get()
+            guard let integration = request.application.attestKit else { throw FlowError.notConfiguredVapor }
+            let application = integration.application
+            let routeGuard: RouteGuard
+            switch source {
+            case .group(let name): routeGuard = try application.routeGuard(group: name)
+            case .policy(let policy): routeGuard = application.routeGuard(policy: policy)
+            }
+            guard routeGuard.readsRequests else { return try await next.respond(to: request) }
+            let body = try await request.body.collect(max: application.configuration.bodyLimit).get()
             let headers = request.headers
             let targets = VaporRequestTarget.candidates(of: request.url)
             let attestation = try await routeGuard.check(
-                lookup: { name in
-                    let values = headers[name]
-                    switch values.count {
-                    case 0: return .absent
-                    case 1: return .value(values[0])
-                    default: return .repeated
-                    }
-                }, method: request.method.rawValue, target: targets.first ?? request.url.string,
-                alternativeTargets: Array(targets.dropFirst()),
+                lookup: { VaporHeaders.lookup($0, in: headers) }, method: request.method.rawValue,
+                target: targets.first ?? request.url.string, alternativeTargets: Array(targets.dropFirst()),
                 body: body.map { Array($0.readableBytesView) } ?? [], subject: subject?(request),
-                client: request.remoteAddress?.ipAddress)
+                client: integration.client(of: request))
             request.attestKit.setAttestation(attestation)
         } catch {
             return AttestKitAbort(any: error).response()
         }
         return try await next.respond(to: request)
+    }
+}
+
+/// The AttestKit headers of a Vapor request.
+enum VaporHeaders {
+    /// The one value of the header `name`: absent, one value, or repeated (presents nothing valid).
+    static func lookup(_ name: String, in headers: HTTPHeaders) -> AssertionHeaders.Lookup {
+        let values = headers[name]
+        switch values.count {
+        case 0: return .absent
+        case 1: return .value(values[0])
+        default: return .repeated
+        }
     }
 }
 

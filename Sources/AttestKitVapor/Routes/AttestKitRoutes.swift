@@ -1,98 +1,77 @@
-import AttestKit
-import AttestKitFlows
-import AttestKitWire
+public import AttestKitFlows
 import AttestKitStore
+import AttestKitWire
 import Foundation
 public import Vapor
 
-/// The routes an app mounts to hand out challenges and register keys, with the same JSON messages and answers
-/// as the service's `/v1/challenges`, `/v1/attestations` and `/v1/key-attestations`:
+/// The routes of `attestkit serve`, to mount on a Vapor application: registered from the flows' one table
+/// (`AttestKitRoute.all`, from which the Hummingbird service registers too), with the same paths, JSON messages,
+/// statuses, error envelope and `Retry-After`:
 ///
-/// - `POST challenges`: `{"purpose": "attest" | "assert", "keyId": "..."}` → 201 with the challenge;
-/// - `POST attestations`: `{"keyId", "attestation", "challengeId"}` → 201 with the key record;
-/// - `POST key-attestations`: `{"keyId", "attestation", "challengeId", "appKey"}` → 201 with the key record and
-///   the bound app key (docs/key-attestation.md).
+/// - app: `POST /v1/challenges`, `POST /v1/attestations`, `POST /v1/key-attestations`, `POST /v1/tokens`;
+/// - backend (`Authorization: Bearer` a backend token): `POST /v1/assertions/verify`, `POST /v1/requests/verify`,
+///   `POST /v1/devicecheck/query|update|validate`, `POST /v1/tokens/consume|introspect`;
+/// - operator (the admin token): `GET /v1/keys/{keyId}`, `POST /v1/keys/{keyId}/revoke`,
+///   `POST /v1/devicecheck/unban`;
+/// - monitoring (a backend token or the admin token): `GET /metrics`;
+/// - probes: `GET /health`, `GET /ready`; anyone: `GET /.well-known/jwks.json`.
+///
+/// Each route checks its audience's credential first (`AttestKitApplication.authorize(_:authorization:session:client:)`:
+/// a wrong one spends the client's failure budget), before it reads the body, then calls the application's use case
+/// under one storage deadline; an error becomes the AttestKit envelope once (``AttestKitAbort``). The per-address
+/// budgets count the client of ``AttestKitIntegration/client(of:)``. The operator dashboard's HTML pages
+/// (`/dashboard`) are the Hummingbird service's only.
 ///
 /// ```swift
-/// try app.grouped("v1").register(collection: AttestKitRoutes())
+/// try app.register(collection: AttestKitRoutes())                       // every route
+/// try app.register(collection: AttestKitRoutes(audiences: [.app, .probe, .anyone]))  // the public ones
 /// ```
 public struct AttestKitRoutes: RouteCollection {
-    /// Creates the collection; its routes use the flows configured on `app.attestKit`.
-    public init() {}
+    /// The audiences whose routes are mounted.
+    public let audiences: Set<RouteAudience>
 
-    /// Mounts `POST challenges`, `POST attestations` and `POST key-attestations` on `routes`.
-    public func boot(routes: any RoutesBuilder) throws {
-        routes.on(.POST, "challenges", body: .stream) { request in
-            await Self.answer(request) { services in try await Self.issueChallenge(request, services) }
+    /// Creates the collection of the routes of `audiences` (all by default); they use the application configured
+    /// on `app.attestKit`.
+    public init(audiences: Set<RouteAudience> = Set(RouteAudience.allCases)) {
+        self.audiences = audiences
+    }
+
+    /// The routes mounted: those of the table for ``audiences``, without the dashboard's pages.
+    public var routes: [AttestKitRoute] {
+        AttestKitRoute.all.filter { !$0.isDashboard && audiences.contains($0.audience) }
+    }
+
+    /// Mounts ``routes`` on `builder`, paths relative to it.
+    public func boot(routes builder: any RoutesBuilder) throws {
+        for route in routes {
+            let path: [PathComponent] = route.path.split(separator: "/").map { segment in
+                segment.hasPrefix("{") && segment.hasSuffix("}")
+                    ? .parameter(String(segment.dropFirst().dropLast())) : .constant(String(segment))
+            }
+            let registered = builder.on(HTTPMethod(rawValue: route.method), path, body: .stream) { request in
+                await Self.respond(route, request)
+            }
+            registered.userInfo[Self.audienceKey] = route.audience.rawValue
         }
-        routes.on(.POST, "attestations", body: .stream) { request in
-            await Self.answer(request) { services in try await Self.attest(request, services) }
-        }
-        routes.on(.POST, "key-attestations", body: .stream) { request in
-            await Self.answer(request) { services in try await Self.attestKey(request, services) }
-        }
     }
 
-    static func issueChallenge(_ request: Request, _ services: AttestKitServices) async throws -> Response {
-        let body = try await decode(ChallengeRequest.self, request, services, emptyAsObject: true)
-        let purpose = try ChallengeIssuer.purpose(named: body.purpose)
-        let keyID = try body.keyId.map { text throws(FlowError) in try Field.keyID(text) }
-        let challenge = try await services.issuer.issue(purpose: purpose, keyID: keyID)
-        return try created(
-            ChallengeResponse(
-                challengeId: challenge.id.string, challenge: Data(challenge.bytes).base64EncodedString(),
-                purpose: purpose.rawValue, expiresAt: APITime.format(challenge.expiresAt)))
-    }
+    /// The key of `Route.userInfo` holding the audience of a mounted route (its raw value).
+    public static let audienceKey = "attestkit.audience"
 
-    static func attest(_ request: Request, _ services: AttestKitServices) async throws -> Response {
-        let body = try await decode(AttestationRequest.self, request, services, emptyAsObject: false)
-        let keyID = try Field.keyID(body.keyId)
-        let attestation = try Field.bytes(body.attestation, "attestation", maximum: services.bodyLimit)
-        let challengeID = try Field.challengeID(body.challengeId)
-        let record = try await services.registrar.register(
-            keyID: keyID, attestation: attestation, challengeID: challengeID, now: Date())
-        return try created(KeyRecordResponse(record, policy: services.policy.riskPolicy))
-    }
-
-    static func attestKey(_ request: Request, _ services: AttestKitServices) async throws -> Response {
-        let body = try await decode(KeyAttestationRequest.self, request, services, emptyAsObject: false)
-        let keyID = try Field.keyID(body.keyId)
-        let attestation = try Field.bytes(body.attestation, "attestation", maximum: services.bodyLimit)
-        let challengeID = try Field.challengeID(body.challengeId)
-        let appKey = try Field.bytes(body.appKey, "appKey", maximum: KeyAttestationClientData.maximumAppKeyLength)
-        let registered = try await services.keyAttestation.register(
-            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
-        return try created(registered.response(policy: services.policy.riskPolicy))
-    }
-
-    /// Runs `route` with the configured flows; any error becomes the AttestKit envelope (``AttestKitAbort``).
-    static func answer(
-        _ request: Request, _ route: (AttestKitServices) async throws -> Response
-    ) async -> Response {
+    /// Checks the audience's credential, then answers with the use case; any error becomes the envelope.
+    static func respond(_ route: AttestKitRoute, _ request: Request) async -> Response {
         do {
-            guard let services = request.application.attestKit else { throw FlowError.notConfiguredVapor }
-            return try await route(services)
+            guard let integration = request.application.attestKit else { throw FlowError.notConfiguredVapor }
+            let client = integration.client(of: request)
+            try integration.application.authorize(
+                route.audience, authorization: request.headers[.authorization], client: client)
+            // The request's store calls share one deadline.
+            return try await StoreRequestDeadline.withRequest {
+                try await AttestKitHandlers(integration: integration, request: request, client: client)
+                    .respond(route.useCase)
+            }
         } catch {
             return AttestKitAbort(any: error).response()
         }
-    }
-
-    static func decode<Message: Decodable>(
-        _ type: Message.Type, _ request: Request, _ services: AttestKitServices, emptyAsObject: Bool
-    ) async throws -> Message {
-        let collected = try await request.body.collect(max: services.bodyLimit).get()
-        var bytes = collected.map { Data($0.readableBytesView) } ?? Data()
-        if bytes.isEmpty && emptyAsObject { bytes = Data("{}".utf8) }
-        do {
-            return try WireJSON.decode(Message.self, from: bytes)
-        } catch {
-            throw FlowError(.init("invalid_json"), .malformed, "the body is not the JSON this route takes")
-        }
-    }
-
-    static func created(_ message: some Encodable) throws -> Response {
-        let body = try WireJSON.encode(message)
-        return Response(
-            status: .created, headers: ["Content-Type": "application/json; charset=utf-8"], body: .init(data: body))
     }
 }

@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import AttestKitStore
 import AttestKitTesting
 import AttestKitVapor
@@ -8,7 +9,7 @@ import NIOHTTP1
 import Vapor
 import VaporTesting
 
-/// The Vapor integration as an adopter mounts it: the flows on `app.attestKit`, ``AttestKitRoutes`` under `v1`, and
+/// The Vapor integration as an adopter mounts it: the application on `app.attestKit`, ``AttestKitRoutes``, and
 /// `orders` guarded by ``AttestKitMiddleware``; driven in memory by VaporTesting, or over a socket.
 struct VaporEdge: EdgeDriver {
     let store: any AttestationStore
@@ -21,12 +22,13 @@ struct VaporEdge: EdgeDriver {
     ) async throws {
         try await withApp(configure: { app in
             app.logger.logLevel = .critical
-            let verifier = AttestationVerifier(
-                configuration: try .init(
+            let application = try AttestKitApplication(
+                configuration: .init(
                     appIDs: [EdgeFixture.appID], environments: .development,
-                    trustAnchors: EdgeFixture.apple.trustAnchors))
-            app.attestKit = AttestKitServices(store: store, verifier: verifier)
-            try app.grouped("v1").register(collection: AttestKitRoutes())
+                    trustAnchors: EdgeFixture.apple.trustAnchors),
+                store: store, logger: app.logger)
+            app.attestKit = AttestKitIntegration(application)
+            try app.register(collection: AttestKitRoutes())
             let guarded = app.grouped(AttestKitMiddleware()).grouped("orders")
             guarded.post { req in req.attestKit.key?.keyID.base64 ?? "no key" }
             guarded.get { req in req.attestKit.key?.keyID.base64 ?? "no key" }

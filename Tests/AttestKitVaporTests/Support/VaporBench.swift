@@ -1,17 +1,20 @@
 import AttestKit
 import AttestKitFlows
 import AttestKitStore
+import AttestKitTestSupport
 import AttestKitTesting
 import AttestKitVapor
 import AttestKitWire
 import Crypto
 import Foundation
+import Logging
+import Prometheus
 import Testing
 import Vapor
 import VaporTesting
 
-/// A Vapor application with AttestKit on a SQLite store: the flows on `app.attestKit`, the lifecycle handler
-/// running the store, the route collection under `v1`. (The behaviour of the guarded route, on both SQL stores, is
+/// A Vapor application with AttestKit on a SQL store: the application on `app.attestKit`, the lifecycle handler
+/// running the store, the route collection at the root. (The behaviour of the guarded route, on both SQL stores, is
 /// the shared suite's: AttestKitEdgeTests.)
 enum VaporBench {
     static let apple: SoftwareApple = {
@@ -26,26 +29,49 @@ enum VaporBench {
         do { return try AppID("ABCDE12345.com.example.app") } catch { preconditionFailure("\(error)") }
     }()
 
-    /// Runs `body` with a booted application over a fresh SQLite store, then shuts it down; the verifier checks
-    /// `policy` and the services add `deployment`'s rules after it.
+    /// The backend token and the admin token of the bench's configuration.
+    static let backendToken = "backend-token-for-the-vapor-tests-0001"
+    static let adminToken = "admin-token-for-the-vapor-tests-00001"
+
+    /// The configuration of the bench's application: the app, the software Apple's anchors, development keys; the
+    /// verifier checks `policy` and `deployment`'s rules after it.
+    static func configuration(
+        policy: (any AttestationPolicy)? = nil, deployment: DeploymentPolicy = DeploymentPolicy()
+    ) -> AttestKitApplication.Configuration {
+        var configuration = AttestKitApplication.Configuration(
+            appIDs: [appID], environments: .development, trustAnchors: apple.trustAnchors, policy: deployment)
+        configuration.attestationPolicy = policy
+        return configuration
+    }
+
+    /// Runs `body` with a booted application over a fresh store of `kind` (run, prepared and closed by
+    /// ``AttestKitLifecycle``), the routes mounted at the root; `configure` adjusts the configuration.
     static func withApplication(
-        policy: some AttestationPolicy = AcceptAnyAttestation(), deployment: DeploymentPolicy = DeploymentPolicy(),
+        on kind: VaporStoreKind = .sqlite, policy: (any AttestationPolicy)? = nil,
+        deployment: DeploymentPolicy = DeploymentPolicy(),
+        configure: @escaping (inout AttestKitApplication.Configuration) throws -> Void = { _ in },
+        apple: AppleClients? = nil, metrics: FlowMetrics = FlowMetrics(),
+        now: @escaping @Sendable () -> Date = { Date() }, prometheus: PrometheusCollectorRegistry? = nil,
+        trustedProxies: [IPNetwork] = [], mount: @escaping (Application) throws -> Void = { _ in },
         _ body: (Application) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store = SQLiteAttestationStore(path: directory.appendingPathComponent("store.sqlite").path)
-        try await withApp(configure: { app in
-            let verifier = AttestationVerifier(
-                configuration: try .init(appIDs: [appID], environments: .development, trustAnchors: apple.trustAnchors),
-                policy: policy)
-            app.attestKit = AttestKitServices(store: store, verifier: verifier, policy: deployment)
-            app.lifecycle.use(AttestKitLifecycle())
-            try app.grouped("v1").register(collection: AttestKitRoutes())
-            try await app.asyncBoot()
-        }) { app in
-            try await body(app)
+        try await kind.withStore { store in
+            try await withApp(configure: { app in
+                app.logger.logLevel = .critical
+                var configuration = Self.configuration(policy: policy, deployment: deployment)
+                try configure(&configuration)
+                let application = try AttestKitApplication(
+                    configuration: configuration, store: store, apple: apple, metrics: metrics,
+                    logger: Logger(label: "vapor-tests", factory: { _ in SwiftLogNoOpLogHandler() }), now: now)
+                app.attestKit = AttestKitIntegration(
+                    application, trustedProxies: trustedProxies, prometheus: prometheus)
+                app.lifecycle.use(AttestKitLifecycle())
+                try app.register(collection: AttestKitRoutes())
+                try mount(app)
+                try await app.asyncBoot()
+            }) { app in
+                try await body(app)
+            }
         }
     }
 
@@ -84,5 +110,43 @@ enum VaporBench {
             if let code { #expect(Self.code(response) == code, sourceLocation: sourceLocation) }
         }
         return (device, keyID)
+    }
+}
+
+/// The stores the Vapor tests run on: SQLite, and PostgreSQL when it answers or is required
+/// (`ATTESTKIT_REQUIRE_POSTGRES=1`).
+enum VaporStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// The kinds to run on here.
+    static func available() async -> [VaporStoreKind] {
+        await PostgresTestServer.shared.shouldRun() ? [.sqlite, .postgres] : [.sqlite]
+    }
+
+    /// Runs `body` with a fresh store of this kind (not yet running: the application's lifecycle runs it), then
+    /// removes it.
+    func withStore(_ body: (any AttestationStore) async throws -> Void) async throws {
+        switch self {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await body(SQLiteAttestationStore(path: directory.appendingPathComponent("store.sqlite").path))
+        case .postgres:
+            guard await PostgresTestServer.shared.isAvailable() else { return }
+            let gate = PostgresTestServer.shared.gate
+            await gate.enter()
+            do {
+                let schema = "v_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+                try await body(try PostgresTestServer.store(schema: schema))
+            } catch {
+                await gate.leave()
+                throw error
+            }
+            await gate.leave()
+        }
     }
 }

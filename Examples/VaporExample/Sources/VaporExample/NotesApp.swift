@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import AttestKitStore
 import AttestKitVapor
 import Foundation
@@ -19,14 +20,17 @@ struct NoteReceipt: Content {
 /// A small Vapor app guarded by AttestKit: `POST /v1/challenges` and `POST /v1/attestations` register an app's
 /// key, and `POST /v1/notes` accepts a note only with a valid assertion bound to the request.
 enum NotesApp {
-    /// Configures `app`: AttestKit's flows over `store` for the apps `verifier` accepts, the store and background
-    /// services run by the app's lifecycle, the registration routes, and the guarded route.
-    static func configure(_ app: Application, store: any AttestationStore, verifier: AttestationVerifier) throws {
-        app.attestKit = AttestKitServices(store: store, verifier: verifier)
+    /// Configures `app`: AttestKit's application over `store` with `configuration` (the apps it accepts), the store
+    /// and background services run by the app's lifecycle, the app's routes (`POST /v1/challenges`,
+    /// `POST /v1/attestations`, ...; `AttestKitRoutes(audiences:)` mounts others too), and the guarded route.
+    static func configure(
+        _ app: Application, store: any AttestationStore, configuration: AttestKitApplication.Configuration
+    ) throws {
+        app.attestKit = AttestKitIntegration(
+            try AttestKitApplication(configuration: configuration, store: store, logger: app.logger))
         app.lifecycle.use(AttestKitLifecycle())
-        let v1 = app.grouped("v1")
-        try v1.register(collection: AttestKitRoutes())
-        v1.grouped(AttestKitMiddleware()).post("notes") { req async throws -> NoteReceipt in
+        try app.register(collection: AttestKitRoutes(audiences: [.app, .probe]))
+        app.grouped("v1").grouped(AttestKitMiddleware()).post("notes") { req async throws -> NoteReceipt in
             // Set by the middleware: the request carried a valid assertion of this registered key.
             guard let key = req.attestKit.key else { throw Abort(.unauthorized) }
             let note = try req.content.decode(Note.self)
@@ -47,10 +51,9 @@ enum VaporExampleMain {
             guard let appID = Environment.get("APP_ID") else {
                 throw Abort(.internalServerError, reason: "set APP_ID to TEAMID.bundle.id")
             }
-            let verifier = AttestationVerifier(
-                configuration: try .init(appIDs: [try AppID(appID)], environments: .production))
             let store = SQLiteAttestationStore(path: Environment.get("ATTESTKIT_SQLITE") ?? "attestkit.sqlite")
-            try NotesApp.configure(app, store: store, verifier: verifier)
+            try NotesApp.configure(
+                app, store: store, configuration: .init(appIDs: [try AppID(appID)], trustAnchors: try .apple()))
             try await app.execute()
         } catch {
             try? await app.asyncShutdown()

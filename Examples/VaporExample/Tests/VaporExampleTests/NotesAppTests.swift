@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitFlows
 import AttestKitStore
 import AttestKitTesting
 import AttestKitWire
@@ -22,9 +23,9 @@ struct NotesAppTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = SQLiteAttestationStore(path: directory.appendingPathComponent("notes.sqlite").path)
         try await withApp(configure: { app in
-            let verifier = AttestationVerifier(
-                configuration: try .init(appIDs: [appID], environments: .development, trustAnchors: apple.trustAnchors))
-            try NotesApp.configure(app, store: store, verifier: verifier)
+            try NotesApp.configure(
+                app, store: store,
+                configuration: .init(appIDs: [appID], environments: .development, trustAnchors: apple.trustAnchors))
             try await app.asyncBoot()
         }) { app in
             let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))

@@ -1,16 +1,15 @@
-import HTTPTypes
-import NIOCore
-
 /// Who a request comes from, as far as rate limits can tell: the TCP peer, or, when the peer is a trusted proxy,
 /// the address the proxies forwarded in the one header they own (``header``); an IPv6 client counted by its /64
-/// (one subscriber's whole prefix).
-struct ClientAddress: Sendable {
+/// (one subscriber's whole prefix). Framework-free: each edge gives the peer's address as text and a lookup of the
+/// request's header lines, and gets the rate-limit key every per-address budget of the application counts by.
+public struct ClientAddress: Sendable {
     /// The proxies whose forwarding headers are believed; empty: only the TCP peer counts.
-    let trustedProxies: [IPNetwork]
+    public let trustedProxies: [IPNetwork]
     /// The header the trusted proxies write; the other forwarding header is never read, whatever it says.
-    let header: ClientAddressHeader
+    public let header: ClientAddressHeader
 
-    init(trustedProxies: [IPNetwork], header: ClientAddressHeader = .xForwardedFor) {
+    /// Believes `header` from the `trustedProxies` only.
+    public init(trustedProxies: [IPNetwork], header: ClientAddressHeader = .xForwardedFor) {
         self.trustedProxies = trustedProxies
         self.header = header
     }
@@ -20,8 +19,13 @@ struct ClientAddress: Sendable {
     /// The most header bytes read.
     static let maximumHeaderBytes = 4_096
 
-    /// The rate-limit key of a request from `peer` with `headers`: `192.0.2.1`, `2001:db8:0:1::/64` or `unknown`.
-    func rateLimitKey(peer: SocketAddress?, headers: HTTPFields) -> String {
+    /// The rate-limit key of a request from `peer` with the header lines `headers` gives by name:
+    /// `192.0.2.1`, `2001:db8:0:1::/64` or `unknown`.
+    ///
+    /// - Parameters:
+    ///   - peer: The TCP peer's IP address as text (`SocketAddress.ipAddress`), `nil` when unknown (a Unix socket).
+    ///   - headers: The values of every line of a header, by name (case-insensitively).
+    public func rateLimitKey(peer: String?, headers: (String) -> [String]) -> String {
         guard let address = client(peer: peer, headers: headers) else { return "unknown" }
         if address.count == 4 { return IPNetwork.text(of: address) }
         return IPNetwork.text(of: IPNetwork.masked(address, to: 64)) + "/64"
@@ -30,8 +34,8 @@ struct ClientAddress: Sendable {
     /// The client's address bytes: walking from the peer towards the origin, each trusted proxy is replaced by the
     /// address it says it received the request from; the first untrusted address is the client. A hop that cannot
     /// be read stops the walk at the proxy that reported it, so that a client cannot choose its own key.
-    func client(peer: SocketAddress?, headers: HTTPFields) -> [UInt8]? {
-        guard let peer, var current = IPNetwork.bytes(of: peer) else { return nil }
+    package func client(peer: String?, headers: (String) -> [String]) -> [UInt8]? {
+        guard let peer, var current = IPNetwork.addressBytes(peer) else { return nil }
         guard isTrusted(current) else { return current }
         var hops = Self.forwardedHops(headers, from: header)
         while isTrusted(current), let hop = hops.popLast() {
@@ -49,10 +53,10 @@ struct ClientAddress: Sendable {
     /// (RFC 7239) or each `X-Forwarded-For` entry; `nil` for a hop that is not an IP address (`unknown`, an
     /// obfuscated name, garbage). Reading the other header too would let a client put its own hops before the
     /// proxy's: a proxy appends to one header and passes the other through.
-    static func forwardedHops(_ headers: HTTPFields, from header: ClientAddressHeader) -> [[UInt8]?] {
+    package static func forwardedHops(_ headers: (String) -> [String], from header: ClientAddressHeader) -> [[UInt8]?] {
         switch header {
         case .forwarded:
-            let forwarded = forwardedName.map { headers[values: $0] } ?? []
+            let forwarded = headers("Forwarded")
             return elements(forwarded).map { element in
                 let pairs = element.split(separator: ";")
                 guard
@@ -65,13 +69,10 @@ struct ClientAddress: Sendable {
                 return address(ofNode: value)
             }
         case .xForwardedFor:
-            let xff = xForwardedForName.map { headers[values: $0] } ?? []
+            let xff = headers("X-Forwarded-For")
             return elements(xff).map { address(ofNode: $0) }
         }
     }
-
-    private static let forwardedName = HTTPField.Name("Forwarded")
-    private static let xForwardedForName = HTTPField.Name("X-Forwarded-For")
 
     /// The comma-separated elements of the header lines, bounded in bytes and count.
     private static func elements(_ lines: [String]) -> [Substring] {

@@ -1,4 +1,4 @@
-import AttestKitWire
+package import AttestKitWire
 
 /// Reads the usual body of `POST /v1/assertions/verify` without Foundation's `JSONDecoder`, which costs more than
 /// the rest of the request's JSON handling together on the service's hottest route.
@@ -11,9 +11,9 @@ import AttestKitWire
 /// makes it give up and return `nil`, and the body goes to `JSONDecoder`, which then accepts or refuses it as
 /// always. So a body this reads is one `JSONDecoder` would read the same way, a test checks it on every truncation
 /// and many mutations of real bodies, and the service's answers, errors included, stay those of `JSONDecoder`.
-enum AssertionRequestReader {
+package enum AssertionRequestReader {
     /// The request in `bytes`, or `nil` when they are not of the shape this reads.
-    static func read(_ bytes: [UInt8]) -> AssertionRequest? {
+    package static func read(_ bytes: [UInt8]) -> AssertionRequest? {
         var reader = Cursor(bytes: bytes)
         guard let fields = reader.object(allowing: topKeys, nested: "request") else { return nil }
         reader.skipWhitespace()

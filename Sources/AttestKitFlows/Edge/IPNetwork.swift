@@ -1,8 +1,7 @@
 import Foundation
-import NIOCore
 
 /// An IPv4 or IPv6 network in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`; a bare address is a network of one),
-/// for the trusted proxies of ``ServerConfiguration/trustedProxies``.
+/// for the trusted proxies whose forwarding header ``ClientAddress`` believes (the service's `http.trusted-proxies`).
 public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// The network's address bytes (4 or 16), host bits cleared.
     let bytes: [UInt8]
@@ -30,13 +29,13 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(IPNetwork.text(of: bytes))/\(prefixLength)" }
 
     /// Whether `address` (4 or 16 bytes) lies in this network.
-    func contains(_ address: [UInt8]) -> Bool {
+    package func contains(_ address: [UInt8]) -> Bool {
         address.count == bytes.count && IPNetwork.masked(address, to: prefixLength) == bytes
     }
 
     /// The bytes of an IPv4 or IPv6 address in text; an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) gives its 4
     /// IPv4 bytes. `nil` for anything else (a zone index included).
-    static func addressBytes(_ text: String) -> [UInt8]? {
+    package static func addressBytes(_ text: String) -> [UInt8]? {
         guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
         if !text.contains(":") { return ipv4(Substring(text)) }
         guard let bytes = ipv6(text) else { return nil }
@@ -44,11 +43,6 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
             return Array(bytes.suffix(4))
         }
         return bytes
-    }
-
-    /// The address bytes of a socket address (4 for IPv4 and IPv4-mapped IPv6, 16 for IPv6), `nil` for a Unix one.
-    static func bytes(of address: SocketAddress) -> [UInt8]? {
-        address.ipAddress.flatMap(addressBytes)
     }
 
     /// Four decimal octets without leading zeros (`010.0.0.1` is ambiguous and refused).
@@ -94,7 +88,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `bytes` with every bit after the first `prefixLength` cleared.
-    static func masked(_ bytes: [UInt8], to prefixLength: Int) -> [UInt8] {
+    package static func masked(_ bytes: [UInt8], to prefixLength: Int) -> [UInt8] {
         bytes.enumerated().map { index, byte in
             let kept = max(0, min(8, prefixLength - index * 8))
             return kept == 8 ? byte : byte & ~(UInt8.max >> kept)
@@ -102,7 +96,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The text of 4 or 16 address bytes (IPv6 in full hexadecimal groups, which is unambiguous).
-    static func text(of bytes: [UInt8]) -> String {
+    package static func text(of bytes: [UInt8]) -> String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         return stride(from: 0, to: bytes.count, by: 2).map { index in
             String(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]), radix: 16)

@@ -1,0 +1,54 @@
+public import AttestKitFlows
+public import Prometheus
+public import Vapor
+
+/// AttestKit in one Vapor application, configured once on `app.attestKit`: the ``AttestKitApplication`` (the
+/// decisions composed once, the same as `attestkit serve` runs) and the few settings only the Vapor edge has: who
+/// a request comes from behind trusted proxies, and the Prometheus registry `GET /metrics` prints.
+///
+/// ```swift
+/// let registry = PrometheusCollectorRegistry()
+/// let application = try AttestKitApplication(
+///     configuration: .init(appIDs: [appID], trustAnchors: try .apple(), backendTokens: [backendToken]),
+///     store: SQLiteAttestationStore(path: "attestkit.sqlite"),
+///     metrics: FlowMetrics(factory: PrometheusMetricsFactory(registry: registry)), logger: app.logger)
+/// app.attestKit = AttestKitIntegration(application, prometheus: registry)
+/// app.lifecycle.use(AttestKitLifecycle())
+/// try app.register(collection: AttestKitRoutes())
+/// ```
+public struct AttestKitIntegration: Sendable {
+    /// The decisions, composed once: every route and ``AttestKitMiddleware`` call its use cases.
+    public let application: AttestKitApplication
+    /// Who a request comes from, for the per-address budgets: the TCP peer (an IPv6 peer by its /64), or behind a
+    /// trusted proxy the address it forwarded in the one header it owns.
+    public let clientAddress: ClientAddress
+    /// The registry `GET /metrics` prints in Prometheus' text format, or `nil` (the route answers 503
+    /// `metrics_not_configured` to a caller with the monitoring credential). Give it the same registry the
+    /// application's ``AttestKitApplication/metrics`` record into.
+    public let prometheus: PrometheusCollectorRegistry?
+
+    /// AttestKit over `application`.
+    ///
+    /// - Parameters:
+    ///   - application: The decisions, composed from their configuration, a store, Apple's clients, metrics, a
+    ///     logger and a clock.
+    ///   - trustedProxies: The proxies whose forwarding header is believed (the service's `http.trusted-proxies`);
+    ///     none by default: only the TCP peer counts.
+    ///   - clientAddressHeader: The header the trusted proxies write (`http.client-address-header`).
+    ///   - prometheus: The registry `GET /metrics` prints.
+    public init(
+        _ application: AttestKitApplication, trustedProxies: [IPNetwork] = [],
+        clientAddressHeader: ClientAddressHeader = .xForwardedFor, prometheus: PrometheusCollectorRegistry? = nil
+    ) {
+        self.application = application
+        self.clientAddress = ClientAddress(trustedProxies: trustedProxies, header: clientAddressHeader)
+        self.prometheus = prometheus
+    }
+
+    /// The rate-limit key of the client that sent `request` (``ClientAddress``): `192.0.2.1`,
+    /// `2001:db8:0:1:0:0:0:0/64` or `unknown`.
+    public func client(of request: Request) -> String {
+        let headers = request.headers
+        return clientAddress.rateLimitKey(peer: request.remoteAddress?.ipAddress) { headers[$0] }
+    }
+}
