@@ -1,3 +1,4 @@
+import AttestKitFlows
 import AttestKitWire
 import Foundation
 import Testing

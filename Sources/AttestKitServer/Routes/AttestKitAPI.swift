@@ -58,37 +58,43 @@ struct AttestKitAPI: Sendable {
     static let endpoints: [Endpoint] = AttestKitRoute.all.map { route in
         Endpoint(
             method: HTTPRequest.Method(route.method) ?? .get, path: route.path, audience: route.audience,
-            handler: handler(of: route.useCase))
+            handler: handler(of: route))
     }
 
-    /// The handler of a use case.
+    /// The handler of a route: the application's one dispatch (`AttestKitApplication.respond(to:_:body:)`), but for
+    /// the service's own formats (the Prometheus exposition, the dashboard's pages).
     private static func handler(
-        of useCase: AttestKitRoute.UseCase
+        of route: AttestKitRoute
     ) -> @Sendable (AttestKitAPI) -> @Sendable (Request, RouteContext) async throws -> Response {
-        switch useCase {
-        case .issueChallenge: { $0.issueChallenge }
-        case .registerAttestation: { $0.attest }
-        case .registerKeyAttestation: { $0.attestKey }
-        case .verifyAssertion: { $0.verifyAssertion }
-        case .verifyRequest: { $0.verifyRequest }
-        case .deviceCheckQuery: { $0.deviceCheckQuery }
-        case .deviceCheckUpdate: { $0.deviceCheckUpdate }
-        case .deviceCheckValidate: { $0.deviceCheckValidate }
-        case .issueToken: { $0.issueToken }
-        case .consumeToken: { $0.consumeToken }
-        case .introspectToken: { $0.introspectToken }
-        case .tokenKeys: { $0.tokenKeys }
-        case .keyReport: { $0.adminKey }
-        case .revokeKey: { $0.adminRevoke }
-        case .deviceCheckUnban: { $0.deviceCheckUnban }
-        case .health: { $0.health }
-        case .ready: { $0.ready }
+        switch route.useCase {
         case .metrics: { $0.metricsExposition }
         case .dashboard: { $0.dashboard }
         case .dashboardLoginForm: { $0.dashboardLoginForm }
         case .dashboardLogin: { $0.dashboardLogin }
         case .dashboardLogout: { $0.dashboardLogout }
+        default: { api in { request, context in try await api.respond(route, request, context) } }
         }
+    }
+
+    /// Answers `route` with the application's dispatch: the request as sent (its target, a header lookup, the
+    /// `{keyId}` parameter, the client's address worked out only if a use case budgets by it), the body collected up
+    /// to the limit the use case gives (413 beyond).
+    private func respond(_ route: AttestKitRoute, _ request: Request, _ context: RouteContext) async throws -> Response
+    {
+        var request = request
+        let headers = request.headers
+        let clientAddress = self.clientAddress
+        let peer = context.remoteAddress
+        let answer = try await application.respond(
+            to: route,
+            EdgeRequest(
+                method: request.method.rawValue, target: request.head.path ?? "/",
+                header: { AttestKitHeaders.value($0, in: headers) }, keyID: context.parameters.get("keyId"),
+                client: { clientAddress.rateLimitKey(peer: peer, headers: headers) })
+        ) { limit in
+            Array(try await request.collectBody(upTo: limit).readableBytesView)
+        }
+        return JSONResponse.make(answer)
     }
 
     /// Every route as `METHOD /path`, derived from ``endpoints``. The OpenAPI document must list the same.
@@ -197,17 +203,6 @@ struct AttestKitAPI: Sendable {
         clientAddress.rateLimitKey(peer: context.remoteAddress, headers: request.headers)
     }
 
-    /// 200 `{"status": "ok"}` while the process runs.
-    private func health(_: Request, _: RouteContext) -> Response {
-        JSONResponse.make(.ok, ["status": "ok"])
-    }
-
-    /// 200 `{"status": "ready"}` when the store answers, 503 otherwise.
-    private func ready(_: Request, _: RouteContext) async throws -> Response {
-        try await application.ready()
-        return JSONResponse.make(.ok, ["status": "ready"])
-    }
-
     /// The Prometheus exposition, with the key gauges refreshed from the store.
     private func metricsExposition(_: Request, _: RouteContext) async -> Response {
         await application.refreshGauges()
@@ -228,13 +223,13 @@ enum JSONResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// An assertion's answer: written by ``AssertionResponseWriter``, the same bytes as the `Encodable` form
-    /// would write, without `JSONEncoder` unless a string needs escaping.
-    static func make(_ status: HTTPResponse.Status, _ value: AssertionResponse) -> Response {
-        guard let bytes = AssertionResponseWriter.write(value) ?? (try? WireJSON.encode(value)).map(Array.init) else {
-            return Response(status: .internalServerError, headers: headers)
-        }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    /// The answer of the application's dispatch.
+    static func make(_ answer: EdgeResponse) -> Response {
+        var fields = headers
+        if answer.cacheControl != "no-store" { fields[.cacheControl] = answer.cacheControl }
+        return Response(
+            status: HTTPResponse.Status(code: answer.status), headers: fields,
+            body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
     /// The headers of every JSON answer, built once (each answer gets a copy of the same storage).

@@ -67,8 +67,7 @@ public struct AttestKitRoutes: RouteCollection {
                 route.audience, authorization: request.headers[.authorization], client: client)
             // The request's store calls share one deadline.
             return try await StoreRequestDeadline.withRequest {
-                try await AttestKitHandlers(integration: integration, request: request, client: client)
-                    .respond(route.useCase)
+                try await AttestKitHandlers(integration: integration, request: request).respond(route)
             }
         } catch {
             return AttestKitAbort(any: error).response()

@@ -1,4 +1,4 @@
-import AttestKitWire
+package import AttestKitWire
 
 /// Writes the answer of `POST /v1/assertions/verify` without Foundation's `JSONEncoder`, byte for byte as
 /// ``WireJSON`` writes it (keys sorted, slashes not escaped, no `riskMetric` when there is none), on the service's
@@ -8,9 +8,9 @@ import AttestKitWire
 /// when they hold printable ASCII without a quote or a backslash, which is all they ever hold; any other string makes
 /// it give up and return `nil`, and the answer goes to `JSONEncoder`. A test compares its bytes with
 /// ``WireJSON/encode(_:)`` over every field's shapes.
-enum AssertionResponseWriter {
+package enum AssertionResponseWriter {
     /// The JSON of `response`, or `nil` when a string needs escaping.
-    static func write(_ response: AssertionResponse) -> [UInt8]? {
+    package static func write(_ response: AssertionResponse) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(160)
         out += Array(#"{"counter":"#.utf8)
