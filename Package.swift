@@ -317,7 +317,10 @@ let package = Package(
             dependencies: [
                 "AttestKitTestSupport",
                 "AttestKit",
+                "AttestKitApple",
+                "AttestKitAppleMock",
                 "AttestKitClient",
+                "AttestKitFlows",
                 "AttestKitServer",
                 "AttestKitStore",
                 "AttestKitTesting",
