@@ -68,7 +68,9 @@ struct VaporEdge: EdgeDriver {
     /// The verified key's id, with the decision in the suite's answer headers.
     private static func answer(_ req: Request) -> Response {
         var headers = HTTPHeaders()
-        for (name, value) in EdgeHeaders.decision(req.attestKit.attestation) { headers.replaceOrAdd(name: name, value: value) }
+        for (name, value) in EdgeHeaders.decision(req.attestKit.attestation) {
+            headers.replaceOrAdd(name: name, value: value)
+        }
         return Response(status: .ok, headers: headers, body: .init(string: req.attestKit.key?.keyID.base64 ?? "no key"))
     }
 
