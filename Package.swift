@@ -323,6 +323,8 @@ let package = Package(
             dependencies: [
                 "AttestKitTestSupport",
                 "AttestKit",
+                "AttestKitApple",
+                "AttestKitAppleMock",
                 "AttestKitClient",
                 "AttestKitFlows",
                 "AttestKitServer",

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitFlows
+import AttestKitStore
 import AttestKitTesting
 import Configuration
 import Crypto
@@ -476,5 +477,53 @@ struct TrustConfigurationTests {
         printed += reporter.events.flatMap { event in event.providerResults.map { "\($0.providerName) \($0.result)" } }
         #expect(printed.contains { $0.contains("REDACTED") })
         #expect(printed.allSatisfy { !$0.contains(token) })
+    }
+}
+
+@Suite("Route groups in the configuration")
+struct EnforcementGroupsConfigurationTests {
+    @Test("enforcement.groups from a file or the environment: NAME:MODE[:ROLLOUT[:MINIMUM-TRUST]] over enforcement.*")
+    func reads() async throws {
+        let entries = ["payments:enforce", "feed:report", "beta:enforce:0.25:devicecheck", "legacy:off:1:debug"]
+        let file = try TemporaryFile(
+            json: #"{"enforcement": {"rollout-salt": "s1", "groups": ["#
+                + entries.map { "\"\($0)\"" }.joined(separator: ", ")
+                + "]}}")
+        let fromFile = try await ServerConfigurationSource.load(environment: [:], file: file.path)
+        let fromEnvironment = try await ServerConfigurationSource.load(
+            environment: [
+                "ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT": "s1",
+                "ATTESTKIT_ENFORCEMENT_GROUPS": entries.joined(separator: ","),
+            ])
+        for loaded in [fromFile, fromEnvironment] {
+            let groups = loaded.enforcementGroups
+            #expect(groups.keys.sorted() == ["beta", "feed", "legacy", "payments"])
+            #expect(groups["payments"] == .init(mode: .enforce, rolloutSalt: "s1"))
+            #expect(groups["feed"] == .init(mode: .report, rolloutSalt: "s1"))
+            #expect(
+                groups["beta"] == .init(mode: .enforce, rollout: 0.25, rolloutSalt: "s1", minimumTrust: .deviceCheck))
+            #expect(groups["legacy"] == .init(mode: .off, rolloutSalt: "s1", minimumTrust: .debug))
+            // The service decides under them: the decision route names them.
+            var configuration = loaded
+            configuration.appIDs = [Fixture.appID]
+            let server = try AttestKitServer(
+                configuration: configuration, store: MemoryAttestationStore(), logger: ServerHarness.silent)
+            #expect(server.application.groupNames == ["beta", "default", "feed", "legacy", "payments"])
+        }
+    }
+
+    static let malformed = [
+        "payments", "payments:", "a:enforce:1:debug:x", "default:report", "payments:enforce,payments:report",
+        "payments:warn", "payments:enforce:1.5", "payments:enforce:-0.1", "payments:enforce:nan",
+        "payments:enforce:half", "payments:enforce:1:high", "Payments:enforce", "pay ments:enforce", ":enforce",
+        String(repeating: "g", count: 65) + ":enforce",
+    ]
+
+    @Test("a malformed entry is refused naming enforcement.groups", arguments: malformed)
+    func refused(_ entry: String) async throws {
+        let error = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(environment: ["ATTESTKIT_ENFORCEMENT_GROUPS": entry])
+        }
+        #expect(error?.key == "enforcement.groups", "\(entry): \(String(describing: error))")
     }
 }

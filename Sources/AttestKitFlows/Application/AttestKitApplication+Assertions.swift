@@ -68,7 +68,13 @@ enum RequestBody: Sendable {
     init(body: String?, sha256: String?, in prefix: String = "", limit: Int) throws(FlowError) {
         switch (body, sha256) {
         case (let body?, nil):
-            self = .bytes(body.isEmpty ? [] : try Field.bytes(body, "\(prefix)body", maximum: limit))
+            let bytes = body.isEmpty ? [] : try Field.bytes(body, "\(prefix)body", maximum: limit)
+            // Field.bytes bounds the text, which lets a few bytes more than `limit` through: the limit is exact here,
+            // as where a middleware collects the body.
+            guard bytes.count <= limit else {
+                throw FlowError.invalidField("\(prefix)body", "is longer than \(limit) bytes")
+            }
+            self = .bytes(bytes)
         case (nil, let hex?):
             guard hex.utf8.count == 64, let digest = Hex.decode(hex), digest.count == 32 else {
                 throw FlowError.invalidField("\(prefix)bodySha256", "is 64 hexadecimal digits")

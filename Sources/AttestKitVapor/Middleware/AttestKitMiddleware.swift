@@ -73,13 +73,13 @@ public struct AttestKitMiddleware: AsyncMiddleware {
             case .policy(let policy): routeGuard = application.routeGuard(policy: policy)
             }
             guard routeGuard.readsRequests else { return try await next.respond(to: request) }
-            let body = try await request.body.collect(max: application.configuration.bodyLimit).get()
+            let body = try await VaporBody.collect(request, limit: application.configuration.bodyLimit)
             let headers = request.headers
             let targets = VaporRequestTarget.candidates(of: request.url)
             let attestation = try await routeGuard.check(
                 lookup: { VaporHeaders.lookup($0, in: headers) }, method: request.method.rawValue,
                 target: targets.first ?? request.url.string, alternativeTargets: Array(targets.dropFirst()),
-                body: body.map { Array($0.readableBytesView) } ?? [], subject: subject?(request),
+                body: body, subject: subject?(request),
                 client: integration.client(of: request))
             request.attestKit.setAttestation(attestation)
         } catch {

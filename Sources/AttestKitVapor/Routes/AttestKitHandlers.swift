@@ -27,8 +27,7 @@ struct AttestKitHandlers: Sendable {
                 header: { VaporHeaders.lookup($0, in: headers) }, keyID: request.parameters.get("keyId"),
                 client: { integration.client(of: request) })
         ) { limit in
-            let collected = try await request.body.collect(max: limit).get()
-            return collected.map { Array($0.readableBytesView) } ?? []
+            try await VaporBody.collect(request, limit: limit)
         }
         return Response(
             status: HTTPResponseStatus(statusCode: answer.status),

@@ -86,6 +86,10 @@ final class ServerHarness: Sendable {
         var record: ServerConfiguration.RecordSettings?
         /// The key attestation CA (`key-attestation.*`); off by default.
         var keyAttestationAuthority: AppKeyAuthority?
+        /// `enforcement.*`: the route group `default`.
+        var enforcement = ServerConfiguration.EnforcementDefaults()
+        /// `enforcement.groups`: named route groups; none by default.
+        var enforcementGroups: [String: ServerConfiguration.EnforcementDefaults] = [:]
     }
 
     enum Target {
@@ -203,6 +207,8 @@ final class ServerHarness: Sendable {
                 configuration.debugTokens = options.debugTokens
                 configuration.record = options.record
                 configuration.keyAttestationAuthority = options.keyAttestationAuthority
+                configuration.enforcement = options.enforcement
+                configuration.enforcementGroups = options.enforcementGroups
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)
@@ -355,9 +361,11 @@ final class ServerHarness: Sendable {
     /// `Authorization: Bearer <backend token>`.
     static var backend: [(String, String)] { [("Authorization", "Bearer \(Fixture.backendToken)")] }
 
-    /// Routes only a backend may call (assertion checks, DeviceCheck) and `/metrics` (backend or operator).
+    /// Routes only a backend may call (assertion checks, the decision route, DeviceCheck) and `/metrics` (backend or
+    /// operator).
     static func isBackendRoute(_ path: String) -> Bool {
-        path.hasPrefix("/v1/assertions/") || path.hasPrefix("/v1/devicecheck/") || path == "/metrics"
+        path.hasPrefix("/v1/assertions/") || path == "/v1/requests/verify" || path.hasPrefix("/v1/devicecheck/")
+            || path == "/metrics"
             || path == "/v1/tokens/consume" || path == "/v1/tokens/introspect"
     }
 
