@@ -15,11 +15,9 @@ extension AttestKitApplication {
         _ request: AttestationRequest, client: String
     ) async throws(FlowError) -> KeyRecordResponse {
         try await perform { () async throws(FlowError) in
-            try limit(attestationsPerClient, client, name: "attestations_per_ip")
-            let keyID = try Field.keyID(request.keyId)
-            let attestation = try Field.bytes(
-                request.attestation, "attestation", maximum: configuration.bodyLimit)
-            let challengeID = try Field.challengeID(request.challengeId)
+            let (keyID, attestation, challengeID) = try admitAttestation(
+                keyId: request.keyId, attestation: request.attestation, challengeId: request.challengeId,
+                client: client)
             return try await registering { admit throws(FlowError) in
                 let record = try await registrar.register(
                     keyID: keyID, attestation: attestation, challengeID: challengeID, now: now(), admit: admit)
@@ -37,11 +35,9 @@ extension AttestKitApplication {
         _ request: KeyAttestationRequest, client: String
     ) async throws(FlowError) -> KeyAttestationResponse {
         try await perform { () async throws(FlowError) in
-            try limit(attestationsPerClient, client, name: "attestations_per_ip")
-            let keyID = try Field.keyID(request.keyId)
-            let attestation = try Field.bytes(
-                request.attestation, "attestation", maximum: configuration.bodyLimit)
-            let challengeID = try Field.challengeID(request.challengeId)
+            let (keyID, attestation, challengeID) = try admitAttestation(
+                keyId: request.keyId, attestation: request.attestation, challengeId: request.challengeId,
+                client: client)
             let appKey = try Field.bytes(
                 request.appKey, "appKey", maximum: KeyAttestationClientData.maximumAppKeyLength)
             return try await registering { admit throws(FlowError) in
@@ -51,6 +47,18 @@ extension AttestKitApplication {
                 return (registered.record, registered.response(policy: configuration.policy.riskPolicy))
             }
         }
+    }
+
+    /// Takes one attestation from the client's budget (`attestations_per_ip`), before anything of the attestation is
+    /// looked at, then reads the fields every attestation carries.
+    private func admitAttestation(
+        keyId: String, attestation: String, challengeId: String, client: String
+    ) throws(FlowError) -> (KeyID, [UInt8], ChallengeID) {
+        try limit(attestationsPerClient, client, name: "attestations_per_ip")
+        return (
+            try Field.keyID(keyId), try Field.bytes(attestation, "attestation", maximum: configuration.bodyLimit),
+            try Field.challengeID(challengeId)
+        )
     }
 
     /// Runs a registration with the per-app budget as its `admit` hook, and counts and logs its outcome (both
