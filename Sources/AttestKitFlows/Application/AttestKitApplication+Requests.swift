@@ -8,7 +8,7 @@ extension AttestKitApplication {
     /// configured enforcement (mode, rollout, least trust, the DeviceCheck and debug fallbacks, step-up), with the
     /// same effects: an assertion advances the key's counter once, a DeviceCheck token is used up.
     ///
-    /// A refusal is a decision (200, ``RequestVerificationResponse/allowed`` `false`, with the status and error the
+    /// A refusal is a decision (200, `RequestVerificationResponse.allowed` `false`, with the status and error the
     /// middleware would answer); only a request the route cannot decide about throws.
     ///
     /// - Throws: `group_unknown` for a group that is not configured; `invalid_field` for a body, hash, method or

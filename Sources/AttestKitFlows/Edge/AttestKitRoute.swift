@@ -1,6 +1,6 @@
 /// One route of the HTTP API: its method, its path (parameters as `{name}`), who may call it and the use case of
 /// ``AttestKitApplication`` it calls. ``all`` is the one table both edges register their routes from (the
-/// Hummingbird service and ``AttestKitController``, the Vapor route collection), so that they serve the same
+/// Hummingbird service and `AttestKitRoutes`, the Vapor route collection), so that they serve the same
 /// routes to the same audiences; docs/openapi.yaml lists the same.
 public struct AttestKitRoute: Sendable, Hashable, CustomStringConvertible {
     /// The use case a route calls: what an edge dispatches on.

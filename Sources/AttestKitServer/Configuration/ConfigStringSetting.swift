@@ -49,7 +49,7 @@ extension EnvironmentPolicy: ExpressibleByConfigString, ConfigStringSetting {
 /// `http.trusted-proxies`: an IP address or a CIDR network.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension IPNetwork: ExpressibleByConfigString, ConfigStringSetting {
-    /// Parses `address/prefix` or a bare address (``init(_:)``).
+    /// Parses `address/prefix` or a bare address (`IPNetwork.init(_:)`).
     public init?(configString: String) {
         self.init(configString)
     }

@@ -227,5 +227,5 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
-/// A setting that cannot be used, and why: the application's ``ConfigurationError``.
+/// A setting that cannot be used, and why: the application's `ConfigurationError`.
 public typealias ServerConfigurationError = ConfigurationError

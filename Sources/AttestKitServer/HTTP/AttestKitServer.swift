@@ -148,7 +148,7 @@ public final class AttestKitServer: Service, Sendable {
 
     /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:client:)``: this
     /// server's gate, debug tokens, DeviceCheck fallback, risk policy and metrics, under `policy` (by default the
-    /// configured ``ServerConfiguration/enforcement`` for the group `group`).
+    /// configured `ServerConfiguration.enforcement` for the group `group`).
     /// - Throws: ``ServerConfigurationError`` for a group name that is not a closed label.
     public func routeGuard(group: String = "default", policy: EnforcementPolicy? = nil) throws -> RouteGuard {
         if let policy { return application.routeGuard(policy: policy) }

@@ -2,7 +2,7 @@ public import AttestKitFlows
 public import Prometheus
 public import Vapor
 
-/// AttestKit in one Vapor application, configured once on `app.attestKit`: the ``AttestKitApplication`` (the
+/// AttestKit in one Vapor application, configured once on `app.attestKit`: the `AttestKitApplication` (the
 /// decisions composed once, the same as `attestkit serve` runs) and the few settings only the Vapor edge has: who
 /// a request comes from behind trusted proxies, and the Prometheus registry `GET /metrics` prints.
 ///
@@ -24,7 +24,7 @@ public struct AttestKitIntegration: Sendable {
     public let clientAddress: ClientAddress
     /// The registry `GET /metrics` prints in Prometheus' text format, or `nil` (the route answers 503
     /// `metrics_not_configured` to a caller with the monitoring credential). Give it the same registry the
-    /// application's ``AttestKitApplication/metrics`` record into.
+    /// application's `AttestKitApplication.metrics` record into.
     public let prometheus: PrometheusCollectorRegistry?
 
     /// AttestKit over `application`.
@@ -45,7 +45,7 @@ public struct AttestKitIntegration: Sendable {
         self.prometheus = prometheus
     }
 
-    /// The rate-limit key of the client that sent `request` (``ClientAddress``): `192.0.2.1`,
+    /// The rate-limit key of the client that sent `request` (`ClientAddress`): `192.0.2.1`,
     /// `2001:db8:0:1:0:0:0:0/64` or `unknown`.
     public func client(of request: Request) -> String {
         let headers = request.headers

@@ -45,9 +45,11 @@ enum VaporBench {
     }
 
     /// Runs `body` with a booted application over a fresh store of `kind` (run, prepared and closed by
-    /// ``AttestKitLifecycle``), the routes mounted at the root; `configure` adjusts the configuration.
+    /// ``AttestKitLifecycle``; on PostgreSQL in `schema`, dropped at the end), the routes mounted at the root;
+    /// `configure` adjusts the configuration.
     static func withApplication(
-        on kind: VaporStoreKind = .sqlite, policy: (any AttestationPolicy)? = nil,
+        on kind: VaporStoreKind = .sqlite, schema: String = VaporStoreKind.freshSchema(),
+        policy: (any AttestationPolicy)? = nil,
         deployment: DeploymentPolicy = DeploymentPolicy(),
         configure: @escaping (inout AttestKitApplication.Configuration) throws -> Void = { _ in },
         apple: AppleClients? = nil, metrics: FlowMetrics = FlowMetrics(),
@@ -55,7 +57,7 @@ enum VaporBench {
         trustedProxies: [IPNetwork] = [], mount: @escaping (Application) throws -> Void = { _ in },
         _ body: (Application) async throws -> Void
     ) async throws {
-        try await kind.withStore { store in
+        try await kind.withStore(schema: schema) { store in
             try await withApp(configure: { app in
                 app.logger.logLevel = .critical
                 var configuration = Self.configuration(policy: policy, deployment: deployment)
@@ -126,9 +128,16 @@ enum VaporStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible
         await PostgresTestServer.shared.shouldRun() ? [.sqlite, .postgres] : [.sqlite]
     }
 
+    /// A new PostgreSQL schema name of the Vapor tests.
+    static func freshSchema() -> String {
+        "v_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    }
+
     /// Runs `body` with a fresh store of this kind (not yet running: the application's lifecycle runs it), then
-    /// removes it.
-    func withStore(_ body: (any AttestationStore) async throws -> Void) async throws {
+    /// removes it: the SQLite file, or the PostgreSQL schema (`schema`, a fresh one by default), whatever `body` does.
+    func withStore(
+        schema: String = VaporStoreKind.freshSchema(), _ body: (any AttestationStore) async throws -> Void
+    ) async throws {
         switch self {
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
@@ -140,13 +149,25 @@ enum VaporStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible
             let gate = PostgresTestServer.shared.gate
             await gate.enter()
             do {
-                let schema = "v_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
                 try await body(try PostgresTestServer.store(schema: schema))
             } catch {
+                await Self.drop(schema)
                 await gate.leave()
                 throw error
             }
+            await Self.drop(schema)
             await gate.leave()
+        }
+    }
+
+    /// Drops `schema` through a store of its own: the application's store is closed and stopped by then.
+    static func drop(_ schema: String) async {
+        guard let cleanup = try? PostgresTestServer.store(schema: schema) else { return }
+        await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await cleanup.run() }
+            try? await cleanup.dropSchema()
+            await cleanup.close()
+            group.cancelAll()
         }
     }
 }
