@@ -14,11 +14,11 @@ extension AttestKitApplication {
     ///   - audience: The route's audience.
     ///   - authorization: The request's `Authorization` values (several: presents nothing valid).
     ///   - session: For the dashboard: whether the session cookie sent is live, `nil` when none was sent.
-    ///   - client: The client's address as a rate-limit key.
+    ///   - client: The client's address as a rate-limit key, worked out only when a budget needs it.
     /// - Throws: 401 for a missing or wrong credential, 503 when the audience's credential is not configured, 429
     ///   `rate_limited` (`auth_failures_per_ip`) once the client's failures are spent.
     public func authorize(
-        _ audience: RouteAudience, authorization: [String], session: Bool? = nil, client: String
+        _ audience: RouteAudience, authorization: [String], session: Bool? = nil, client: @autoclosure () -> String
     ) throws(FlowError) {
         guard audience.needsCredential else { return }
         let presented = !authorization.isEmpty || (audience == .dashboard && session != nil)
@@ -26,14 +26,14 @@ extension AttestKitApplication {
             try credentials.check(audience, authorization: authorization, session: session)
         } catch {
             if presented, error.kind == .unauthenticated {
-                try spendAuthFailure(client, audience: audience.rawValue)
+                try spendAuthFailure(client(), audience: audience.rawValue)
             }
             throw error
         }
         // A right credential spends nothing, but once the budget is spent it is refused like a wrong one (429), so
         // that a right guess is not told apart. Without the limiter's lock while nobody has failed.
-        if presented, let wait = authFailuresPerClient.exhaustion(client, now: now()) {
-            throw refuseSpent(client, audience: audience.rawValue, wait: wait)
+        if presented, let wait = authFailuresPerClient.exhaustion(client(), now: now()) {
+            throw refuseSpent(client(), audience: audience.rawValue, wait: wait)
         }
     }
 

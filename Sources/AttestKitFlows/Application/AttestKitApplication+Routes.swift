@@ -16,7 +16,7 @@ extension AttestKitApplication {
     ///     rethrown untouched, for the edge to map.
     /// - Throws: The use case's ``FlowError``, or `body`'s error.
     public func respond(
-        to route: AttestKitRoute, _ request: EdgeRequest, body: (_ limit: Int) async throws -> [UInt8]
+        to route: AttestKitRoute, _ request: some EdgeRequest, body: (_ limit: Int) async throws -> [UInt8]
     ) async throws -> EdgeResponse {
         let limit = configuration.bodyLimit
         func message<Message: Decodable>(_ type: Message.Type, emptyAsObject: Bool = false) async throws -> Message {
@@ -56,7 +56,7 @@ extension AttestKitApplication {
             guard tokens != nil else { throw FlowError.tokensNotConfigured }
             let bytes = try await body(limit)
             let issued = try await issueToken(
-                lookup: request.header, method: request.method, target: request.target, body: bytes,
+                lookup: { request.header($0) }, method: request.method, target: request.target, body: bytes,
                 client: request.client)
             return try Self.json(201, issued)
         case .consumeToken:
@@ -91,7 +91,7 @@ extension AttestKitApplication {
     }
 
     /// The `{keyId}` path parameter, required.
-    private static func keyID(_ request: EdgeRequest) throws(FlowError) -> String {
+    private static func keyID(_ request: some EdgeRequest) throws(FlowError) -> String {
         guard let keyID = request.keyID else { throw FlowError.invalidField("keyId", "is required") }
         return keyID
     }

@@ -59,10 +59,13 @@ public final class RateLimiter: Sendable {
 
     /// The whole seconds until `key` has a request again when it has none left at `now`, or `nil`; takes nothing.
     /// Answers without the lock while no key is tracked.
-    public func exhaustion(_ key: String, now: Date) -> Int? {
+    /// `key` and `now` are evaluated only then: a caller whose key costs something to work out pays it only once
+    /// some client has spent part of its budget.
+    public func exhaustion(_ key: @autoclosure () -> String, now: @autoclosure () -> Date) -> Int? {
         guard perMinute > 0, tracked.load(ordering: .relaxed) > 0 else { return nil }
         let capacity = Double(perMinute)
         let rate = capacity / 60
+        let (key, now) = (key(), now())
         return buckets.withLock { buckets -> Int? in
             guard let bucket = buckets[key] else { return nil }
             let tokens = min(capacity, bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * rate)

@@ -82,15 +82,8 @@ struct AttestKitAPI: Sendable {
     private func respond(_ route: AttestKitRoute, _ request: Request, _ context: RouteContext) async throws -> Response
     {
         var request = request
-        let headers = request.headers
-        let clientAddress = self.clientAddress
-        let peer = context.remoteAddress
         let answer = try await application.respond(
-            to: route,
-            EdgeRequest(
-                method: request.method.rawValue, target: request.head.path ?? "/",
-                header: { AttestKitHeaders.value($0, in: headers) }, keyID: context.parameters.get("keyId"),
-                client: { clientAddress.rateLimitKey(peer: peer, headers: headers) })
+            to: route, RouteRequest(request: request, context: context, clientAddress: clientAddress)
         ) { limit in
             Array(try await request.collectBody(upTo: limit).readableBytesView)
         }

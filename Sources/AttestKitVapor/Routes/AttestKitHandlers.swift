@@ -16,17 +16,9 @@ struct AttestKitHandlers: Sendable {
     /// The answer of `route`.
     func respond(_ route: AttestKitRoute) async throws -> Response {
         if route.useCase == .metrics { return try await metrics() }
-        let request = self.request
-        let headers = request.headers
-        let integration = self.integration
         let answer = try await application.respond(
-            to: route,
-            EdgeRequest(
-                method: request.method.rawValue,
-                target: VaporRequestTarget.candidates(of: request.url).first ?? request.url.string,
-                header: { VaporHeaders.lookup($0, in: headers) }, keyID: request.parameters.get("keyId"),
-                client: { integration.client(of: request) })
-        ) { limit in
+            to: route, VaporRouteRequest(request: request, integration: integration)
+        ) { [request] limit in
             try await VaporBody.collect(request, limit: limit)
         }
         return Response(
@@ -52,4 +44,18 @@ extension FlowError {
             .init("metrics_not_configured"), .notConfigured,
             "no Prometheus registry is configured (AttestKitIntegration.prometheus)")
     }
+}
+
+/// A request to a route of the table as the application's dispatch reads it (`EdgeRequest`): the target as Vapor
+/// gives it back, the AttestKit headers, the `{keyId}` parameter, the client's address worked out only when asked.
+struct VaporRouteRequest: EdgeRequest {
+    let request: Request
+    let integration: AttestKitIntegration
+
+    var method: String { request.method.rawValue }
+    var target: String { VaporRequestTarget.candidates(of: request.url).first ?? request.url.string }
+    var keyID: String? { request.parameters.get("keyId") }
+    var client: String { integration.client(of: request) }
+
+    func header(_ name: String) -> AssertionHeaders.Lookup { VaporHeaders.lookup(name, in: request.headers) }
 }

@@ -62,9 +62,8 @@ public struct AttestKitRoutes: RouteCollection {
     static func respond(_ route: AttestKitRoute, _ request: Request) async -> Response {
         do {
             guard let integration = request.application.attestKit else { throw FlowError.notConfiguredVapor }
-            let client = integration.client(of: request)
             try integration.application.authorize(
-                route.audience, authorization: request.headers[.authorization], client: client)
+                route.audience, authorization: request.headers[.authorization], client: integration.client(of: request))
             // The request's store calls share one deadline.
             return try await StoreRequestDeadline.withRequest {
                 try await AttestKitHandlers(integration: integration, request: request).respond(route)
