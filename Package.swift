@@ -288,7 +288,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: whenVapor),
                 .product(name: "NIOCore", package: "swift-nio", condition: whenVapor),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: whenVapor),
-                .product(name: "Prometheus", package: "swift-prometheus", condition: whenVapor),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenVapor),
                 .product(name: "Vapor", package: "vapor", condition: whenVapor),
             ],

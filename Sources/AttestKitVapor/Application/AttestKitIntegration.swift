@@ -1,18 +1,21 @@
 public import AttestKitFlows
-public import Prometheus
 public import Vapor
 
 /// AttestKit in one Vapor application, configured once on `app.attestKit`: the `AttestKitApplication` (the
 /// decisions composed once, the same as `attestkit serve` runs) and the few settings only the Vapor edge has: who
-/// a request comes from behind trusted proxies, and the Prometheus registry `GET /metrics` prints.
+/// a request comes from behind trusted proxies, and the exposition `GET /metrics` prints.
+///
+/// The Vapor integration depends on no metrics backend: the application records through any swift-metrics factory
+/// (its `FlowMetrics`), and `GET /metrics` prints what ``exposition`` returns, say the text of the swift-prometheus
+/// registry that factory records into.
 ///
 /// ```swift
-/// let registry = PrometheusCollectorRegistry()
+/// let registry = PrometheusCollectorRegistry()   // swift-prometheus, your dependency
 /// let application = try AttestKitApplication(
 ///     configuration: .init(appIDs: [appID], trustAnchors: try .apple(), backendTokens: [backendToken]),
 ///     store: SQLiteAttestationStore(path: "attestkit.sqlite"),
 ///     metrics: FlowMetrics(factory: PrometheusMetricsFactory(registry: registry)), logger: app.logger)
-/// app.attestKit = AttestKitIntegration(application, prometheus: registry)
+/// app.attestKit = AttestKitIntegration(application, exposition: { registry.emitToBuffer() })
 /// app.lifecycle.use(AttestKitLifecycle())
 /// try app.register(collection: AttestKitRoutes())
 /// ```
@@ -22,10 +25,10 @@ public struct AttestKitIntegration: Sendable {
     /// Who a request comes from, for the per-address budgets: the TCP peer (an IPv6 peer by its /64), or behind a
     /// trusted proxy the address it forwarded in the one header it owns.
     public let clientAddress: ClientAddress
-    /// The registry `GET /metrics` prints in Prometheus' text format, or `nil` (the route answers 503
-    /// `metrics_not_configured` to a caller with the monitoring credential). Give it the same registry the
+    /// What `GET /metrics` prints (Prometheus' text format, `text/plain; version=0.0.4`), or `nil` (the route answers
+    /// 503 `metrics_not_configured` to a caller with the monitoring credential): the exposition of the registry the
     /// application's `AttestKitApplication.metrics` record into.
-    public let prometheus: PrometheusCollectorRegistry?
+    public let exposition: (@Sendable () -> [UInt8])?
 
     /// AttestKit over `application`.
     ///
@@ -35,14 +38,14 @@ public struct AttestKitIntegration: Sendable {
     ///   - trustedProxies: The proxies whose forwarding header is believed (the service's `http.trusted-proxies`);
     ///     none by default: only the TCP peer counts.
     ///   - clientAddressHeader: The header the trusted proxies write (`http.client-address-header`).
-    ///   - prometheus: The registry `GET /metrics` prints.
+    ///   - exposition: What `GET /metrics` prints: the Prometheus text of the application's metrics.
     public init(
         _ application: AttestKitApplication, trustedProxies: [IPNetwork] = [],
-        clientAddressHeader: ClientAddressHeader = .xForwardedFor, prometheus: PrometheusCollectorRegistry? = nil
+        clientAddressHeader: ClientAddressHeader = .xForwardedFor, exposition: (@Sendable () -> [UInt8])? = nil
     ) {
         self.application = application
         self.clientAddress = ClientAddress(trustedProxies: trustedProxies, header: clientAddressHeader)
-        self.prometheus = prometheus
+        self.exposition = exposition
     }
 
     /// The rate-limit key of the client that sent `request` (`ClientAddress`): `192.0.2.1`,

@@ -1,12 +1,11 @@
 import AttestKitFlows
 import AttestKitWire
 import Foundation
-import Prometheus
 import Vapor
 
 /// The handler of ``AttestKitRoutes``: the application's one dispatch (`AttestKitApplication.respond(to:_:body:)`,
 /// the Hummingbird service's too) over the request as Vapor received it, but for `GET /metrics`, whose format is the
-/// edge's (the Prometheus text of ``AttestKitIntegration/prometheus``).
+/// edge's (``AttestKitIntegration/exposition``).
 struct AttestKitHandlers: Sendable {
     let integration: AttestKitIntegration
     let request: Request
@@ -27,22 +26,22 @@ struct AttestKitHandlers: Sendable {
             body: .init(data: Data(answer.body)))
     }
 
-    /// `GET /metrics`: the Prometheus exposition of the configured registry, with the key gauges refreshed.
+    /// `GET /metrics`: the configured exposition, with the key gauges refreshed first.
     private func metrics() async throws -> Response {
-        guard let registry = integration.prometheus else { throw FlowError.metricsNotConfigured }
+        guard let exposition = integration.exposition else { throw FlowError.metricsNotConfigured }
         await application.refreshGauges()
         return Response(
             status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-            body: .init(data: Data(registry.emitToBuffer())))
+            body: .init(data: Data(exposition())))
     }
 }
 
 extension FlowError {
-    /// 503 `metrics_not_configured`: `GET /metrics` of the Vapor edge without a Prometheus registry.
+    /// 503 `metrics_not_configured`: `GET /metrics` of the Vapor edge without an exposition.
     static var metricsNotConfigured: FlowError {
         FlowError(
             .init("metrics_not_configured"), .notConfigured,
-            "no Prometheus registry is configured (AttestKitIntegration.prometheus)")
+            "no metrics exposition is configured (AttestKitIntegration.exposition)")
     }
 }
 

@@ -65,8 +65,10 @@ enum VaporBench {
                 let application = try AttestKitApplication(
                     configuration: configuration, store: store, apple: apple, metrics: metrics,
                     logger: Logger(label: "vapor-tests", factory: { _ in SwiftLogNoOpLogHandler() }), now: now)
+                var exposition: (@Sendable () -> [UInt8])?
+                if let prometheus { exposition = { prometheus.emitToBuffer() } }
                 app.attestKit = AttestKitIntegration(
-                    application, trustedProxies: trustedProxies, prometheus: prometheus)
+                    application, trustedProxies: trustedProxies, exposition: exposition)
                 app.lifecycle.use(AttestKitLifecycle())
                 try app.register(collection: AttestKitRoutes())
                 try mount(app)
