@@ -185,7 +185,8 @@ extension FlowError {
     /// 403 `cross_site_request`: a state change of the dashboard sent from another site.
     package static var crossSiteRequest: FlowError {
         FlowError(
-            .init("cross_site_request"), .refused, "the request comes from another site; log out from the dashboard itself"
+            .init("cross_site_request"), .refused,
+            "the request comes from another site; log out from the dashboard itself"
         )
     }
 }
