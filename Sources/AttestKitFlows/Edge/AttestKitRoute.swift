@@ -62,8 +62,9 @@ public struct AttestKitRoute: Sendable, Hashable, CustomStringConvertible {
     /// The use case it calls.
     public let useCase: UseCase
 
-    /// Whether it is one of the operator dashboard's HTML pages, which only the Hummingbird service serves (its
-    /// browser sessions and page are the service's); every other route is served by every edge.
+    /// Whether it is one of the operator dashboard's HTML pages (`/dashboard`, its login and logout), which every edge
+    /// serves through the flows' one `Dashboard` (its sessions, page and login budget) rather than the application's
+    /// JSON dispatch.
     public var isDashboard: Bool { audience == .dashboard || audience == .dashboardLogin }
 
     /// `METHOD /path`.

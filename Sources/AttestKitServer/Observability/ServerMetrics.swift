@@ -117,12 +117,6 @@ public final class ServerMetrics: Sendable {
     /// The labels of `FlowMetrics.authFailure(_:)`: the credentialed audiences and the dashboard's login form.
     static let credentialAudiences = ["backend", "operator", "monitoring", "dashboard", "dashboard_login"]
 
-    /// An operator dashboard login: `ok`, `refused` or `rate_limited`.
-    func dashboardLogin(_ result: String) {
-        Counter(label: "attestkit_dashboard_logins_total", dimensions: [("result", result)], factory: factory)
-            .increment()
-    }
-
     /// A connection closed by the server because the client stalled (`read_timeout`, `idle_timeout`).
     func connectionClosed(reason: String) {
         Counter(label: "attestkit_http_connections_closed_total", dimensions: [("reason", reason)], factory: factory)

@@ -19,12 +19,8 @@ struct AttestKitAPI: Sendable {
     let configuration: ServerConfiguration
     /// The service's metrics: the application's, the HTTP edge's and the dashboard's, in one registry.
     let metrics: ServerMetrics
-    /// Dashboard logins per client address.
-    let dashboardLoginsPerIP: RateLimiter
-    /// The dashboard's history of samples.
-    let dashboardHistory = DashboardHistory()
-    /// The dashboard's browser sessions, bound to the admin token.
-    let sessions: DashboardSessions
+    /// The operator dashboard (its sessions, history and login budget), the Vapor edge's too.
+    let dashboard: Dashboard
     /// Who sent a request, for rate limits (``ClientAddress``).
     let clientAddress: ClientAddress
 
@@ -33,9 +29,7 @@ struct AttestKitAPI: Sendable {
         self.application = application
         self.configuration = configuration
         self.metrics = metrics
-        self.dashboardLoginsPerIP = RateLimiter(perMinute: configuration.rateLimits.dashboardLoginsPerIP)
-        self.sessions = DashboardSessions(
-            lifetime: configuration.dashboardSessionLifetime, adminToken: Array((configuration.adminToken ?? "").utf8))
+        self.dashboard = Dashboard(application: application, sessionLifetime: configuration.dashboardSessionLifetime)
         self.clientAddress = ClientAddress(
             trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader)
     }
@@ -133,31 +127,18 @@ struct AttestKitAPI: Sendable {
     func authorize(
         _ audience: RouteAudience, _ request: Request, _ context: RouteContext, loginForm: String = "dashboard/login"
     ) throws(FlowError) -> Response? {
-        let cookie = audience == .dashboard ? DashboardSessions.cookie(in: request.headers[values: .cookie]) : nil
-        do {
-            try application.authorize(
-                audience, authorization: request.headers[values: .authorization],
-                session: cookie.map { sessions.isValid($0, now: now()) }, client: clientKey(request, context))
-            return nil
-        } catch {
-            guard audience == .dashboard, error.kind == .unauthenticated, Self.acceptsHTML(request) else {
-                throw error
-            }
-            return Self.redirect(to: loginForm)
-        }
+        try dashboard.authorize(
+            audience, authorization: request.headers[values: .authorization],
+            cookies: request.headers[values: .cookie], accept: request.headers[values: .accept],
+            client: clientKey(request, context), loginForm: loginForm
+        ).map(Self.response)
     }
 
     /// The reference relative to the route `path` that names `target` (both absolute route paths), so that a
     /// redirect holds wherever the routes are mounted: `/dashboard/login` from `/dashboard` is `dashboard/login`,
     /// from `/dashboard/logout` it is `login`.
     static func relativeReference(to target: String, from path: String) -> String {
-        let directory = path.split(separator: "/").dropLast()
-        var remaining = target.split(separator: "/")[...]
-        for segment in directory {
-            guard remaining.first == segment else { break }
-            remaining = remaining.dropFirst()
-        }
-        return remaining.joined(separator: "/")
+        Dashboard.relativeReference(to: target, from: path)
     }
 
     /// The one mapping of a handler's error to its answer. The application's use cases throw ``FlowError``s and

@@ -1,4 +1,5 @@
 public import AttestKitFlows
+public import Foundation
 public import Vapor
 
 /// AttestKit in one Vapor application, configured once on `app.attestKit`: the `AttestKitApplication` (the
@@ -29,6 +30,8 @@ public struct AttestKitIntegration: Sendable {
     /// 503 `metrics_not_configured` to a caller with the monitoring credential): the exposition of the registry the
     /// application's `AttestKitApplication.metrics` record into.
     public let exposition: (@Sendable () -> [UInt8])?
+    /// The operator dashboard: its browser sessions, history and login budget (the flows', as the service's).
+    let dashboard: Dashboard
 
     /// AttestKit over `application`.
     ///
@@ -38,14 +41,20 @@ public struct AttestKitIntegration: Sendable {
     ///   - trustedProxies: The proxies whose forwarding header is believed (the service's `http.trusted-proxies`);
     ///     none by default: only the TCP peer counts.
     ///   - clientAddressHeader: The header the trusted proxies write (`http.client-address-header`).
-    ///   - exposition: What `GET /metrics` prints: the Prometheus text of the application's metrics.
+    ///   - exposition: What `GET /metrics` prints and the operator dashboard (`GET /dashboard`) reads: the Prometheus
+    ///     text of the application's metrics; without one, both answer 503 `metrics_not_configured`.
+    ///   - dashboardSessionLifetime: How long a dashboard session lives, in seconds (the service's
+    ///     `dashboard.session-lifetime`, 60 to 86,400; one hour by default).
     public init(
         _ application: AttestKitApplication, trustedProxies: [IPNetwork] = [],
-        clientAddressHeader: ClientAddressHeader = .xForwardedFor, exposition: (@Sendable () -> [UInt8])? = nil
+        clientAddressHeader: ClientAddressHeader = .xForwardedFor, exposition: (@Sendable () -> [UInt8])? = nil,
+        dashboardSessionLifetime: TimeInterval = 3_600
     ) {
         self.application = application
         self.clientAddress = ClientAddress(trustedProxies: trustedProxies, header: clientAddressHeader)
         self.exposition = exposition
+        self.dashboard = Dashboard(
+            application: application, sessionLifetime: min(max(dashboardSessionLifetime, 60), 86_400))
     }
 
     /// The rate-limit key of the client that sent `request` (`ClientAddress`): `192.0.2.1`,

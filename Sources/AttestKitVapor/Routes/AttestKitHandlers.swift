@@ -5,7 +5,8 @@ import Vapor
 
 /// The handler of ``AttestKitRoutes``: the application's one dispatch (`AttestKitApplication.respond(to:_:body:)`,
 /// the Hummingbird service's too) over the request as Vapor received it, but for `GET /metrics`, whose format is the
-/// edge's (``AttestKitIntegration/exposition``).
+/// edge's (``AttestKitIntegration/exposition``), and the operator dashboard's pages (the flows' `Dashboard`, the
+/// service's too, over the same exposition).
 struct AttestKitHandlers: Sendable {
     let integration: AttestKitIntegration
     let request: Request
@@ -14,7 +15,25 @@ struct AttestKitHandlers: Sendable {
 
     /// The answer of `route`.
     func respond(_ route: AttestKitRoute) async throws -> Response {
-        if route.useCase == .metrics { return try await metrics() }
+        switch route.useCase {
+        case .metrics: return try await metrics()
+        case .dashboard: return try await dashboardPage()
+        case .dashboardLoginForm: return Self.response(try integration.dashboard.loginForm())
+        case .dashboardLogin:
+            let answer = try await integration.dashboard.login(
+                client: integration.client(of: request), logger: request.logger
+            ) { [request] limit in
+                try await VaporBody.collect(request, limit: limit)
+            }
+            return Self.response(answer)
+        case .dashboardLogout:
+            return Self.response(
+                try integration.dashboard.logout(
+                    cookies: request.headers[.cookie], fetchSite: request.headers["Sec-Fetch-Site"],
+                    origins: request.headers[.origin], authority: request.headers.first(name: .host),
+                    client: integration.client(of: request), logger: request.logger))
+        default: break
+        }
         let answer = try await application.respond(
             to: route, VaporRouteRequest(request: request, integration: integration)
         ) { [request] limit in
@@ -24,6 +43,20 @@ struct AttestKitHandlers: Sendable {
             status: HTTPResponseStatus(statusCode: answer.status),
             headers: ["Content-Type": EdgeResponse.contentType, "Cache-Control": answer.cacheControl],
             body: .init(data: Data(answer.body)))
+    }
+
+    /// `GET /dashboard`: the page, from the configured exposition (503 `metrics_not_configured` without one).
+    private func dashboardPage() async throws -> Response {
+        guard let exposition = integration.exposition else { throw FlowError.metricsNotConfigured }
+        return Self.response(await integration.dashboard.page { String(decoding: exposition(), as: UTF8.self) })
+    }
+
+    /// The dashboard's answer as Vapor's response.
+    static func response(_ answer: DashboardResponse) -> Response {
+        var headers = HTTPHeaders()
+        for (name, value) in answer.headers { headers.add(name: name, value: value) }
+        return Response(
+            status: HTTPResponseStatus(statusCode: answer.status), headers: headers, body: .init(string: answer.body))
     }
 
     /// `GET /metrics`: the configured exposition, with the key gauges refreshed first.

@@ -14,13 +14,17 @@ public import Vapor
 /// - operator (the admin token): `GET /v1/keys/{keyId}`, `POST /v1/keys/{keyId}/revoke`,
 ///   `POST /v1/devicecheck/unban`;
 /// - monitoring (a backend token or the admin token): `GET /metrics`;
-/// - probes: `GET /health`, `GET /ready`; anyone: `GET /.well-known/jwks.json`.
+/// - probes: `GET /health`, `GET /ready`; anyone: `GET /.well-known/jwks.json`;
+/// - the operator dashboard (the admin token or a session cookie): `GET /dashboard`, `POST /dashboard/logout`; its
+///   login (anyone, rate limited): `GET /dashboard/login`, `POST /dashboard/login`.
 ///
 /// Each route checks its audience's credential first (`AttestKitApplication.authorize(_:authorization:session:client:)`:
 /// a wrong one spends the client's failure budget), before it reads the body, then calls the application's use case
 /// under one storage deadline; an error becomes the AttestKit envelope once (``AttestKitAbort``). The per-address
-/// budgets count the client of ``AttestKitIntegration/client(of:)``. The operator dashboard's HTML pages
-/// (`/dashboard`) are the Hummingbird service's only.
+/// budgets count the client of ``AttestKitIntegration/client(of:)``. The operator dashboard answers as the
+/// service's (the flows' one `Dashboard`): a browser without a session is redirected to the login form, relative to
+/// where the routes are mounted; its page reads the metrics of ``AttestKitIntegration/exposition`` and answers 503
+/// `metrics_not_configured` without a registry.
 ///
 /// ```swift
 /// try app.register(collection: AttestKitRoutes())                       // every route
@@ -36,9 +40,9 @@ public struct AttestKitRoutes: RouteCollection {
         self.audiences = audiences
     }
 
-    /// The routes mounted: those of the table for ``audiences``, without the dashboard's pages.
+    /// The routes mounted: those of the table for ``audiences``.
     public var routes: [AttestKitRoute] {
-        AttestKitRoute.all.filter { !$0.isDashboard && audiences.contains($0.audience) }
+        AttestKitRoute.all.filter { audiences.contains($0.audience) }
     }
 
     /// Mounts ``routes`` on `builder`, paths relative to it.
@@ -48,8 +52,9 @@ public struct AttestKitRoutes: RouteCollection {
                 segment.hasPrefix("{") && segment.hasSuffix("}")
                     ? .parameter(String(segment.dropFirst().dropLast())) : .constant(String(segment))
             }
+            let loginForm = Dashboard.relativeReference(to: "/dashboard/login", from: route.path)
             let registered = builder.on(HTTPMethod(rawValue: route.method), path, body: .stream) { request in
-                await Self.respond(route, request)
+                await Self.respond(route, request, loginForm: loginForm)
             }
             registered.userInfo[Self.audienceKey] = route.audience.rawValue
         }
@@ -58,12 +63,17 @@ public struct AttestKitRoutes: RouteCollection {
     /// The key of `Route.userInfo` holding the audience of a mounted route (its raw value).
     public static let audienceKey = "attestkit.audience"
 
-    /// Checks the audience's credential, then answers with the use case; any error becomes the envelope.
-    static func respond(_ route: AttestKitRoute, _ request: Request) async -> Response {
+    /// Checks the audience's credential (a browser without a dashboard session is sent to `loginForm`), then answers
+    /// with the use case; any error becomes the envelope.
+    static func respond(_ route: AttestKitRoute, _ request: Request, loginForm: String) async -> Response {
         do {
             guard let integration = request.application.attestKit else { throw FlowError.notConfiguredVapor }
-            try integration.application.authorize(
-                route.audience, authorization: request.headers[.authorization], client: integration.client(of: request))
+            if let redirect = try integration.dashboard.authorize(
+                route.audience, authorization: request.headers[.authorization], cookies: request.headers[.cookie],
+                accept: request.headers[.accept], client: integration.client(of: request), loginForm: loginForm)
+            {
+                return AttestKitHandlers.response(redirect)
+            }
             // The request's store calls share one deadline.
             return try await StoreRequestDeadline.withRequest {
                 try await AttestKitHandlers(integration: integration, request: request).respond(route)

@@ -2,13 +2,16 @@ import Foundation
 
 /// One series of the Prometheus text exposition: its name, labels and value. What the dashboard reads, so that it
 /// shows exactly what `/metrics` exposes.
-struct MetricSample: Sendable, Hashable {
-    let name: String
-    let labels: [String: String]
-    let value: Double
+package struct MetricSample: Sendable, Hashable {
+    /// The series' name.
+    package let name: String
+    /// Its labels.
+    package let labels: [String: String]
+    /// Its value.
+    package let value: Double
 
     /// The samples of `text` (`# HELP` and `# TYPE` lines skipped); lines that do not parse are skipped.
-    static func parse(_ text: String) -> [MetricSample] {
+    package static func parse(_ text: String) -> [MetricSample] {
         text.split(separator: "\n").compactMap { line in
             guard !line.hasPrefix("#") else { return nil }
             return parse(line: Substring(line))

@@ -1,16 +1,26 @@
 import AttestKit
-import AttestKitStore
-import Foundation
+package import AttestKitStore
+package import Foundation
 
 /// The operator dashboard's HTML: one page, no script, no external resource (fonts, styles, images), refreshed by
 /// the browser every 30 seconds. Every number is read from the service's own metrics (``MetricSample``) and the
 /// store's key counts, so the page and `/metrics` never disagree.
-struct DashboardPage {
-    let samples: [MetricSample]
+package struct DashboardPage {
+    package let samples: [MetricSample]
     /// An earlier exposition and how many seconds ago it was taken, for rates.
-    let previous: (samples: [MetricSample], seconds: Double)?
-    let keyCounts: KeyCounts?
-    let now: Date
+    package let previous: (samples: [MetricSample], seconds: Double)?
+    package let keyCounts: KeyCounts?
+    package let now: Date
+
+    /// A page of `samples`, rates against `previous`, the store's `keyCounts` (`nil`: unavailable), at `now`.
+    package init(
+        samples: [MetricSample], previous: (samples: [MetricSample], seconds: Double)?, keyCounts: KeyCounts?, now: Date
+    ) {
+        self.samples = samples
+        self.previous = previous
+        self.keyCounts = keyCounts
+        self.now = now
+    }
 
     /// The rate per minute of the summed series, or the total when there is no earlier sample.
     private func perMinute(_ name: String, _ matching: [String: String]) -> String {
@@ -73,7 +83,8 @@ struct DashboardPage {
             }
     }
 
-    var html: String {
+    /// The page.
+    package var html: String {
         var body = ""
         body += Self.table(
             "Verifications (API)", "verifications", ["kind · outcome", "total", "per minute"],
@@ -182,7 +193,7 @@ struct DashboardPage {
     }
 
     /// The login page; `message` is shown above the form.
-    static func login(message: String?) -> String {
+    package static func login(message: String?) -> String {
         document(
             title: "AttestKit operations: sign in",
             body: """

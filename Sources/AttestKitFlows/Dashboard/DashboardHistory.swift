@@ -1,14 +1,17 @@
-import Foundation
+package import Foundation
 import Synchronization
 
 /// The expositions the dashboard saw over the last minutes, so that it can show rates per minute without a
 /// background task: each view keeps one sample (at most one every 5 seconds, for 10 minutes).
-final class DashboardHistory: Sendable {
+package final class DashboardHistory: Sendable {
     private let samples = Mutex<[(at: Date, samples: [MetricSample])]>([])
+
+    /// An empty history.
+    package init() {}
 
     /// Records `current` at `now` and returns the sample to compare with: the newest one at least a minute old, or
     /// else the oldest kept (`nil` on the first view).
-    func record(_ current: [MetricSample], now: Date) -> (samples: [MetricSample], seconds: Double)? {
+    package func record(_ current: [MetricSample], now: Date) -> (samples: [MetricSample], seconds: Double)? {
         samples.withLock { samples in
             samples.removeAll { now.timeIntervalSince($0.at) > 600 }
             let base =
