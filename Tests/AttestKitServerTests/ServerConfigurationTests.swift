@@ -36,6 +36,7 @@ struct ServerConfigurationTests {
         #expect(loaded.logLevel == .info && loaded.logFormat == .auto)
         #expect(loaded.receiptRefreshInterval == .seconds(60) && loaded.receiptRefreshBatch == 100)
         #expect(loaded.challengeCleanupInterval == .seconds(60))
+        #expect(loaded.runsBackgroundJobs)
     }
 
     @Test("Flags over environment over file over defaults, key by key")
@@ -120,6 +121,7 @@ struct ServerConfigurationTests {
             "ATTESTKIT_RECEIPT_REFRESH_INTERVAL": "0.05",
             "ATTESTKIT_RECEIPT_REFRESH_BATCH": "10",
             "ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL": "2",
+            "ATTESTKIT_BACKGROUND_JOBS": "off",
             "HTTP_PORT": "1",
             "attestkit_http_port": "2",
         ]
@@ -138,6 +140,7 @@ struct ServerConfigurationTests {
         #expect(loaded.adminToken == Self.token)
         #expect(loaded.logLevel == .warning && loaded.logFormat == .text)
         #expect(loaded.receiptRefreshInterval == .milliseconds(50) && loaded.receiptRefreshBatch == 10)
+        #expect(!loaded.runsBackgroundJobs)
         #expect(loaded.challengeCleanupInterval == .seconds(2))
     }
 

@@ -2,8 +2,10 @@ public import ServiceLifecycle
 
 extension AttestKitApplication {
     /// The long-lived parts to run beside the edge (swift-service-lifecycle `Service`s): ``challengeCleanup`` and,
-    /// with Apple's receipt exchange, ``receiptRefresh``. The store is not among them: whoever opened it runs it.
+    /// with Apple's receipt exchange, ``receiptRefresh``; none on a replica that does not run the background jobs
+    /// (``Configuration/runsBackgroundJobs``). The store is not among them: whoever opened it runs it.
     public var backgroundServices: [any Service] {
+        guard configuration.runsBackgroundJobs else { return [] }
         var services: [any Service] = [challengeCleanup]
         if let receiptRefresh { services.append(receiptRefresh) }
         return services

@@ -70,6 +70,11 @@ extension AttestKitApplication {
         public var receiptRefreshBatch: Int
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
+        /// Whether this replica runs the background jobs (`background.jobs`: `run`, the default, or `off`): the
+        /// receipt refresh and the cleanups. Off, ``AttestKitApplication/backgroundServices`` is empty, and the
+        /// replica serves requests only: run the jobs on fewer replicas than serve (one, say), so that Apple is not
+        /// asked for the same receipt by every replica.
+        public var runsBackgroundJobs: Bool
 
         /// An adopter's own attestation rules (a Swift edge's: the Vapor integration, an application of its own),
         /// checked right after Apple's checks and before ``policy``'s; `nil`: none. A refusal carries its own code
@@ -112,6 +117,7 @@ extension AttestKitApplication {
             self.receiptRefreshInterval = receiptRefreshInterval
             self.receiptRefreshBatch = receiptRefreshBatch
             self.challengeCleanupInterval = challengeCleanupInterval
+            self.runsBackgroundJobs = true
         }
 
         /// Refuses settings that cannot work or that would weaken verification.

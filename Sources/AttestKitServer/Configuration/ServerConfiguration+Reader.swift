@@ -73,6 +73,7 @@ extension ServerConfiguration {
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
+    /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
     /// | `tokens.signing-key-file` | `ATTESTKIT_TOKENS_SIGNING_KEY_FILE` | none: token routes answer 503; a PEM P-256 private key |
     /// | `tokens.previous-key-files` | `ATTESTKIT_TOKENS_PREVIOUS_KEY_FILES` | none: PEM keys still accepted and published after a rotation |
     /// | `tokens.issuer` | `ATTESTKIT_TOKENS_ISSUER` | `attestkit` (`iss`) |
@@ -151,6 +152,9 @@ extension ServerConfiguration {
             self.receiptRefreshInterval = interval
         }
         if let batch = try settings.int("receipt-refresh.batch") { self.receiptRefreshBatch = batch }
+        if let jobs = try settings.choice("background.jobs", as: BackgroundJobs.self) {
+            self.runsBackgroundJobs = jobs == .run
+        }
         if let interval = try Self.duration(settings, "challenge-cleanup.interval") {
             self.challengeCleanupInterval = interval
         }
@@ -323,6 +327,12 @@ extension ServerConfiguration {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
     }
+}
+
+/// The values of `background.jobs`.
+private enum BackgroundJobs: String, CaseIterable {
+    case run
+    case off
 }
 
 /// The values of `tokens.device-tokens`.

@@ -161,6 +161,9 @@ extension ServerSetting {
         ServerSetting("receipt-refresh.batch", .integer, default: "100", "`100` keys"),
         ServerSetting("challenge-cleanup.interval", .number, default: "60", "`60` seconds"),
         ServerSetting(
+            "background.jobs", .choice, default: "run",
+            "`run` (or `off`: this replica runs no receipt refresh and no cleanup)"),
+        ServerSetting(
             "tokens.signing-key-file", .string, default: nil,
             "none: token routes answer 503; a PEM P-256 private key"),
         ServerSetting(

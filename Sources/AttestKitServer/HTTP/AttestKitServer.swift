@@ -181,10 +181,10 @@ public final class AttestKitServer: Service, Sendable {
             promise: port)
     }
 
-    /// The background services, and the store when the server opened it.
-    private var backgroundServices: [any Service] {
-        var services: [any Service] = [challengeCleanup]
-        if let receiptRefresh { services.append(receiptRefresh) }
+    /// The background services (the application's: none where `background.jobs` is `off`), and the store when the
+    /// server opened it.
+    var backgroundServices: [any Service] {
+        var services = application.backgroundServices
         if ownsStore { services.insert(store, at: 0) }
         return services
     }
@@ -256,6 +256,9 @@ public final class AttestKitServer: Service, Sendable {
         if configuration.backendTokens.isEmpty {
             logger.warning(
                 "no backend token (backend.tokens): assertion checks and DeviceCheck answer backend_not_configured")
+        }
+        if !configuration.runsBackgroundJobs {
+            logger.notice("background jobs off on this replica (background.jobs): no receipt refresh, no cleanup")
         }
         if configuration.apple == nil {
             logger.notice("no Apple key: DeviceCheck answers apple_not_configured and receipts are not refreshed")
