@@ -58,18 +58,8 @@ public struct RequestBinding: Sendable, Hashable {
     /// Binds a request whose body hash is already known.
     /// - Throws: ``RequestBindingError`` when a part cannot be written unambiguously.
     public init(method: String, target: String, bodySHA256: [UInt8], freshness: Freshness) throws(RequestBindingError) {
-        // ASCII letters only, checked before upper-casing: Unicode case mapping would turn `ß` into `SS`.
-        guard !method.isEmpty, method.utf8.count <= 16,
-            method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
-        else {
-            throw RequestBindingError(.invalidMethod)
-        }
+        try Self.check(method: method, target: target)
         let method = method.uppercased()
-        guard target.utf8.first == UInt8(ascii: "/"), target.utf8.count <= Self.maximumTargetLength,
-            target.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "#") })
-        else {
-            throw RequestBindingError(.invalidTarget)
-        }
         guard bodySHA256.count == 32 else { throw RequestBindingError(.invalidBodyHash) }
         switch freshness {
         case .challenge(let id):
@@ -86,6 +76,23 @@ public struct RequestBinding: Sendable, Hashable {
         self.target = target
         self.bodySHA256 = bodySHA256
         self.freshness = freshness
+    }
+
+    /// Checks that `method` and `target` can be bound: a method of 1 to 16 ASCII letters, a target that starts with
+    /// `/` and holds at most ``maximumTargetLength`` visible ASCII characters, no fragment.
+    /// - Throws: ``RequestBindingError`` `invalid_method` or `invalid_target`.
+    public static func check(method: String, target: String) throws(RequestBindingError) {
+        // ASCII letters only, checked before upper-casing: Unicode case mapping would turn `ß` into `SS`.
+        guard !method.isEmpty, method.utf8.count <= 16,
+            method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+        else {
+            throw RequestBindingError(.invalidMethod)
+        }
+        guard target.utf8.first == UInt8(ascii: "/"), target.utf8.count <= maximumTargetLength,
+            target.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "#") })
+        else {
+            throw RequestBindingError(.invalidTarget)
+        }
     }
 
     /// The canonical client data bytes.

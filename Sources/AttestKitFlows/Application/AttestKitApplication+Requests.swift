@@ -20,9 +20,7 @@ extension AttestKitApplication {
             let routeGuard = try routeGuard(group: request.group ?? "default")
             let body = try RequestBody(body: request.body, sha256: request.bodySha256, limit: configuration.bodyLimit)
             do throws(RequestBindingError) {
-                _ = try RequestBinding(
-                    method: request.method, target: request.target, bodySHA256: [UInt8](repeating: 0, count: 32),
-                    freshness: .timestamp(milliseconds: 0))
+                try RequestBinding.check(method: request.method, target: request.target)
             } catch {
                 throw FlowError(error)
             }

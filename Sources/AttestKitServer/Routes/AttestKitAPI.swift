@@ -101,7 +101,7 @@ struct AttestKitAPI: Sendable {
         for endpoint in Self.endpoints where listener.serves(endpoint.audience) {
             let handler = endpoint.handler(self)
             let audience = endpoint.audience
-            let login = Self.relativeReference(to: "/dashboard/login", from: endpoint.path)
+            let login = Dashboard.relativeReference(to: "/dashboard/login", from: endpoint.path)
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
                 do {
                     if audience.needsCredential,
@@ -132,13 +132,6 @@ struct AttestKitAPI: Sendable {
             cookies: request.headers[values: .cookie], accept: request.headers[values: .accept],
             client: clientKey(request, context), loginForm: loginForm
         ).map(Self.response)
-    }
-
-    /// The reference relative to the route `path` that names `target` (both absolute route paths), so that a
-    /// redirect holds wherever the routes are mounted: `/dashboard/login` from `/dashboard` is `dashboard/login`,
-    /// from `/dashboard/logout` it is `login`.
-    static func relativeReference(to target: String, from path: String) -> String {
-        Dashboard.relativeReference(to: target, from: path)
     }
 
     /// The one mapping of a handler's error to its answer. The application's use cases throw ``FlowError``s and
@@ -189,14 +182,6 @@ struct AttestKitAPI: Sendable {
 
 /// JSON answers.
 enum JSONResponse {
-    /// Encodes `value` as the body of a response with `status`.
-    static func make(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
-        guard let data = try? WireJSON.encode(value) else {
-            return Response(status: .internalServerError, headers: headers)
-        }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
     /// The answer of the application's dispatch.
     static func make(_ answer: EdgeResponse) -> Response {
         var fields = headers
