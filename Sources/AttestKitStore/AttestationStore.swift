@@ -30,6 +30,17 @@ public protocol AttestationStore: ChallengeStore, KeyStore, RateBudgetStore, Con
 
     /// Closes the store's connections. Further calls fail with ``StoreError/Code/storageUnavailable``.
     func close() async
+
+    /// The schema ``prepare()`` found and left (``MigrationPolicy``); `nil` before it succeeded, and for a store
+    /// without a schema.
+    var schemaVersion: SchemaVersion? { get async }
+}
+
+extension AttestationStore {
+    /// `nil`: a store without a versioned schema.
+    public var schemaVersion: SchemaVersion? {
+        get async { nil }
+    }
 }
 
 /// Loggers for stores. Stores are silent by default and never log keys, receipts or challenges.

@@ -10,7 +10,7 @@ struct AttestKitCommand: AsyncParsableCommand {
         subcommands: [
             VerifyCommand.self, InspectCommand.self, BenchCommand.self, SimulateCommand.self, DeviceCheckCommand.self,
             ReceiptCommand.self, MockAppleCommand.self, DemoCommand.self, ServeCommand.self, LoadCommand.self,
-            ReplayCommand.self,
+            ReplayCommand.self, MigrateCommand.self,
         ]
     )
 }

@@ -419,7 +419,7 @@ struct GroupCommitTests {
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("store.sqlite").path
         let pool = SQLiteConnectionPool(
-            path: path, readerCount: 2, busyTimeoutMilliseconds: 5_000, logger: StoreLogging.silent)
+            path: path, readerCount: 2, busyTimeoutMilliseconds: 5_000, migrations: .apply, logger: StoreLogging.silent)
         let executor = SQLiteExecutor(pool: pool)
         try await pool.prepare()
         let count = 120

@@ -23,7 +23,8 @@ struct SQLiteStoreTests {
         let version = try await connection.query("SELECT version FROM schema_version").first?.column("version")?.integer
         try await connection.close()
         #expect(mode == "wal")
-        #expect(version == 4)  // the tables, the shared rate budgets, the consumed tokens, then app keys
+        // The tables, the shared rate budgets, the consumed tokens, app keys, then compatibility, leases and counts.
+        #expect(version == 5)
     }
 
     @Test("a schema newer than this release is refused, not touched")
@@ -36,7 +37,7 @@ struct SQLiteStoreTests {
         await store.close()
 
         let connection = try await SQLiteConnection.open(storage: .file(path: path))
-        _ = try await connection.query("UPDATE schema_version SET version = 99")
+        _ = try await connection.query("UPDATE schema_version SET version = 99, compatible_from = 99")
         try await connection.close()
 
         let newer = SQLiteAttestationStore(path: path)

@@ -74,6 +74,7 @@ extension ServerConfiguration {
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
     /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
+    /// | `storage.migrations` | `ATTESTKIT_STORAGE_MIGRATIONS` | `apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on) |
     /// | `tokens.signing-key-file` | `ATTESTKIT_TOKENS_SIGNING_KEY_FILE` | none: token routes answer 503; a PEM P-256 private key |
     /// | `tokens.previous-key-files` | `ATTESTKIT_TOKENS_PREVIOUS_KEY_FILES` | none: PEM keys still accepted and published after a rotation |
     /// | `tokens.issuer` | `ATTESTKIT_TOKENS_ISSUER` | `attestkit` (`iss`) |
@@ -154,6 +155,9 @@ extension ServerConfiguration {
         if let batch = try settings.int("receipt-refresh.batch") { self.receiptRefreshBatch = batch }
         if let jobs = try settings.choice("background.jobs", as: BackgroundJobs.self) {
             self.runsBackgroundJobs = jobs == .run
+        }
+        if let migrations = try storage.choice("migrations", as: StorageMigrations.self) {
+            self.storageMigrations = migrations == .apply ? .apply : .verify
         }
         if let interval = try Self.duration(settings, "challenge-cleanup.interval") {
             self.challengeCleanupInterval = interval
@@ -333,6 +337,12 @@ extension ServerConfiguration {
 private enum BackgroundJobs: String, CaseIterable {
     case run
     case off
+}
+
+/// The values of `storage.migrations`.
+private enum StorageMigrations: String, CaseIterable {
+    case apply
+    case verify
 }
 
 /// The values of `tokens.device-tokens`.

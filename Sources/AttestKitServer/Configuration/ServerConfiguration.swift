@@ -1,6 +1,6 @@
 public import AttestKit
 public import AttestKitFlows
-import AttestKitStore
+public import AttestKitStore
 public import Foundation
 public import Logging
 
@@ -113,6 +113,10 @@ public struct ServerConfiguration: Sendable {
     /// The PostgreSQL password (`storage.password`, a secret), for a ``storageURL`` that carries none: the URL may
     /// then come from the command line, the password from the environment or a secrets file. `nil`: the URL's own.
     public var storagePassword: String? = nil
+    /// Whether the server applies the missing migrations at start (`storage.migrations=apply`, the default) or
+    /// applies none and refuses a schema this release cannot run on (`verify`), migrations being applied apart by
+    /// `attestkit migrate` with a role that may change the schema.
+    public var storageMigrations: MigrationPolicy = .apply
     /// Apple's web services, or `nil` when no key is configured.
     public var apple: Apple?
     /// Read and idle deadlines of connections, and how many may be open.

@@ -164,6 +164,10 @@ extension ServerSetting {
             "background.jobs", .choice, default: "run",
             "`run` (or `off`: this replica runs no receipt refresh and no cleanup)"),
         ServerSetting(
+            "storage.migrations", .choice, default: "apply",
+            "`apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on)"
+        ),
+        ServerSetting(
             "tokens.signing-key-file", .string, default: nil,
             "none: token routes answer 503; a PEM P-256 private key"),
         ServerSetting(

@@ -74,7 +74,7 @@ public final class AttestKitServer: Service, Sendable {
         self.ownsStore = store == nil
         let store =
             try store
-            ?? Self.openStore(configuration.storageURL, password: configuration.storagePassword, logger: logger)
+            ?? configuration.makeStore(migrations: configuration.storageMigrations, logger: logger)
         self.store = store
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.connectionPool.retryConnectionEstablishment = false
@@ -210,7 +210,17 @@ public final class AttestKitServer: Service, Sendable {
             onServerRunning: { channel in promise.settle(.success(channel.localAddress?.port ?? 0)) },
             logger: logger)
         let store = self.store
-        application.beforeServerStarts { try await store.prepare() }
+        application.beforeServerStarts { [logger, migrations = configuration.storageMigrations] in
+            try await store.prepare()
+            if let version = await store.schemaVersion {
+                logger.info(
+                    "storage ready",
+                    metadata: [
+                        "schema": "\(version.current)", "found": "\(version.found)", "known": "\(version.known)",
+                        "migrations": "\(migrations)",
+                    ])
+            }
+        }
         return application
     }
 
@@ -221,21 +231,6 @@ public final class AttestKitServer: Service, Sendable {
     /// The bound port of the backend listener (``ServerConfiguration/backendListener``), once listening.
     /// - Throws: the error that stopped it from listening, or ``ServerConfigurationError`` without one.
     public func boundBackendPort() async throws -> Int { try await backendPort.value() }
-
-    /// Opens the store of `url`, creating the folder of a SQLite file; a PostgreSQL URL without a password gets
-    /// `password` (``ServerConfiguration/storagePassword``, which ``ServerConfiguration/validate()`` allows only so).
-    private static func openStore(_ url: String, password: String?, logger: Logger) throws -> any AttestationStore {
-        let url = try StoreURL(url)
-        if let path = url.sqlitePath {
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        }
-        if let password, var postgres = url.postgres {
-            postgres.password = password
-            return try PostgresAttestationStore(configuration: postgres, logger: logger)
-        }
-        return try url.makeStore(logger: logger)
-    }
 
     private func shutdown() async {
         if ownsStore { await store.close() }

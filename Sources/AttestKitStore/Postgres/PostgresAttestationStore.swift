@@ -30,13 +30,24 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     public let configuration: PostgresStoreConfiguration
     /// The shared SQL of every operation, over this store's executor (tests reach it).
     let sql: SQLStore<PostgresExecutor>
+    /// Whether ``prepare()`` applies the missing migrations or only checks the schema.
+    public let migrations: MigrationPolicy
     private let logger: Logger
+    private let prepared = NIOLockedValueBox<SchemaVersion?>(nil)
 
     /// Creates a store; no connection is opened until ``run()`` runs and a query needs one.
+    /// - Parameters:
+    ///   - configuration: The server, the credentials, the schema and the pool.
+    ///   - migrations: Whether ``prepare()`` applies the missing migrations or only checks the schema.
+    ///   - logger: Where the store logs (never a key, a receipt, a challenge or the password).
     /// - Throws: ``StoreError/Code/invalidInput`` when the configuration is malformed.
-    public init(configuration: PostgresStoreConfiguration, logger: Logger = StoreLogging.silent) throws(StoreError) {
+    public init(
+        configuration: PostgresStoreConfiguration, migrations: MigrationPolicy = .apply,
+        logger: Logger = StoreLogging.silent
+    ) throws(StoreError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
+        self.migrations = migrations
         self.logger = logger
         let tls: PostgresClient.Configuration.TLS
         switch configuration.tls {
@@ -62,7 +73,8 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         executor.closed.withLockedValue { $0 = true }
     }
 
-    /// Creates the schema and applies the missing migrations, under an advisory lock. Needs ``run()``.
+    /// Creates the schema and applies the missing migrations, under an advisory lock (under
+    /// ``MigrationPolicy/verify``: checks that this release can run on the schema). Needs ``run()``.
     ///
     /// Not bound by ``PostgresStoreConfiguration/operationTimeout``: the first connection is bounded by
     /// ``PostgresStoreConfiguration/connectTimeout``, and migrations may take longer than a query.
@@ -70,10 +82,17 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         try executor.checkOpen()
         let detail = PostgresExecutor.detail
         try await StoreError.wrapping("connecting to PostgreSQL", detail: detail) { try await checkConnection() }
-        try await StoreError.wrapping("migrating the PostgreSQL schema", detail: detail) {
-            try await executor.schema.migrate(executor.client, logger: executor.logger)
+        let version = try await StoreError.wrapping("migrating the PostgreSQL schema", detail: detail) {
+            try await executor.schema.migrate(executor.client, policy: migrations, logger: executor.logger)
         }
-        logger.debug("PostgreSQL store ready", metadata: ["schema": "\(configuration.schema)"])
+        prepared.withLockedValue { $0 = version }
+        logger.debug(
+            "PostgreSQL store ready", metadata: ["schema": "\(configuration.schema)", "version": "\(version.current)"])
+    }
+
+    /// The schema the store found and left, once prepared.
+    public var schemaVersion: SchemaVersion? {
+        prepared.withLockedValue { $0 }
     }
 
     /// Opens one connection outside the pool and closes it, so that an unreachable server or a refused login

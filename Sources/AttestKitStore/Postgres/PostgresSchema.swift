@@ -26,10 +26,11 @@ struct PostgresSchema: Sendable {
         return Int64(bitPattern: hash)
     }
 
-    /// Each migration is a list of single statements.
-    var migrations: [[String]] {
+    /// The migrations, oldest first; each declares whether the release before it runs on the schema it leaves.
+    var migrations: [SQLMigration] {
         [
-            [
+            // 1: the tables (every release after it relies on them).
+            .breaking(
                 """
                 CREATE TABLE \(table("challenges")) (
                     id BYTEA PRIMARY KEY CHECK (octet_length(id) = 16),
@@ -74,9 +75,10 @@ struct PostgresSchema: Sendable {
                     recorded_at_ms BIGINT NOT NULL
                 )
                 """,
-                "CREATE INDEX risk_metrics_key ON \(table("risk_metrics")) (key_id, seq)",
-            ],
-            [
+                "CREATE INDEX risk_metrics_key ON \(table("risk_metrics")) (key_id, seq)"
+            ),
+            // 2: shared rate budgets (additive: a new table).
+            .additive(
                 """
                 CREATE TABLE \(table("rate_budgets")) (
                     name TEXT PRIMARY KEY CHECK (octet_length(name) BETWEEN 1 AND 256),
@@ -84,41 +86,80 @@ struct PostgresSchema: Sendable {
                     updated_at_ms BIGINT NOT NULL
                 )
                 """
-            ],
-            [
+            ),
+            // 3: consumed tokens (additive: a new table).
+            .additive(
                 """
                 CREATE TABLE \(table("consumed_tokens")) (
                     token_id TEXT PRIMARY KEY CHECK (octet_length(token_id) BETWEEN 1 AND 128),
                     expires_at_ms BIGINT NOT NULL
                 )
                 """,
-                "CREATE INDEX consumed_tokens_expiry ON \(table("consumed_tokens")) (expires_at_ms)",
-            ],
-            // 4: the app key a key attestation bound to the key (SubjectPublicKeyInfo DER).
-            [
+                "CREATE INDEX consumed_tokens_expiry ON \(table("consumed_tokens")) (expires_at_ms)"
+            ),
+            // 4: the app key a key attestation bound to the key, SubjectPublicKeyInfo DER (additive: a nullable
+            // column).
+            .additive(
                 """
                 ALTER TABLE \(table("keys")) ADD COLUMN app_key BYTEA
                     CHECK (app_key IS NULL OR octet_length(app_key) BETWEEN 1 AND 1024)
                 """
-            ],
+            ),
+            // 5: the schema's compatibility, leases on background jobs shared by replicas, and the key counts one
+            // replica publishes (additive: a nullable column and new tables).
+            .additive(
+                "ALTER TABLE \(table("schema_version")) ADD COLUMN compatible_from BIGINT",
+                """
+                CREATE TABLE \(table("job_leases")) (
+                    job TEXT PRIMARY KEY CHECK (octet_length(job) BETWEEN 1 AND 64),
+                    holder TEXT NOT NULL CHECK (octet_length(holder) BETWEEN 1 AND 128),
+                    expires_at_ms BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE \(table("key_counts")) (
+                    environment TEXT NOT NULL CHECK (environment IN ('production', 'development')),
+                    state TEXT NOT NULL CHECK (state IN ('active', 'revoked')),
+                    count BIGINT NOT NULL CHECK (count >= 0),
+                    counted_at_ms BIGINT NOT NULL,
+                    PRIMARY KEY (environment, state)
+                )
+                """
+            ),
         ]
     }
 
-    /// Creates the schema if needed and applies the missing migrations (``SQLMigrations``), under the advisory
-    /// lock.
-    /// - Throws: ``StoreError/Code/storageUnavailable`` when the schema is newer than this release.
-    func migrate(_ client: PostgresClient, logger: Logger) async throws {
+    /// Under ``MigrationPolicy/apply``: creates the schema if needed and applies the missing migrations
+    /// (``SQLMigrations``) under the advisory lock. Under ``MigrationPolicy/verify``: only checks that this
+    /// release can run on the schema.
+    /// - Throws: ``StoreError/Code/storageUnavailable`` when this release cannot run on the schema.
+    func migrate(_ client: PostgresClient, policy: MigrationPolicy, logger: Logger) async throws -> SchemaVersion {
         let (migrations, lockKey, quoted, versions) = (migrations, lockKey, quoted, table("schema_version"))
+        do {
+            return try await transaction(client, migrations, lockKey, quoted, versions, policy, logger)
+        } catch let error as PostgresTransactionError {
+            // The refusal of a schema (a StoreError) keeps its reason; a driver failure stays a driver failure.
+            if let refusal = error.closureError as? StoreError { throw refusal }
+            throw error
+        }
+    }
+
+    private func transaction(
+        _ client: PostgresClient, _ migrations: [SQLMigration], _ lockKey: Int64, _ quoted: String, _ versions: String,
+        _ policy: MigrationPolicy, _ logger: Logger
+    ) async throws -> SchemaVersion {
         try await client.withTransaction(logger: logger) { connection in
             let run = { (statement: SQLStatement) in
                 try await PostgresExecutor.run(statement, on: connection, logger: logger)
             }
-            _ = try await run(SQLStatement("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)]))
-            _ = try await run(SQLStatement("CREATE SCHEMA IF NOT EXISTS \(quoted)"))
-            try await SQLMigrations.apply(
+            if policy == .apply {
+                _ = try await run(SQLStatement("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)]))
+                _ = try await run(SQLStatement("CREATE SCHEMA IF NOT EXISTS \(quoted)"))
+            }
+            return try await SQLMigrations.apply(
                 migrations, table: versions,
-                creating: "CREATE TABLE IF NOT EXISTS \(versions) (version BIGINT NOT NULL)", dialect: .postgres,
-                run: run)
+                creating: "CREATE TABLE IF NOT EXISTS \(versions) (version BIGINT NOT NULL)", policy: policy,
+                dialect: .postgres, run: run)
         }
     }
 }

@@ -1,48 +1,96 @@
-/// The schema versioning of both SQL stores, written once: a one-row table holds the number of migrations applied,
-/// and the missing ones are applied in order.
+/// The schema versioning of both SQL stores, written once: a one-row table holds the number of migrations applied
+/// (`version`) and the fewest migrations a release must know to run on the schema (`compatible_from`); the missing
+/// migrations are applied in order.
 ///
 /// The caller runs it inside one transaction that serialises preparers (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: an
 /// advisory lock), so that stores or replicas opening a new database together apply each migration once. The
 /// migrations themselves stay per backend: their column types differ.
+///
+/// A schema newer than the release is accepted when its `compatible_from` is at most the number of migrations the
+/// release knows: every later migration declared itself additive (``SQLMigration/keepsPreviousRelease``), so the
+/// release's statements still mean what they meant. That is what lets a rolling upgrade run replicas of two
+/// releases on one database, and a rollback run the previous release on the schema the new one left.
 enum SQLMigrations {
-    /// Creates the version table if needed and applies the migrations after the stored version.
+    /// Checks the stored version and, under ``MigrationPolicy/apply``, applies the migrations after it.
     /// - Parameters:
-    ///   - migrations: Each migration as a list of single statements, oldest first.
+    ///   - migrations: This release's migrations, oldest first; one of them adds the `compatible_from` column.
     ///   - table: The version table's name, qualified as the statements need it.
     ///   - creating: The `CREATE TABLE IF NOT EXISTS` statement of the version table (column `version`).
+    ///   - policy: Whether to apply the missing migrations or only check.
     ///   - dialect: The dialect of the version update.
     ///   - run: Runs one statement in the caller's transaction.
-    /// - Throws: ``StoreError/Code/storageUnavailable`` when the stored version is newer than this release, or
-    ///   what `run` throws.
+    /// - Returns: The version found and left.
+    /// - Throws: ``StoreError/Code/storageUnavailable`` when this release cannot run on the stored schema (newer
+    ///   and not compatible, or older under ``MigrationPolicy/verify``), or what `run` throws.
     static func apply<Row: StoreRow>(
-        _ migrations: [[String]], table: String, creating: String, dialect: SQLDialect,
-        run: (SQLStatement) async throws -> [Row]
-    ) async throws {
-        _ = try await run(SQLStatement(creating))
+        _ migrations: [SQLMigration], table: String, creating: String, policy: MigrationPolicy,
+        dialect: SQLDialect, run: (SQLStatement) async throws -> [Row]
+    ) async throws -> SchemaVersion {
+        let known = migrations.count
         let current: Int
-        if let row = try await run(SQLStatement("SELECT version FROM \(table)")).first,
-            let version = try row.integer("version")
-        {
-            guard let exact = Int(exactly: version) else {
-                throw StoreError(.storageUnavailable, "the database holds a malformed schema version")
+        if policy == .apply {
+            _ = try await run(SQLStatement(creating))
+            if let stored = try await storedVersion(table: table, run: run) {
+                current = stored
+            } else {
+                _ = try await run(SQLStatement("INSERT INTO \(table) (version) VALUES (0)"))
+                current = 0
             }
-            current = exact
         } else {
-            _ = try await run(SQLStatement("INSERT INTO \(table) (version) VALUES (0)"))
-            current = 0
+            // A missing version table fails the statement: both mean the schema was never created here.
+            let stored = try? await storedVersion(table: table, run: run)
+            guard let stored, stored > 0 else {
+                throw StoreError(
+                    .storageUnavailable,
+                    "the database has no readable AttestKit schema and this server does not migrate: "
+                        + "run `attestkit migrate`")
+            }
+            current = stored
         }
-        guard current <= migrations.count else {
+        if current > known {
+            let compatible = try await compatibleFrom(table: table, run: run)
+            guard let compatible, compatible <= known else {
+                throw StoreError(
+                    .storageUnavailable,
+                    "the database schema is version \(current) and needs a release that knows at least "
+                        + "\(compatible.map(String.init) ?? String(current)) migrations; this release knows \(known)")
+            }
+            return SchemaVersion(found: current, current: current, known: known)
+        }
+        if current < known, policy == .verify {
             throw StoreError(
                 .storageUnavailable,
-                "the database schema is version \(current); this release knows \(migrations.count)")
+                "the database schema is version \(current); this release needs \(known): run `attestkit migrate`")
         }
-        for statement in migrations.dropFirst(current).joined() {
+        guard current < known else { return SchemaVersion(found: current, current: current, known: known) }
+        for statement in migrations.dropFirst(current).flatMap(\.statements) {
             _ = try await run(SQLStatement(statement))
         }
-        if current < migrations.count {
-            _ = try await run(
-                SQLStatement(
-                    "UPDATE \(table) SET version = \(dialect.parameter(1))", [.integer(Int64(migrations.count))]))
+        _ = try await run(
+            SQLStatement(
+                "UPDATE \(table) SET version = \(dialect.parameter(1)), compatible_from = \(dialect.parameter(2))",
+                [.integer(Int64(known)), .integer(Int64(SQLMigration.oldestCompatibleRelease(of: migrations)))]))
+        return SchemaVersion(found: current, current: known, known: known)
+    }
+
+    /// The stored version, or `nil` when the table has no row.
+    private static func storedVersion<Row: StoreRow>(
+        table: String, run: (SQLStatement) async throws -> [Row]
+    ) async throws -> Int? {
+        guard let row = try await run(SQLStatement("SELECT version FROM \(table)")).first else { return nil }
+        guard let version = try row.integer("version"), let exact = Int(exactly: version), exact >= 0 else {
+            throw StoreError(.storageUnavailable, "the database holds a malformed schema version")
         }
+        return exact
+    }
+
+    /// The stored `compatible_from`, or `nil` when the schema does not say (a release that declared nothing).
+    private static func compatibleFrom<Row: StoreRow>(
+        table: String, run: (SQLStatement) async throws -> [Row]
+    ) async throws -> Int? {
+        guard let row = try await run(SQLStatement("SELECT compatible_from FROM \(table)")).first,
+            let value = try row.integer("compatible_from")
+        else { return nil }
+        return Int(exactly: value)
     }
 }

@@ -43,7 +43,13 @@ public final class SQLiteAttestationStore: AttestationStore, SQLBackedStore {
     let sql: SQLStore<SQLiteExecutor>
 
     /// Creates a store; nothing is opened until ``prepare()`` or the first operation.
-    public init(configuration: Configuration, logger: Logger = StoreLogging.silent) {
+    /// - Parameters:
+    ///   - configuration: The file and the connections.
+    ///   - migrations: Whether preparing applies the missing migrations or only checks the schema.
+    ///   - logger: Where the store logs (never a key, a receipt or a challenge).
+    public init(
+        configuration: Configuration, migrations: MigrationPolicy = .apply, logger: Logger = StoreLogging.silent
+    ) {
         self.configuration = configuration
         let milliseconds =
             configuration.busyTimeout.components.seconds * 1000
@@ -52,7 +58,7 @@ public final class SQLiteAttestationStore: AttestationStore, SQLBackedStore {
             path: configuration.path,
             readerCount: max(0, min(configuration.readerCount, 16)),
             busyTimeoutMilliseconds: Int(max(0, min(milliseconds, 3_600_000))),
-            logger: logger)
+            migrations: migrations, logger: logger)
         self.sql = SQLStore(executor: SQLiteExecutor(pool: pool))
     }
 
@@ -67,11 +73,17 @@ public final class SQLiteAttestationStore: AttestationStore, SQLBackedStore {
         await close()
     }
 
-    /// Creates the file and its directory if needed, switches to WAL and migrates the schema.
+    /// Creates the file and its directory if needed, switches to WAL and migrates the schema (or, under
+    /// ``MigrationPolicy/verify``, checks that this release can run on it).
     public func prepare() async throws(StoreError) {
         try await StoreError.wrapping("opening the SQLite database", detail: SQLiteExecutor.detail) {
             try await pool.prepare()
         }
+    }
+
+    /// The schema the store found and left, once prepared.
+    public var schemaVersion: SchemaVersion? {
+        get async { await pool.schemaVersion }
     }
 
     /// Applies the writes already accepted (and answers their callers), then closes idle connections now and leased

@@ -43,7 +43,10 @@ actor SQLiteConnectionPool {
 
     private let path: String
     private let busyTimeoutMilliseconds: Int
+    private let migrations: MigrationPolicy
     private let logger: Logger
+    /// The schema found and left by the preparation, once it succeeded.
+    private(set) var schemaVersion: SchemaVersion?
     private let driverLogger = Logger(
         label: "attestkit.store.sqlite.driver", factory: { _ in SwiftLogNoOpLogHandler() })
     private var writer: Lane
@@ -53,9 +56,10 @@ actor SQLiteConnectionPool {
     private var threads: (writer: NIOThreadPool, readers: NIOThreadPool)?
     private var live = 0
 
-    init(path: String, readerCount: Int, busyTimeoutMilliseconds: Int, logger: Logger) {
+    init(path: String, readerCount: Int, busyTimeoutMilliseconds: Int, migrations: MigrationPolicy, logger: Logger) {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.migrations = migrations
         self.logger = logger
         self.writer = Lane(maximum: 1)
         self.readers = Lane(maximum: readerCount)
@@ -232,13 +236,21 @@ actor SQLiteConnectionPool {
         }
     }
 
-    /// Creates the file if needed, opens the writer, switches to WAL and migrates the schema.
+    /// Creates the file if needed, opens the writer, switches to WAL and migrates the schema (under
+    /// ``MigrationPolicy/verify``: the file must exist, and its schema is only checked).
     ///
     /// Switching a new file to WAL needs an exclusive lock that SQLite does not wait for; when another
     /// process (or store) is preparing the same file at the same moment, the step is retried with a short
     /// backoff for up to the busy timeout.
     private func openPrepared() async throws -> SQLiteConnection {
-        try SQLiteSchema.createFile(at: path)
+        if migrations == .apply {
+            try SQLiteSchema.createFile(at: path)
+        } else if !FileManager.default.fileExists(atPath: path) {
+            throw StoreError(
+                .storageUnavailable,
+                "the SQLite database does not exist and this server does not migrate: "
+                    + "run `attestkit migrate`")
+        }
         let connection = try await open(readOnly: false)
         do {
             try await retryingWhileBusy {
@@ -247,8 +259,12 @@ actor SQLiteConnectionPool {
                     throw StoreError(.storageUnavailable, "the SQLite database could not switch to WAL")
                 }
             }
-            try await retryingWhileBusy { try await SQLiteSchema.migrate(connection) }
-            logger.debug("SQLite store ready", metadata: ["path": "\(path)"])
+            let policy = migrations
+            var version: SchemaVersion?
+            try await retryingWhileBusy { version = try await SQLiteSchema.migrate(connection, policy: policy) }
+            schemaVersion = version
+            logger.debug(
+                "SQLite store ready", metadata: ["path": "\(path)", "schema": "\(version.map(\.current) ?? 0)"])
             return connection
         } catch {
             await retire(connection)

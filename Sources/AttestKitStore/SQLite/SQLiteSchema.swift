@@ -15,9 +15,10 @@ import SQLiteNIO
 /// `BEGIN IMMEDIATE` transaction, so two processes opening a new file together apply them once. Tables are
 /// `STRICT`: a value of the wrong type is refused by SQLite itself.
 enum SQLiteSchema {
-    /// Each migration is a list of single statements (the driver runs one statement per call).
-    static let migrations: [[String]] = [
-        [
+    /// The migrations, oldest first; each declares whether the release before it runs on the schema it leaves.
+    static let migrations: [SQLMigration] = [
+        // 1: the tables (every release after it relies on them).
+        .breaking(
             """
             CREATE TABLE challenges (
                 id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 16),
@@ -62,9 +63,10 @@ enum SQLiteSchema {
                 recorded_at_ms INTEGER NOT NULL
             ) STRICT
             """,
-            "CREATE INDEX risk_metrics_key ON risk_metrics (key_id, seq)",
-        ],
-        [
+            "CREATE INDEX risk_metrics_key ON risk_metrics (key_id, seq)"
+        ),
+        // 2: shared rate budgets (additive: a new table).
+        .additive(
             """
             CREATE TABLE rate_budgets (
                 name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 256),
@@ -72,18 +74,41 @@ enum SQLiteSchema {
                 updated_at_ms INTEGER NOT NULL
             ) STRICT
             """
-        ],
-        [
+        ),
+        // 3: consumed tokens (additive: a new table).
+        .additive(
             """
             CREATE TABLE consumed_tokens (
                 token_id TEXT PRIMARY KEY NOT NULL CHECK (length(token_id) BETWEEN 1 AND 128),
                 expires_at_ms INTEGER NOT NULL
             ) STRICT
             """,
-            "CREATE INDEX consumed_tokens_expiry ON consumed_tokens (expires_at_ms)",
-        ],
-        // 4: the app key a key attestation bound to the key (SubjectPublicKeyInfo DER).
-        ["ALTER TABLE keys ADD COLUMN app_key BLOB CHECK (app_key IS NULL OR length(app_key) BETWEEN 1 AND 1024)"],
+            "CREATE INDEX consumed_tokens_expiry ON consumed_tokens (expires_at_ms)"
+        ),
+        // 4: the app key a key attestation bound to the key, SubjectPublicKeyInfo DER (additive: a nullable column).
+        .additive(
+            "ALTER TABLE keys ADD COLUMN app_key BLOB CHECK (app_key IS NULL OR length(app_key) BETWEEN 1 AND 1024)"),
+        // 5: the schema's compatibility, leases on background jobs shared by processes, and the key counts one
+        // process publishes (additive: a nullable column and new tables).
+        .additive(
+            "ALTER TABLE schema_version ADD COLUMN compatible_from INTEGER",
+            """
+            CREATE TABLE job_leases (
+                job TEXT PRIMARY KEY NOT NULL CHECK (length(job) BETWEEN 1 AND 64),
+                holder TEXT NOT NULL CHECK (length(holder) BETWEEN 1 AND 128),
+                expires_at_ms INTEGER NOT NULL
+            ) STRICT
+            """,
+            """
+            CREATE TABLE key_counts (
+                environment TEXT NOT NULL CHECK (environment IN ('production', 'development')),
+                state TEXT NOT NULL CHECK (state IN ('active', 'revoked')),
+                count INTEGER NOT NULL CHECK (count >= 0),
+                counted_at_ms INTEGER NOT NULL,
+                PRIMARY KEY (environment, state)
+            ) STRICT
+            """
+        ),
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.
@@ -101,14 +126,15 @@ enum SQLiteSchema {
         }
     }
 
-    /// Applies the missing migrations in one immediate transaction (``SQLMigrations``).
-    /// - Throws: ``StoreError/Code/storageUnavailable`` when the file's schema is newer than this release.
-    static func migrate(_ connection: SQLiteConnection) async throws {
+    /// Applies the missing migrations in one immediate transaction (``SQLMigrations``), or under
+    /// ``MigrationPolicy/verify`` only checks that this release can run on the file's schema.
+    /// - Throws: ``StoreError/Code/storageUnavailable`` when this release cannot run on the file's schema.
+    static func migrate(_ connection: SQLiteConnection, policy: MigrationPolicy) async throws -> SchemaVersion {
         try await SQLiteExecutor.transaction(on: connection) {
             try await SQLMigrations.apply(
                 migrations, table: "schema_version",
                 creating: "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT",
-                dialect: .sqlite
+                policy: policy, dialect: .sqlite
             ) { statement in try await SQLiteExecutor.run(statement, on: connection) }
         }
     }

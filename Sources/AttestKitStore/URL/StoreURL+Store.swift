@@ -5,13 +5,20 @@ extension StoreURL {
     /// A new, unprepared store for this URL.
     ///
     /// Run it as a `Service` (in the server's `ServiceGroup`), then call ``AttestationStore/prepare()``.
+    /// - Parameters:
+    ///   - migrations: Whether preparing a SQL store applies the missing migrations or only checks the schema
+    ///     (the memory store has no schema).
+    ///   - logger: Where the store logs.
     /// - Throws: ``StoreError/Code/invalidInput`` when the PostgreSQL settings are malformed.
-    public func makeStore(logger: Logger = StoreLogging.silent) throws(StoreError) -> any AttestationStore {
+    public func makeStore(
+        migrations: MigrationPolicy = .apply, logger: Logger = StoreLogging.silent
+    ) throws(StoreError) -> any AttestationStore {
         if backend == .sqlite, let sqlitePath {
-            return SQLiteAttestationStore(path: sqlitePath, logger: logger)
+            return SQLiteAttestationStore(
+                configuration: .init(path: sqlitePath), migrations: migrations, logger: logger)
         }
         if backend == .postgres, let postgres {
-            return try PostgresAttestationStore(configuration: postgres, logger: logger)
+            return try PostgresAttestationStore(configuration: postgres, migrations: migrations, logger: logger)
         }
         return MemoryAttestationStore()
     }

@@ -1,0 +1,217 @@
+import AttestKit
+import AttestKitTestSupport
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Testing
+
+@testable import AttestKitStore
+
+/// Expand, then contract: a release runs on any schema its migrations leave compatible with it, so replicas of two
+/// releases share one database during a rolling upgrade and a rollback needs no down-migration; a server that
+/// does not migrate (`storage.migrations=verify`) refuses a schema that lacks migrations instead of applying them.
+@Suite("Schema migrations")
+struct SchemaMigrationTests {
+    static let t0 = TestKeys.t0
+
+    /// One database of a durable backend, opened by as many stores as a test wants, and raw SQL on it (what a newer
+    /// release's migration would run).
+    struct Database {
+        let backend: StoreBackend
+        let path: String
+        let schema: String
+
+        func store(_ migrations: MigrationPolicy = .apply) throws -> any AttestationStore {
+            switch backend {
+            case .postgres:
+                try PostgresAttestationStore(
+                    configuration: PostgresTestServer.configuration(schema: schema), migrations: migrations)
+            default:
+                SQLiteAttestationStore(configuration: .init(path: path), migrations: migrations)
+            }
+        }
+
+        /// `name` qualified as this backend's statements need it.
+        func table(_ name: String) -> String { backend == .postgres ? "\"\(schema)\".\(name)" : name }
+
+        /// Runs `statement` through `store`'s own connections.
+        func execute(_ statement: String, on store: any AttestationStore) async throws {
+            switch store {
+            case let store as SQLiteAttestationStore:
+                _ = try await store.executeOnWriter(statement)
+            case let store as PostgresAttestationStore:
+                let executor = store.sql.executor
+                _ = try await executor.client.withConnection { connection in
+                    try await PostgresExecutor.run(SQLStatement(statement), on: connection, logger: executor.logger)
+                }
+            default:
+                Issue.record("not a SQL store")
+            }
+        }
+    }
+
+    /// Runs `body` with a fresh database of `backend` (PostgreSQL: a schema of its own, dropped after).
+    static func withDatabase(_ backend: StoreBackend, _ body: (Database) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let schema = "m_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let database = Database(
+            backend: backend, path: directory.url.appendingPathComponent("store.sqlite").path, schema: schema)
+        guard backend == .postgres else { return try await body(database) }
+        guard await PostgresTestServer.shared.isAvailable() else { return }
+        await PostgresTestServer.shared.gate.enter()
+        do {
+            try await body(database)
+        } catch {
+            await drop(database)
+            await PostgresTestServer.shared.gate.leave()
+            throw error
+        }
+        await drop(database)
+        await PostgresTestServer.shared.gate.leave()
+    }
+
+    private static func drop(_ database: Database) async {
+        guard let store = try? PostgresTestServer.store(schema: database.schema) else { return }
+        try? await running(store) { _ in try await store.dropSchema() }
+    }
+
+    /// Runs `store`'s service around `body` and closes it after; `body` prepares it when it wants to.
+    static func running<Result: Sendable>(
+        _ store: any AttestationStore, _ body: (any AttestationStore) async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await store.run() }
+            defer { group.cancelAll() }
+            do {
+                let result = try await body(store)
+                await store.close()
+                return result
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
+    }
+
+    /// The durable backends: SQLite, and PostgreSQL when it answers or is required.
+    static func backends() async -> [StoreBackend] { await StoreBackend.durable() }
+
+    /// The error `body` throws, if any.
+    static func failure(_ body: () async throws -> Void) async -> StoreError? {
+        do {
+            try await body()
+            return nil
+        } catch let error as StoreError {
+            return error
+        } catch {
+            Issue.record("not a StoreError: \(error)")
+            return nil
+        }
+    }
+
+    @Test("every migration after the first is additive, and both backends know the same number")
+    func declarations() {
+        let postgres = PostgresSchema(name: "attestkit").migrations
+        #expect(postgres.count == SQLiteSchema.migrations.count)
+        #expect(SQLMigration.oldestCompatibleRelease(of: postgres) == 1)
+        #expect(SQLMigration.oldestCompatibleRelease(of: SQLiteSchema.migrations) == 1)
+        #expect(SQLMigration.oldestCompatibleRelease(of: [.breaking("a"), .additive("b"), .breaking("c")]) == 3)
+        #expect(SQLMigration.oldestCompatibleRelease(of: [.breaking("a"), .breaking("b"), .additive("c")]) == 2)
+        #expect(SQLMigration.oldestCompatibleRelease(of: []) == 0)
+    }
+
+    @Test("this release runs on a schema one additive migration ahead, migrating or not", arguments: await backends())
+    func additiveAhead(backend: StoreBackend) async throws {
+        try await Self.withDatabase(backend) { database in
+            let known = SQLiteSchema.migrations.count
+            // A newer release: its migration adds a nullable column and a table, and declares itself additive.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                for statement in [
+                    "ALTER TABLE \(database.table("keys")) ADD COLUMN attested_os_build TEXT",
+                    "CREATE TABLE \(database.table("future_notes")) (note TEXT)",
+                    "UPDATE \(database.table("schema_version")) SET version = version + 1",
+                ] {
+                    try await database.execute(statement, on: store)
+                }
+            }
+            for policy in [MigrationPolicy.apply, .verify] {
+                try await Self.running(try database.store(policy)) { store in
+                    try await store.prepare()
+                    #expect(await store.schemaVersion == SchemaVersion(found: known + 1, current: known + 1, known: known))
+                    // Every kind of record still reads and writes.
+                    let registration = try TestKeys.registration(receiptRefreshAt: Self.t0)
+                    _ = try await store.registerKey(registration, now: Self.t0)
+                    #expect(try await store.advanceCounter(of: registration.keyID, to: 1, now: Self.t0).counter == 1)
+                    let update = try TestKeys.receipt(at: 60, riskMetric: 3)
+                    #expect(try await store.storeReceipt(update, for: registration.keyID, now: Self.t0).riskMetric == 3)
+                    let challenge = try await store.issueChallenge(purpose: .attest, now: Self.t0)
+                    _ = try await store.consumeChallenge(challenge.id, purpose: .attest, keyID: nil, now: Self.t0)
+                    #expect(try await store.consumeToken("t-\(policy)", expiresAt: Self.t0 + 60, now: Self.t0))
+                    #expect(try await store.keyCounts().total >= 1)
+                }
+            }
+            // Nothing was applied again, nothing undone: the newer release's column is still there.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                try await database.execute(
+                    "UPDATE \(database.table("keys")) SET attested_os_build = '21A5' WHERE counter = 1", on: store)
+            }
+        }
+    }
+
+    @Test("a newer schema that is not additive is refused, untouched", arguments: await backends())
+    func breakingAhead(backend: StoreBackend) async throws {
+        try await Self.withDatabase(backend) { database in
+            let known = SQLiteSchema.migrations.count
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                try await database.execute(
+                    "UPDATE \(database.table("schema_version")) SET version = version + 1, compatible_from = version + 1",
+                    on: store)
+            }
+            for policy in [MigrationPolicy.apply, .verify] {
+                let error = await Self.failure {
+                    try await Self.running(try database.store(policy)) { store in try await store.prepare() }
+                }
+                #expect(error?.code == .storageUnavailable)
+                #expect(error?.reason.contains("needs a release that knows at least \(known + 1) migrations") == true)
+            }
+        }
+    }
+
+    @Test("a server that does not migrate refuses a missing or older schema, naming attestkit migrate",
+        arguments: await backends())
+    func verifyRefusesMissingOrOlder(backend: StoreBackend) async throws {
+        try await Self.withDatabase(backend) { database in
+            let missing = await Self.failure {
+                try await Self.running(try database.store(.verify)) { store in try await store.prepare() }
+            }
+            #expect(missing?.code == .storageUnavailable)
+            #expect(missing?.reason.contains("run `attestkit migrate`") == true)
+            if backend == .sqlite {
+                #expect(!FileManager.default.fileExists(atPath: database.path))
+            }
+
+            try await Self.running(try database.store(.apply)) { store in
+                try await store.prepare()
+                let known = SQLiteSchema.migrations.count
+                #expect(await store.schemaVersion == SchemaVersion(found: 0, current: known, known: known))
+            }
+            try await Self.running(try database.store(.verify)) { store in try await store.prepare() }
+
+            // An older schema (as the previous release left it) is not migrated by a server that does not migrate.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                try await database.execute("UPDATE \(database.table("schema_version")) SET version = version - 1", on: store)
+            }
+            let older = await Self.failure {
+                try await Self.running(try database.store(.verify)) { store in try await store.prepare() }
+            }
+            #expect(older?.code == .storageUnavailable)
+            #expect(older?.reason.contains("run `attestkit migrate`") == true)
+        }
+    }
+}
