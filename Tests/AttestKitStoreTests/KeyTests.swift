@@ -142,8 +142,10 @@ struct KeyTests {
         }
     }
 
-    @Test("keys due for a receipt refresh: active, with a receipt, earliest first", arguments: await StoreBackend.all())
-    func dueForRefresh(backend: StoreBackend) async throws {
+    @Test(
+        "keys due for a receipt refresh are claimed: active, with a receipt, earliest first, each once until the lease",
+        arguments: await StoreBackend.all())
+    func claimForRefresh(backend: StoreBackend) async throws {
         try await backend.withStore { store in
             let soon = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(3_600))
             let later = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(7_200))
@@ -151,33 +153,38 @@ struct KeyTests {
             let revoked = try TestKeys.registration(receiptRefreshAt: t0)
             for registration in [soon, later, never, revoked] { _ = try await store.registerKey(registration, now: t0) }
             _ = try await store.revokeKey(revoked.keyID, now: t0)
+            let lease = Duration.seconds(3_600)
+            func claim(at offset: TimeInterval, limit: Int = 10) async throws -> [KeyRecord] {
+                try await store.claimReceiptRefresh(now: t0.addingTimeInterval(offset), limit: limit, lease: lease)
+            }
 
-            #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(3_599), limit: 10).isEmpty)
-            #expect(
-                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(5_400), limit: 10).map(\.keyID) == [
-                    soon.keyID
-                ])
-            #expect(
-                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 10).map(\.keyID)
-                    == [soon.keyID, later.keyID])
-            #expect(
-                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 1).map(\.keyID) == [
-                    soon.keyID
-                ])
-
-            try await store.postponeReceiptRefresh(of: soon.keyID, until: t0.addingTimeInterval(10_800))
-            #expect(
-                try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(7_200), limit: 10).map(\.keyID) == [
-                    later.keyID
-                ])
-            try await store.postponeReceiptRefresh(of: later.keyID, until: nil)
-            #expect(try await store.keysDueForReceiptRefresh(now: t0.addingTimeInterval(9_000), limit: 10).isEmpty)
+            #expect(try await claim(at: 3_599).isEmpty)
+            let first = try await claim(at: 5_400)
+            #expect(first.map(\.keyID) == [soon.keyID])
+            #expect(first.first?.receiptRefreshAt == t0.addingTimeInterval(9_000))
+            #expect(try await store.key(soon.keyID)?.receiptRefreshAt == t0.addingTimeInterval(9_000))
+            // Claimed: no other claimer gets it while the lease runs.
+            #expect(try await claim(at: 5_400).isEmpty)
+            #expect(try await claim(at: 7_200, limit: 1).map(\.keyID) == [later.keyID])
+            #expect(try await claim(at: 8_999).isEmpty)
+            // A claim nobody finished (its holder crashed) is due again once the lease passes.
+            #expect(try await claim(at: 9_000).map(\.keyID) == [soon.keyID])
+            // Finishing a claim (storing the receipt or postponing the key) sets the next refresh time.
+            try await store.postponeReceiptRefresh(of: soon.keyID, until: nil)
+            try await store.postponeReceiptRefresh(of: later.keyID, until: t0.addingTimeInterval(20_000))
+            #expect(try await claim(at: 19_999).isEmpty)
+            #expect(try await claim(at: 20_000).map(\.keyID) == [later.keyID])
             await #expect(throws: StoreError.keyNotFound) {
                 try await store.postponeReceiptRefresh(of: TestKeys.key().keyID, until: t0)
             }
             for limit in [0, StoreLimits.maximumListLimit + 1] {
                 await #expect(throws: StoreError.invalidInput) {
-                    _ = try await store.keysDueForReceiptRefresh(now: t0, limit: limit)
+                    _ = try await store.claimReceiptRefresh(now: t0, limit: limit, lease: lease)
+                }
+            }
+            for lease in [Duration.zero, .milliseconds(999), .seconds(86_401)] {
+                await #expect(throws: StoreError.invalidInput) {
+                    _ = try await store.claimReceiptRefresh(now: t0, limit: 1, lease: lease)
                 }
             }
         }

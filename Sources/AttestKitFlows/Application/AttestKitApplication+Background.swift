@@ -1,3 +1,4 @@
+import Foundation
 public import ServiceLifecycle
 
 extension AttestKitApplication {
@@ -14,7 +15,7 @@ extension AttestKitApplication {
     /// Deletes expired challenges and consumed-token records (`challenge-cleanup.interval`).
     public var challengeCleanup: ChallengeCleanupService {
         ChallengeCleanupService(
-            store: store, interval: configuration.challengeCleanupInterval, logger: logger, now: now)
+            store: store, interval: configuration.challengeCleanupInterval, holder: replica, logger: logger, now: now)
     }
 
     /// Trades receipts with Apple for fresh risk metrics (`receipt-refresh.*`), with this application's metrics;
@@ -23,7 +24,19 @@ extension AttestKitApplication {
         guard let apple, !apple.receiptExchange.isEmpty else { return nil }
         return ReceiptRefreshService(
             store: store, exchange: apple.receiptExchange, interval: configuration.receiptRefreshInterval,
-            batch: configuration.receiptRefreshBatch, riskThreshold: configuration.policy.riskMetricThreshold,
+            batch: configuration.receiptRefreshBatch, lease: configuration.receiptRefreshLease,
+            riskThreshold: configuration.policy.riskMetricThreshold,
             metrics: metrics, logger: logger, now: now)
+    }
+}
+
+extension AttestKitApplication {
+    /// `HOST/PID/RANDOM`: the host name (at most 64 characters), the process id and 8 random hex digits.
+    static func replicaName() -> String {
+        let host = String(
+            ProcessInfo.processInfo.hostName.unicodeScalars.filter { (0x21...0x7E).contains($0.value) }
+                .prefix(64).map(Character.init))
+        let suffix = String(UInt32.random(in: .min ... .max), radix: 16)
+        return "\(host.isEmpty ? "replica" : host)/\(ProcessInfo.processInfo.processIdentifier)/\(suffix)"
     }
 }

@@ -68,6 +68,9 @@ extension AttestKitApplication {
         public var receiptRefreshInterval: Duration
         /// How many due keys one refresh round handles at most (`receipt-refresh.batch`).
         public var receiptRefreshBatch: Int
+        /// How long a key claimed by a refresh round is kept from other replicas (`receipt-refresh.lease`): the
+        /// keys of a replica that stops mid-round are due again after it. Longer than a round takes.
+        public var receiptRefreshLease: Duration = .seconds(300)
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
         /// Whether this replica runs the background jobs (`background.jobs`: `run`, the default, or `off`): the
@@ -188,6 +191,9 @@ extension AttestKitApplication {
             }
             guard (1...10_000).contains(receiptRefreshBatch) else {
                 throw ConfigurationError("receipt-refresh.batch", "is 1 to 10000")
+            }
+            guard receiptRefreshLease >= .seconds(1), receiptRefreshLease <= .seconds(86_400) else {
+                throw ConfigurationError("receipt-refresh.lease", "is 1 to 86400 seconds")
             }
         }
     }

@@ -47,6 +47,9 @@ public struct AttestKitApplication: Sendable {
     public let debugTokens: DebugTokens
     /// The DeviceCheck fallback, or `nil` without Apple's clients.
     public let deviceTokens: DeviceTokenValidator?
+    /// This replica's name in the store's job leases: the host name, the process id and a random suffix, unique
+    /// for each application (so two in one process are two holders), never a secret.
+    public let replica: String
     /// The guard of each route group: `default` and the configured ones.
     let guards: [String: RouteGuard]
     /// Attestations per client address.
@@ -83,6 +86,7 @@ public struct AttestKitApplication: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.now = now
+        self.replica = Self.replicaName()
         // The adopter's own rules, then the deployment's, run inside the verifier, right after Apple's checks.
         let verifierConfiguration = try? AttestationVerifier.Configuration(
             appIDs: configuration.appIDs, environments: configuration.environments,

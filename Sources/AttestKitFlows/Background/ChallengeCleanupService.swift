@@ -5,19 +5,34 @@ public import ServiceLifecycle
 
 /// Deletes expired challenges, and the records of consumed tokens that expired, at a fixed interval until graceful
 /// shutdown.
+///
+/// Replicas sharing a store clean it up one at a time: a round runs only while this replica holds the `cleanup`
+/// lease (``AttestKitStore/JobLeaseStore``), taken or renewed at each round for three intervals, so another replica
+/// takes over within three intervals of the holder stopping.
 public struct ChallengeCleanupService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let interval: Duration
+    let holder: String
     let logger: Logger
     let now: @Sendable () -> Date
 
+    /// The name of the lease the cleanup runs under.
+    public static let job = "cleanup"
+
     /// Creates the service.
+    /// - Parameters:
+    ///   - store: The store to clean up.
+    ///   - interval: The time between rounds.
+    ///   - holder: This replica's name in the store's leases (``AttestKitApplication/replica``).
+    ///   - logger: Where failures are logged.
+    ///   - now: The clock (injected for tests).
     public init(
-        store: any AttestationStore, interval: Duration, logger: Logger,
+        store: any AttestationStore, interval: Duration, holder: String, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.interval = interval
+        self.holder = holder
         self.logger = logger
         self.now = now
     }
@@ -35,12 +50,22 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
         }
     }
 
-    /// One round: delete what expired; a storage failure is logged and retried next round.
-    /// - Returns: How many challenges and token records were deleted.
+    /// One round: delete what expired, when this replica holds the lease; a storage failure is logged and retried
+    /// next round.
+    /// - Returns: How many challenges and token records were deleted (0 without the lease).
     @discardableResult
     public func round() async -> Int {
         let time = now()
         var deleted = 0
+        do {
+            let lease = min(max(interval * 3, .seconds(1)), .seconds(86_400))
+            guard try await store.acquireLease(on: Self.job, holder: holder, duration: lease, now: time) else {
+                return 0
+            }
+        } catch {
+            logger.warning("cleanup lease failed", metadata: ["code": "\(error.code)"])
+            return 0
+        }
         do {
             let challenges = try await store.deleteExpiredChallenges(now: time)
             if challenges > 0 { logger.debug("expired challenges deleted", metadata: ["count": "\(challenges)"]) }

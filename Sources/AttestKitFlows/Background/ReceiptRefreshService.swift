@@ -8,7 +8,11 @@ public import ServiceLifecycle
 /// Trades stored receipts with Apple for fresh ones (and their risk metric) once they are due, until graceful
 /// shutdown.
 ///
-/// Each round takes the due keys (receipt refresh time passed), earliest first, and exchanges their receipts:
+/// Each round claims the due keys (receipt refresh time passed), earliest first, and exchanges their receipts. The
+/// claim (``AttestKitStore/KeyStore/claimReceiptRefresh(now:limit:lease:)``) moves each key's refresh time to the
+/// end of a lease in the same statement, so replicas sharing a store trade each due receipt once between them, and
+/// the keys of a replica that stops mid-round (a crash) are due again, for any replica, once the lease passes; keys
+/// a round claimed but did not reach because it was cancelled (shutdown) are handed back at once.
 /// a new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
 /// 304 moves the key's next refresh to the receipt's Not Before. An answer about one receipt (Apple refuses it
 /// with 400, 401, 403 or 404, or its answer does not verify) postpones only that key, longer each time
@@ -21,6 +25,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let exchange: [AppAttestEnvironment: ReceiptExchangeClient]
     let interval: Duration
     let batch: Int
+    let lease: Duration
     let riskThreshold: Int?
     let metrics: FlowMetrics
     let logger: Logger
@@ -43,19 +48,21 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     ///   - exchange: Apple's receipt exchange, per environment.
     ///   - interval: The time between rounds (when Apple answers).
     ///   - batch: The most keys one round takes.
+    ///   - lease: How long a claimed key is kept from other claimers (longer than a round takes).
     ///   - riskThreshold: A risk metric above this is counted and logged (``RiskPolicy/threshold``).
     ///   - metrics: Where refreshes are counted.
     ///   - logger: Where rounds, refusals and back-offs are logged (never a receipt).
     ///   - now: The clock (injected for tests).
     public init(
         store: any AttestationStore, exchange: [AppAttestEnvironment: ReceiptExchangeClient], interval: Duration,
-        batch: Int, riskThreshold: Int?, metrics: FlowMetrics, logger: Logger,
+        batch: Int, lease: Duration = .seconds(300), riskThreshold: Int?, metrics: FlowMetrics, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.exchange = exchange
         self.interval = interval
         self.batch = batch
+        self.lease = lease
         self.riskThreshold = riskThreshold
         self.metrics = metrics
         self.logger = logger
@@ -83,14 +90,16 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         var outcome = Round()
         let due: [KeyRecord]
         do {
-            due = try await store.keysDueForReceiptRefresh(now: now(), limit: batch)
+            due = try await store.claimReceiptRefresh(now: now(), limit: batch, lease: lease)
         } catch {
             logger.warning("receipt refresh: storage failed", metadata: ["code": "\(error.code)"])
             outcome.backedOff = true
             return outcome
         }
+        var reached = 0
         for record in due {
             guard !Task.isCancelled else { break }
+            reached += 1
             guard let receipt = record.receipt, let client = exchange[record.environment] else { continue }
             do {
                 switch try await client.exchange(receipt, appID: record.appID, keyID: record.keyID, logger: logger) {
@@ -140,7 +149,23 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 break
             }
         }
+        // Keys not traded because Apple failed (from the one that failed) or the service is stopping go back at once:
+        // their receipts did nothing wrong, and another replica need not wait for the lease.
+        if outcome.backedOff, reached > 0 {
+            await handBack(due[(reached - 1)...])
+        } else if reached < due.count {
+            await handBack(due[reached...])
+        }
         return outcome
+    }
+
+    /// Makes claimed keys due again at once; best effort: a key not handed back is due when its lease passes. Runs
+    /// in a task of its own: the round's task may be cancelled, and a store may refuse work for a cancelled task.
+    private func handBack(_ keys: ArraySlice<KeyRecord>) async {
+        let (store, time, keyIDs) = (store, now(), keys.map(\.keyID))
+        await Task {
+            for keyID in keyIDs { try? await store.postponeReceiptRefresh(of: keyID, until: time) }
+        }.value
     }
 
     /// Whether Apple's answer is about this one receipt (the key waits, the round goes on) rather than about

@@ -60,7 +60,10 @@ struct ReplayStore: AttestationStore {
         throw Self.notRecorded
     }
     func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord { throw Self.notRecorded }
-    func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
+    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
+        throw Self.notRecorded
+    }
+    func acquireLease(on job: String, holder: String, duration: Duration, now: Date) async throws(StoreError) -> Bool {
         throw Self.notRecorded
     }
     func keyCounts() async throws(StoreError) -> KeyCounts { throw Self.notRecorded }

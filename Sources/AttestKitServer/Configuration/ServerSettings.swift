@@ -159,6 +159,9 @@ extension ServerSetting {
             "`auto`: text on a terminal, JSON otherwise (or `json`, `text`)"),
         ServerSetting("receipt-refresh.interval", .number, default: "60", "`60` seconds"),
         ServerSetting("receipt-refresh.batch", .integer, default: "100", "`100` keys"),
+        ServerSetting(
+            "receipt-refresh.lease", .number, default: "300",
+            "`300` seconds a claimed key is kept from other replicas (1 to 86400)"),
         ServerSetting("challenge-cleanup.interval", .number, default: "60", "`60` seconds"),
         ServerSetting(
             "background.jobs", .choice, default: "run",

@@ -12,6 +12,7 @@ public actor MemoryAttestationStore: AttestationStore {
     private var history: [KeyID: [RiskMetricEntry]] = [:]
     private var budgets: [String: (tokens: Int64, updated: Int64)] = [:]
     private var consumedTokens: [String: Date] = [:]
+    private var leases: [String: (holder: String, expires: Int64)] = [:]
     private var closed = false
 
     /// Creates an empty store.
@@ -35,6 +36,21 @@ public actor MemoryAttestationStore: AttestationStore {
         keys = [:]
         history = [:]
         consumedTokens = [:]
+        leases = [:]
+    }
+
+    // MARK: Job leases
+
+    /// Takes or renews a job's lease; see ``JobLeaseStore/acquireLease(on:holder:duration:now:)``.
+    public func acquireLease(on job: String, holder: String, duration: Duration, now: Date) throws(StoreError) -> Bool {
+        try checkOpen()
+        try StoreLimits.checkLeaseName(job, maximum: 64, "a job name")
+        try StoreLimits.checkLeaseName(holder, maximum: 128, "a lease holder")
+        let instant = try StoreTime.milliseconds(now, "now")
+        let until = try StoreLimits.leaseEnd(instant, duration)
+        if let lease = leases[job], lease.expires > instant, lease.holder != holder { return false }
+        leases[job] = (holder, until)
+        return true
     }
 
     // MARK: Challenges
@@ -161,11 +177,12 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
-    /// Keys due for a receipt exchange; see ``KeyStore/keysDueForReceiptRefresh(now:limit:)``.
-    public func keysDueForReceiptRefresh(now: Date, limit: Int) throws(StoreError) -> [KeyRecord] {
+    /// Claims the keys due for a receipt exchange; see ``KeyStore/claimReceiptRefresh(now:limit:lease:)``.
+    public func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) throws(StoreError) -> [KeyRecord] {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
         try StoreLimits.checkLimit(limit)
+        let until = StoreTime.date(try StoreLimits.leaseEnd(try StoreTime.milliseconds(instant, "now"), lease))
         let due = keys.values.filter { record in
             guard record.revokedAt == nil, record.receipt != nil, let refreshAt = record.receiptRefreshAt else {
                 return false
@@ -179,7 +196,13 @@ public actor MemoryAttestationStore: AttestationStore {
             }
             return lhs.keyID.bytes.lexicographicallyPrecedes(rhs.keyID.bytes)
         }
-        return Array(sorted.prefix(limit))
+        return KeyRecord.claimOrder(
+            sorted.prefix(limit).map { record in
+                var claimed = record
+                claimed.receiptRefreshAt = until
+                keys[record.keyID] = claimed
+                return claimed
+            })
     }
 
     /// Key counts by environment and state.

@@ -136,3 +136,16 @@ extension KeyRecord {
         return StoreError(.receiptNotNewer, "the stored receipt is as new or newer")
     }
 }
+
+extension KeyRecord {
+    /// Claimed keys in the order every backend returns them: oldest receipt first, ties by identifier bytes (a
+    /// claim's `RETURNING` has no order of its own).
+    static func claimOrder(_ records: [KeyRecord]) -> [KeyRecord] {
+        records.sorted { lhs, rhs in
+            let left = lhs.receiptCreatedAt ?? .distantPast
+            let right = rhs.receiptCreatedAt ?? .distantPast
+            guard left == right else { return left < right }
+            return lhs.keyID.bytes.lexicographicallyPrecedes(rhs.keyID.bytes)
+        }
+    }
+}

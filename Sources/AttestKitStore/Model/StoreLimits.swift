@@ -64,4 +64,20 @@ public enum StoreLimits {
             throw StoreError(.invalidInput, "a limit must lie between 1 and \(maximumListLimit)")
         }
     }
+
+    /// Checks a lease's duration (1 second to 1 day) and returns its end in Unix milliseconds.
+    static func leaseEnd(_ now: Int64, _ duration: Duration) throws(StoreError) -> Int64 {
+        guard duration >= .seconds(1), duration <= .seconds(86_400) else {
+            throw StoreError(.invalidInput, "a lease must last 1 second to 1 day")
+        }
+        let (seconds, attoseconds) = duration.components
+        return now + seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Checks a job's name (1 to 64) or a lease holder (1 to 128 printable ASCII characters).
+    static func checkLeaseName(_ text: String, maximum: Int, _ name: StaticString) throws(StoreError) {
+        guard !text.isEmpty, text.utf8.count <= maximum, text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw StoreError(.invalidInput, "\(name) must have 1 to \(maximum) printable ASCII characters")
+        }
+    }
 }

@@ -105,8 +105,8 @@ struct PostgresSchema: Sendable {
                     CHECK (app_key IS NULL OR octet_length(app_key) BETWEEN 1 AND 1024)
                 """
             ),
-            // 5: the schema's compatibility, leases on background jobs shared by replicas, and the key counts one
-            // replica publishes (additive: a nullable column and new tables).
+            // 5: the schema's compatibility, leases on background jobs shared by replicas, and key counts kept by
+            // triggers (additive: a nullable column, new tables, triggers that only write the new table).
             .additive(
                 "ALTER TABLE \(table("schema_version")) ADD COLUMN compatible_from BIGINT",
                 """
@@ -120,10 +120,39 @@ struct PostgresSchema: Sendable {
                 CREATE TABLE \(table("key_counts")) (
                     environment TEXT NOT NULL CHECK (environment IN ('production', 'development')),
                     state TEXT NOT NULL CHECK (state IN ('active', 'revoked')),
-                    count BIGINT NOT NULL CHECK (count >= 0),
-                    counted_at_ms BIGINT NOT NULL,
+                    count BIGINT NOT NULL,
                     PRIMARY KEY (environment, state)
                 )
+                """,
+                // Every bucket has a row from the start, so the triggers only ever update one.
+                """
+                INSERT INTO \(table("key_counts")) (environment, state, count)
+                SELECT e.environment, s.state, (
+                    SELECT count(*) FROM \(table("keys")) k WHERE k.environment = e.environment
+                        AND (CASE WHEN k.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END) = s.state)
+                FROM (VALUES ('production'), ('development')) AS e (environment),
+                    (VALUES ('active'), ('revoked')) AS s (state)
+                """,
+                """
+                CREATE FUNCTION \(quoted).count_keys() RETURNS trigger LANGUAGE plpgsql AS $body$
+                BEGIN
+                    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                        UPDATE \(table("key_counts")) SET count = count - 1
+                        WHERE environment = OLD.environment
+                            AND state = CASE WHEN OLD.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END;
+                    END IF;
+                    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                        UPDATE \(table("key_counts")) SET count = count + 1
+                        WHERE environment = NEW.environment
+                            AND state = CASE WHEN NEW.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END;
+                    END IF;
+                    RETURN NULL;
+                END
+                $body$
+                """,
+                """
+                CREATE TRIGGER keys_count AFTER INSERT OR DELETE OR UPDATE OF revoked_at_ms ON \(table("keys"))
+                    FOR EACH ROW EXECUTE FUNCTION \(quoted).count_keys()
                 """
             ),
         ]

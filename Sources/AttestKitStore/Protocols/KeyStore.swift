@@ -40,8 +40,15 @@ public protocol KeyStore: Sendable {
     /// - Throws: ``StoreError/Code/keyNotFound``.
     func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord
 
-    /// Active keys with a receipt whose refresh time is at or before `now`, earliest first, at most `limit`.
-    func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord]
+    /// Claims the active keys with a receipt whose refresh time is at or before `now`, the earliest due first, at
+    /// most `limit`, moving each one's refresh time to `now + lease` in the same atomic statement (PostgreSQL: `FOR
+    /// UPDATE SKIP LOCKED`; SQLite: its single writer). Of concurrent claimers, in one process or across replicas,
+    /// each due key goes to one; a claim whose holder stops before storing the new receipt or postponing the key
+    /// (a crash) is due again once the lease passes. The records returned carry the lease as their refresh time,
+    /// oldest receipt first (ties by identifier bytes), the same on every backend.
+    /// - Throws: ``StoreError/Code/invalidInput`` for a `limit` outside 1 to ``StoreLimits/maximumListLimit``
+    ///   or a `lease` outside 1 second to 1 day.
+    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord]
 
     /// How many keys the store holds, by environment and state.
     func keyCounts() async throws(StoreError) -> KeyCounts

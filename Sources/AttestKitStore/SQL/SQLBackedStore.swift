@@ -82,9 +82,9 @@ extension SQLBackedStore {
         try await sql.revokeKey(keyID, now: now)
     }
 
-    /// Active keys with a receipt due for exchange at `now`, earliest first.
-    public func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
-        try await sql.keysDueForReceiptRefresh(now: now, limit: limit)
+    /// Claims the due keys in one statement.
+    public func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
+        try await sql.claimReceiptRefresh(now: now, limit: limit, lease: lease)
     }
 
     /// Key counts by environment and state, in one `GROUP BY`.

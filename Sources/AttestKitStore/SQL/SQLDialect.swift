@@ -36,4 +36,13 @@ enum SQLDialect: Sendable {
         case .postgres: "\(alias).*"
         }
     }
+
+    /// What a claiming subquery adds so that concurrent claimers take different rows: PostgreSQL's ` FOR UPDATE
+    /// SKIP LOCKED`; nothing for SQLite, whose single writer runs one claim at a time.
+    var skipLocked: String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: " FOR UPDATE SKIP LOCKED"
+        }
+    }
 }

@@ -237,30 +237,37 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return existing
     }
 
-    /// Active keys with a receipt due for exchange at `now`, earliest first.
-    func keysDueForReceiptRefresh(now: Date, limit: Int) async throws(StoreError) -> [KeyRecord] {
+    /// Claims the due keys in one `UPDATE … WHERE key_id IN (SELECT … LIMIT n [FOR UPDATE SKIP LOCKED]) RETURNING`:
+    /// the refresh time becomes the lease's end, so no other claimer sees the key as due until it passes.
+    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
         let instant = try StoreTime.milliseconds(now, "now")
         try StoreLimits.checkLimit(limit)
+        let until = try StoreLimits.leaseEnd(instant, lease)
+        let keys = executor.table("keys")
         let rows = try await executor.query(
-            "listing keys due for a receipt refresh",
+            "claiming keys due for a receipt refresh",
             SQLStatement(
                 """
-                SELECT \(StoreColumns.key) FROM \(executor.table("keys"))
-                WHERE revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= \(parameter(1))
-                ORDER BY receipt_refresh_at_ms, key_id LIMIT \(parameter(2))
-                """, [.integer(instant), .integer(Int64(limit))]), access: .read)
-        return try rows.map { row throws(StoreError) in try row.keyRecord() }
+                UPDATE \(keys) SET receipt_refresh_at_ms = \(parameter(1))
+                WHERE key_id IN (
+                    SELECT key_id FROM \(keys)
+                    WHERE revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= \(parameter(2))
+                    ORDER BY receipt_refresh_at_ms, key_id LIMIT \(parameter(3))\(dialect.skipLocked))
+                RETURNING \(StoreColumns.key)
+                """, [.integer(until), .integer(instant), .integer(Int64(limit))]), access: .write)
+        return KeyRecord.claimOrder(try rows.map { row throws(StoreError) in try row.keyRecord() })
     }
 
-    /// Key counts by environment and state, in one `GROUP BY`.
+    /// Key counts by environment and state: the four rows of `key_counts`, which triggers keep in step with every
+    /// registration, revocation and deletion in the same transaction, so the read does not grow with the table.
     func keyCounts() async throws(StoreError) -> KeyCounts {
         let rows = try await executor.query(
             "counting keys",
             SQLStatement(
                 """
-                SELECT environment, CAST(CASE WHEN revoked_at_ms IS NULL THEN 0 ELSE 1 END AS BIGINT) AS revoked,
-                    count(*) AS n
-                FROM \(executor.table("keys")) GROUP BY 1, 2
+                SELECT environment, CAST(CASE WHEN state = 'active' THEN 0 ELSE 1 END AS BIGINT) AS revoked,
+                    count AS n
+                FROM \(executor.table("key_counts"))
                 """), access: .read)
         return try KeyCounts(rows: rows)
     }

@@ -88,8 +88,8 @@ enum SQLiteSchema {
         // 4: the app key a key attestation bound to the key, SubjectPublicKeyInfo DER (additive: a nullable column).
         .additive(
             "ALTER TABLE keys ADD COLUMN app_key BLOB CHECK (app_key IS NULL OR length(app_key) BETWEEN 1 AND 1024)"),
-        // 5: the schema's compatibility, leases on background jobs shared by processes, and the key counts one
-        // process publishes (additive: a nullable column and new tables).
+        // 5: the schema's compatibility, leases on background jobs shared by processes, and key counts kept by
+        // triggers (additive: a nullable column, new tables, triggers that only write the new table).
         .additive(
             "ALTER TABLE schema_version ADD COLUMN compatible_from INTEGER",
             """
@@ -103,10 +103,38 @@ enum SQLiteSchema {
             CREATE TABLE key_counts (
                 environment TEXT NOT NULL CHECK (environment IN ('production', 'development')),
                 state TEXT NOT NULL CHECK (state IN ('active', 'revoked')),
-                count INTEGER NOT NULL CHECK (count >= 0),
-                counted_at_ms INTEGER NOT NULL,
+                count INTEGER NOT NULL,
                 PRIMARY KEY (environment, state)
             ) STRICT
+            """,
+            // Every bucket has a row from the start, so the triggers only ever update one.
+            """
+            INSERT INTO key_counts (environment, state, count)
+            SELECT e.environment, s.state, (
+                SELECT count(*) FROM keys k WHERE k.environment = e.environment
+                    AND (CASE WHEN k.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END) = s.state)
+            FROM (SELECT 'production' AS environment UNION ALL SELECT 'development') AS e,
+                (SELECT 'active' AS state UNION ALL SELECT 'revoked') AS s
+            """,
+            """
+            CREATE TRIGGER keys_count_insert AFTER INSERT ON keys BEGIN
+                UPDATE key_counts SET count = count + 1 WHERE environment = NEW.environment
+                    AND state = CASE WHEN NEW.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END;
+            END
+            """,
+            """
+            CREATE TRIGGER keys_count_delete AFTER DELETE ON keys BEGIN
+                UPDATE key_counts SET count = count - 1 WHERE environment = OLD.environment
+                    AND state = CASE WHEN OLD.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END;
+            END
+            """,
+            """
+            CREATE TRIGGER keys_count_revoke AFTER UPDATE OF revoked_at_ms ON keys BEGIN
+                UPDATE key_counts SET count = count - 1 WHERE environment = OLD.environment
+                    AND state = CASE WHEN OLD.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END;
+                UPDATE key_counts SET count = count + 1 WHERE environment = NEW.environment
+                    AND state = CASE WHEN NEW.revoked_at_ms IS NULL THEN 'active' ELSE 'revoked' END;
+            END
             """
         ),
     ]
