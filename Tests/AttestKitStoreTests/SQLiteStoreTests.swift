@@ -23,7 +23,7 @@ struct SQLiteStoreTests {
         let version = try await connection.query("SELECT version FROM schema_version").first?.column("version")?.integer
         try await connection.close()
         #expect(mode == "wal")
-        #expect(version == 4)  // the tables, the shared rate budgets, the consumed tokens, then app keys
+        #expect(version == 5)  // the tables, the shared rate budgets, the consumed tokens, app keys, dashboard sessions
     }
 
     @Test("a schema newer than this release is refused, not touched")

@@ -101,6 +101,17 @@ struct PostgresSchema: Sendable {
                     CHECK (app_key IS NULL OR octet_length(app_key) BETWEEN 1 AND 1024)
                 """
             ],
+            // 5: dashboard sessions (additive: a new table)
+            [
+                """
+                CREATE TABLE \(table("dashboard_sessions")) (
+                    digest BYTEA PRIMARY KEY CHECK (octet_length(digest) = 32),
+                    created_at_ms BIGINT NOT NULL,
+                    expires_at_ms BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX dashboard_sessions_expiry ON \(table("dashboard_sessions")) (expires_at_ms)",
+            ],
         ]
     }
 

@@ -84,6 +84,17 @@ enum SQLiteSchema {
         ],
         // 4: the app key a key attestation bound to the key (SubjectPublicKeyInfo DER).
         ["ALTER TABLE keys ADD COLUMN app_key BLOB CHECK (app_key IS NULL OR length(app_key) BETWEEN 1 AND 1024)"],
+        // 5: dashboard sessions (additive: a new table)
+        [
+            """
+            CREATE TABLE dashboard_sessions (
+                digest BLOB PRIMARY KEY NOT NULL CHECK (length(digest) = 32),
+                created_at_ms INTEGER NOT NULL,
+                expires_at_ms INTEGER NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at_ms)",
+        ],
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.
