@@ -91,4 +91,23 @@ struct DashboardSessionTests {
             #expect(try await harness.get("/dashboard", headers: ServerHarness.admin).status == 200)
         }
     }
+
+    @Test("once a client's failure budget is spent its cookies are refused (429) without reading the store")
+    func spentBudgetReadsNothing() async throws {
+        var options = CredentialBudgetTests.options(budget: 2)
+        options.sendsBackendToken = true
+        try await StorageFailureTests.withSQLiteServer(options: options) { harness, store, _ in
+            let cookie = try await DashboardLogoutTests.login(harness)
+            for _ in 0..<2 {
+                let forged = try await harness.get("/dashboard", headers: [("Cookie", "attestkit_session=forged")])
+                #expect(forged.status == 401, "\(forged)")
+            }
+            // The store could not answer a lookup now; a spent budget answers first, for the live cookie too.
+            _ = try await store.executeOnWriter("DROP TABLE dashboard_sessions")
+            for sent in ["attestkit_session=forged", cookie] {
+                let answer = try await harness.get("/dashboard", headers: [("Cookie", sent)], allow5xx: true)
+                #expect(answer.status == 429 && answer.errorCode == "rate_limited", "\(answer)")
+            }
+        }
+    }
 }

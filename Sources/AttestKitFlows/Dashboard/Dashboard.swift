@@ -49,10 +49,16 @@ package final class Dashboard: Sendable {
         }
         var session: Bool?
         if let cookie = DashboardSessions.cookie(in: cookies()) {
-            do {
-                session = try await sessions.isValid(cookie, now: application.now())
-            } catch {
-                throw application.failure(error)
+            if application.authFailuresPerClient.exhaustion(client(), now: application.now()) != nil {
+                // A client whose budget of wrong credentials is spent is refused (429) whatever it presents: its
+                // cookie is not looked up, so that guessing cookies costs the store nothing once the budget is spent.
+                session = false
+            } else {
+                do {
+                    session = try await sessions.isValid(cookie, now: application.now())
+                } catch {
+                    throw application.failure(error)
+                }
             }
         }
         do {
