@@ -14,14 +14,16 @@ public import ServiceLifecycle
 /// parameterised, and failures are ``StoreError``s with stable codes.
 ///
 /// It is the composition of small protocols, one per kind of record: ``ChallengeStore``, ``KeyStore``,
-/// ``RateBudgetStore``, ``ConsumedTokenStore`` and ``JobLeaseStore``, plus the lifecycle (`Service`, ``prepare()``, ``close()``). A part
-/// that needs one kind of record takes only its protocol; a new backend implements each protocol for what it
-/// stores (the SQL backends get every operation from one shared implementation and keep only their driver).
+/// ``RateBudgetStore``, ``ConsumedTokenStore``, ``DashboardSessionStore`` and ``JobLeaseStore``, plus the lifecycle
+/// (`Service`, ``prepare()``, ``close()``). A part that needs one kind of record takes only its protocol; a new backend
+/// implements each protocol for what it stores (the SQL backends get every operation from one shared implementation
+/// and keep only their driver).
 ///
 /// A store is a `Service`: run it in a `ServiceGroup` (or use ``StoreURL/withStore(logger:_:)``), call
 /// ``prepare()`` once it runs, and it closes its connections when the group shuts down. Times are
 /// parameters (`now`), stored to the millisecond.
-public protocol AttestationStore: ChallengeStore, KeyStore, RateBudgetStore, ConsumedTokenStore, JobLeaseStore,
+public protocol AttestationStore: ChallengeStore, KeyStore, RateBudgetStore, ConsumedTokenStore, DashboardSessionStore,
+    JobLeaseStore,
     Service
 {
     /// Opens the database and brings its schema up to date; idempotent, and safe to call from several

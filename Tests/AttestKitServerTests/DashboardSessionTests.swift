@@ -1,38 +1,113 @@
+import AttestKitStore
 import Foundation
+import NIOHTTP1
 import Testing
 
 @testable import AttestKitServer
 
-/// A dashboard session is bound to the admin token: rotating the token ends every session, even where the sessions
-/// are kept in a table the old and the new server share.
+/// A dashboard session lives in the store and is bound to the admin token: rotating the token ends every session,
+/// even in the store the old and the new server share; a store that cannot answer lets nobody in.
 @Suite("Dashboard sessions")
 struct DashboardSessionTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-    @Test("a session opened under one admin token is not honoured under another, even from a shared table")
-    func boundToTheAdminToken() {
-        let table = DashboardSessions.Table()
-        let old = DashboardSessions(lifetime: 3_600, adminToken: Array("old-admin-token-0123456789".utf8), table: table)
+    @Test("a session opened under one admin token is not honoured under another, even from a shared store")
+    func boundToTheAdminToken() async throws {
+        let store = MemoryAttestationStore()
+        let old = DashboardSessions(lifetime: 3_600, adminToken: Array("old-admin-token-0123456789".utf8), store: store)
         let rotated = DashboardSessions(
-            lifetime: 3_600, adminToken: Array("new-admin-token-0123456789".utf8), table: table)
-        let cookie = old.open(now: t0)
-        #expect(old.isValid(cookie, now: t0 + 1))
-        #expect(!rotated.isValid(cookie, now: t0 + 1))
+            lifetime: 3_600, adminToken: Array("new-admin-token-0123456789".utf8), store: store)
+        let cookie = try await old.open(now: t0)
+        #expect(try await old.isValid(cookie, now: t0 + 1))
+        #expect(try await !rotated.isValid(cookie, now: t0 + 1))
         #expect(old.digest(cookie) != rotated.digest(cookie))
         // The digest is keyed: not the plain SHA-256 of the cookie that anyone could compute.
-        let fresh = rotated.open(now: t0)
-        #expect(rotated.isValid(fresh, now: t0 + 1) && !old.isValid(fresh, now: t0 + 1))
+        let fresh = try await rotated.open(now: t0)
+        #expect(try await rotated.isValid(fresh, now: t0 + 1))
+        #expect(try await !old.isValid(fresh, now: t0 + 1))
+        // What the store keeps is the digest, never the cookie value.
+        #expect(try await store.isDashboardSessionLive(old.digest(cookie), now: t0 + 1))
     }
 
     @Test("a closed session opens nothing; closing another value closes nothing")
-    func close() {
-        let sessions = DashboardSessions(lifetime: 3_600, adminToken: Array("admin-token-0123456789".utf8))
-        let first = sessions.open(now: t0)
-        let second = sessions.open(now: t0)
-        sessions.close("not-a-session")
-        sessions.close("")
-        #expect(sessions.isValid(first, now: t0) && sessions.isValid(second, now: t0))
-        sessions.close(first)
-        #expect(!sessions.isValid(first, now: t0) && sessions.isValid(second, now: t0))
+    func close() async throws {
+        let sessions = DashboardSessions(
+            lifetime: 3_600, adminToken: Array("admin-token-0123456789".utf8), store: MemoryAttestationStore())
+        let first = try await sessions.open(now: t0)
+        let second = try await sessions.open(now: t0)
+        try await sessions.close("not-a-session")
+        try await sessions.close("")
+        try await sessions.close(String(repeating: "a", count: 129))
+        #expect(try await sessions.isValid(first, now: t0))
+        #expect(try await sessions.isValid(second, now: t0))
+        try await sessions.close(first)
+        #expect(try await !sessions.isValid(first, now: t0))
+        #expect(try await sessions.isValid(second, now: t0))
+        #expect(try await !sessions.isValid("", now: t0))
+    }
+
+    @Test("a session ends after its lifetime; past the capacity the oldest ends")
+    func lifetimeAndCapacity() async throws {
+        let sessions = DashboardSessions(
+            lifetime: 60, adminToken: Array("admin-token-0123456789".utf8), store: MemoryAttestationStore(),
+            capacity: 2)
+        let first = try await sessions.open(now: t0)
+        let second = try await sessions.open(now: t0 + 1)
+        let third = try await sessions.open(now: t0 + 2)
+        #expect(try await !sessions.isValid(first, now: t0 + 2))
+        #expect(try await sessions.isValid(second, now: t0 + 2))
+        #expect(try await sessions.isValid(third, now: t0 + 61.999))
+        #expect(try await !sessions.isValid(third, now: t0 + 62))
+    }
+
+    @Test("a store that cannot answer: login, the session check and logout answer 503, never let in")
+    func storageFailureFailsClosed() async throws {
+        try await StorageFailureTests.withSQLiteServer { harness, store, capture in
+            let cookie = try await DashboardLogoutTests.login(harness)
+            #expect(try await harness.get("/dashboard", headers: [("Cookie", cookie)]).status == 200)
+
+            // The store refuses writes: no session opens, and none ends (the logout says so).
+            _ = try await store.executeOnWriter("PRAGMA query_only = ON")
+            let login = try await harness.send(
+                .POST, "/dashboard/login", body: Array("token=\(Fixture.adminToken)".utf8), allow5xx: true)
+            #expect(login.status == 503 && login.errorCode == "storage_unavailable", "\(login)")
+            #expect(login.header("Set-Cookie") == nil)
+            let logout = try await harness.send(
+                .POST, "/dashboard/logout", headers: [("Cookie", cookie), ("Sec-Fetch-Site", "same-origin")],
+                allow5xx: true)
+            #expect(logout.status == 503 && logout.errorCode == "storage_unavailable", "\(logout)")
+            #expect(try await harness.get("/dashboard", headers: [("Cookie", cookie)]).status == 200)
+            _ = try await store.executeOnWriter("PRAGMA query_only = OFF")
+
+            // The store cannot read sessions: the cookie is refused with 503, for a browser too (no login form).
+            _ = try await store.executeOnWriter("DROP TABLE dashboard_sessions")
+            for headers in [[("Cookie", cookie)], [("Cookie", cookie), ("Accept", "text/html")]] {
+                let page = try await harness.get("/dashboard", headers: headers, allow5xx: true)
+                #expect(page.status == 503 && page.errorCode == "storage_unavailable", "\(page)")
+                #expect(!page.text.contains("<html"))
+            }
+            try StorageFailureTests.expectLogLine(in: capture, naming: "session")
+            // The admin token itself needs no session.
+            #expect(try await harness.get("/dashboard", headers: ServerHarness.admin).status == 200)
+        }
+    }
+
+    @Test("once a client's failure budget is spent its cookies are refused (429) without reading the store")
+    func spentBudgetReadsNothing() async throws {
+        var options = CredentialBudgetTests.options(budget: 2)
+        options.sendsBackendToken = true
+        try await StorageFailureTests.withSQLiteServer(options: options) { harness, store, _ in
+            let cookie = try await DashboardLogoutTests.login(harness)
+            for _ in 0..<2 {
+                let forged = try await harness.get("/dashboard", headers: [("Cookie", "attestkit_session=forged")])
+                #expect(forged.status == 401, "\(forged)")
+            }
+            // The store could not answer a lookup now; a spent budget answers first, for the live cookie too.
+            _ = try await store.executeOnWriter("DROP TABLE dashboard_sessions")
+            for sent in ["attestkit_session=forged", cookie] {
+                let answer = try await harness.get("/dashboard", headers: [("Cookie", sent)], allow5xx: true)
+                #expect(answer.status == 429 && answer.errorCode == "rate_limited", "\(answer)")
+            }
+        }
     }
 }

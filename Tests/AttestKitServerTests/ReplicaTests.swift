@@ -11,7 +11,8 @@ import Testing
 
 /// Two `attestkit serve` processes sharing one PostgreSQL database behave as one service: a challenge issued by
 /// one is consumed by the other, of 50 concurrent copies of one assertion spread over both exactly one is
-/// accepted, and the per-app attestation budget is one budget for both.
+/// accepted, the per-app attestation budget is one budget for both, and a dashboard session opened on one is
+/// honoured by the other until a logout on either ends it on both.
 @Suite("Replicas sharing PostgreSQL", .serialized)
 struct ReplicaTests {
     static var postgresWanted: Bool {
@@ -113,4 +114,74 @@ struct ReplicaTests {
 
     /// The attestations per minute each replica allows for the app.
     static let appBudget = 4
+
+    @Test(
+        "a dashboard session opened on one replica is honoured by the other; a logout on either ends it on both",
+        .enabled(if: postgresWanted, "PostgreSQL is not configured (run scripts/postgres)"),
+        .timeLimit(.minutes(3)))
+    func dashboardSessions() async throws {
+        let apple = try SoftwareApple()
+        let appID = try AppID("ABCDE12345.com.example.replicas")
+        let storage = Self.postgresURL
+        let admin = ["ATTESTKIT_ADMIN_TOKEN": Self.adminToken]
+        let first = try ServeProcess(apple: apple, appID: appID, storage: storage, environment: admin)
+        defer { first.stop() }
+        let second = try ServeProcess(apple: apple, appID: appID, storage: storage, environment: admin)
+        defer { second.stop() }
+        let a = "http://127.0.0.1:\(try await first.port())"
+        let b = "http://127.0.0.1:\(try await second.port())"
+        // The redirects are the answers under test, not to be followed.
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        do {
+            try await Self.exerciseDashboard(client: client, a: a, b: b)
+            try await client.shutdown()
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    static func exerciseDashboard(client: HTTPClient, a: String, b: String) async throws {
+        // Log in on A (a browser's form post from the dashboard's own page).
+        let login = try await Self.send(
+            client, .POST, a + "/dashboard/login", body: "token=\(Self.adminToken)",
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Site", "same-origin")])
+        #expect(login.status == 303, "\(login.status)")
+        let setCookie = try #require(login.headers.first(name: "Set-Cookie"))
+        let cookie = String(try #require(setCookie.split(separator: ";").first))
+        #expect(cookie.hasPrefix("attestkit_session=") && cookie.count > "attestkit_session=".count)
+
+        // B honours the session A opened, and so does A.
+        for base in [b, a] {
+            let page = try await Self.send(client, .GET, base + "/dashboard", headers: [("Cookie", cookie)])
+            #expect(page.status == 200, "\(base): \(page.status)")
+        }
+
+        // Logging out on B ends the session on A too.
+        let logout = try await Self.send(
+            client, .POST, b + "/dashboard/logout", headers: [("Cookie", cookie), ("Sec-Fetch-Site", "same-origin")])
+        #expect(logout.status == 303, "\(logout.status)")
+        for base in [a, b] {
+            let after = try await Self.send(client, .GET, base + "/dashboard", headers: [("Cookie", cookie)])
+            #expect(after.status == 401, "\(base): \(after.status)")
+        }
+    }
+
+    /// Sends a request and returns the status and headers (the body is read and dropped).
+    static func send(
+        _ client: HTTPClient, _ method: HTTPMethod, _ url: String, body: String? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> (status: UInt, headers: HTTPHeaders) {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        return (response.status.code, response.headers)
+    }
+
+    /// The admin token both replicas share.
+    static let adminToken = "replica-admin-token-0123456789abcdef"
 }

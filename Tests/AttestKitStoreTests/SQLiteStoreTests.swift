@@ -23,8 +23,9 @@ struct SQLiteStoreTests {
         let version = try await connection.query("SELECT version FROM schema_version").first?.column("version")?.integer
         try await connection.close()
         #expect(mode == "wal")
-        // The tables, the shared rate budgets, the consumed tokens, app keys, then compatibility, leases and counts.
-        #expect(version == 5)
+        // The tables, the shared rate budgets, the consumed tokens, app keys, compatibility, leases and counts, then
+        // dashboard sessions.
+        #expect(version == 6)
     }
 
     @Test("a schema newer than this release is refused, not touched")

@@ -3,8 +3,8 @@ public import Foundation
 public import Logging
 public import ServiceLifecycle
 
-/// Deletes expired challenges, and the records of consumed tokens that expired, at a fixed interval until graceful
-/// shutdown.
+/// Deletes expired challenges, the records of consumed tokens that expired and the expired dashboard sessions, at a
+/// fixed interval until graceful shutdown.
 ///
 /// Replicas sharing a store clean it up one at a time: a round runs only while this replica holds the `cleanup`
 /// lease (``AttestKitStore/JobLeaseStore``), taken or renewed at each round for three intervals, so another replica
@@ -52,7 +52,7 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
 
     /// One round: delete what expired, when this replica holds the lease; a storage failure is logged and retried
     /// next round.
-    /// - Returns: How many challenges and token records were deleted (0 without the lease).
+    /// - Returns: How many challenges, token records and dashboard sessions were deleted (0 without the lease).
     @discardableResult
     public func round() async -> Int {
         let time = now()
@@ -79,6 +79,13 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
             deleted += tokens
         } catch {
             logger.warning("token record cleanup failed", metadata: ["code": "\(error.code)"])
+        }
+        do {
+            let sessions = try await store.deleteExpiredDashboardSessions(now: time)
+            if sessions > 0 { logger.debug("expired dashboard sessions deleted", metadata: ["count": "\(sessions)"]) }
+            deleted += sessions
+        } catch {
+            logger.warning("dashboard session cleanup failed", metadata: ["code": "\(error.code)"])
         }
         return deleted
     }

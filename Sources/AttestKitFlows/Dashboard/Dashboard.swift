@@ -30,23 +30,37 @@ package final class Dashboard: Sendable {
     package init(application: AttestKitApplication, sessionLifetime: TimeInterval) {
         self.application = application
         self.sessions = DashboardSessions(
-            lifetime: sessionLifetime, adminToken: application.credentials.adminToken ?? [])
+            lifetime: sessionLifetime, adminToken: application.credentials.adminToken ?? [], store: application.store)
         self.loginsPerIP = RateLimiter(perMinute: application.configuration.rateLimits.dashboardLoginsPerIP)
     }
 
     /// Checks a request's credential for `audience` (``AttestKitApplication/authorize(_:authorization:session:client:)``,
-    /// with the session cookie's liveness for the dashboard); a browser (`Accept` names `text/html`) without a
-    /// dashboard session is sent to the login form `loginForm` (the redirect returned), tools get the 401.
+    /// with the session cookie's liveness for the dashboard, read from the store); a browser (`Accept` names
+    /// `text/html`) without a dashboard session is sent to the login form `loginForm` (the redirect returned), tools
+    /// get the 401. When the store cannot tell whether the session is live, the request is refused (503
+    /// `storage_unavailable`, counted and logged as every storage failure), never let in.
     package func authorize(
         _ audience: RouteAudience, authorization: [String], cookies: @autoclosure () -> [String],
         accept: @autoclosure () -> [String], client: @autoclosure () -> String, loginForm: String
-    ) throws(FlowError) -> DashboardResponse? {
+    ) async throws(FlowError) -> DashboardResponse? {
         guard audience == .dashboard else {
             try application.authorize(audience, authorization: authorization, client: client())
             return nil
         }
-        let now = application.now()
-        let session = DashboardSessions.cookie(in: cookies()).map { sessions.isValid($0, now: now) }
+        var session: Bool?
+        if let cookie = DashboardSessions.cookie(in: cookies()) {
+            if application.authFailuresPerClient.exhaustion(client(), now: application.now()) != nil {
+                // A client whose budget of wrong credentials is spent is refused (429) whatever it presents: its
+                // cookie is not looked up, so that guessing cookies costs the store nothing once the budget is spent.
+                session = false
+            } else {
+                do {
+                    session = try await sessions.isValid(cookie, now: application.now())
+                } catch {
+                    throw application.failure(error)
+                }
+            }
+        }
         do {
             try application.authorize(audience, authorization: authorization, session: session, client: client())
             return nil
@@ -106,23 +120,35 @@ package final class Dashboard: Sendable {
             return .html(401, DashboardPage.login(message: "That is not the admin token."))
         }
         application.refundAuthFailure(client)
+        let session: String
+        do {
+            session = try await sessions.open(now: application.now())
+        } catch {
+            throw application.failure(error)
+        }
         count("ok")
         logger.notice("dashboard login", metadata: ["client": "\(client)"])
-        let session = sessions.open(now: application.now())
         return DashboardResponse.redirect(to: dashboard).settingCookie(session, maxAge: Int(sessions.lifetime))
     }
 
     /// `POST /dashboard/logout`: refuses a request from another site (``isSameOrigin(fetchSite:origins:authority:)``)
-    /// with 403 `cross_site_request`, else closes the session the cookie names, clears the cookie and redirects to
-    /// `loginForm` (a reference relative to the logout's path).
+    /// with 403 `cross_site_request`, else closes the session the cookie names (deletes it from the store, so it ends
+    /// on every replica), clears the cookie and redirects to `loginForm` (a reference relative to the logout's path).
+    /// A store that fails to delete it answers 503 `storage_unavailable`: the session may still be open.
     package func logout(
         cookies: [String], fetchSite: [String], origins: [String], authority: String?, client: String, logger: Logger,
         loginForm: String = "login"
-    ) throws(FlowError) -> DashboardResponse {
+    ) async throws(FlowError) -> DashboardResponse {
         guard Self.isSameOrigin(fetchSite: fetchSite, origins: origins, authority: authority) else {
             throw FlowError.crossSiteRequest
         }
-        if let cookie = DashboardSessions.cookie(in: cookies) { sessions.close(cookie) }
+        if let cookie = DashboardSessions.cookie(in: cookies) {
+            do {
+                try await sessions.close(cookie)
+            } catch {
+                throw application.failure(error)
+            }
+        }
         logger.notice("dashboard logout", metadata: ["client": "\(client)"])
         return DashboardResponse.redirect(to: loginForm).settingCookie("", maxAge: 0)
     }

@@ -72,4 +72,12 @@ struct ReplayStore: AttestationStore {
         throw Self.notRecorded
     }
     func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int { throw Self.notRecorded }
+    func openDashboardSession(
+        _ digest: [UInt8], expiresAt: Date, capacity: Int, now: Date
+    ) async throws(StoreError) { throw Self.notRecorded }
+    func isDashboardSessionLive(_ digest: [UInt8], now: Date) async throws(StoreError) -> Bool {
+        throw Self.notRecorded
+    }
+    func closeDashboardSession(_ digest: [UInt8]) async throws(StoreError) -> Bool { throw Self.notRecorded }
+    func deleteExpiredDashboardSessions(now: Date) async throws(StoreError) -> Int { throw Self.notRecorded }
 }

@@ -27,12 +27,12 @@ extension AttestKitAPI {
             })
     }
 
-    /// `POST /dashboard/logout` (the admin token or a session): closes the session the cookie names, clears the
-    /// cookie and sends the browser to the login form; same-origin only (403 `cross_site_request`).
+    /// `POST /dashboard/logout` (the admin token or a session): closes the session the cookie names on every replica,
+    /// clears the cookie and sends the browser to the login form; same-origin only (403 `cross_site_request`).
     func dashboardLogout(_ request: Request, _ context: RouteContext) async throws -> Response {
         let fetchSite = HTTPField.Name("Sec-Fetch-Site").map { request.headers[values: $0] } ?? []
         return Self.response(
-            try dashboard.logout(
+            try await dashboard.logout(
                 cookies: request.headers[values: .cookie], fetchSite: fetchSite,
                 origins: request.headers[values: .origin], authority: request.head.authority,
                 client: clientKey(request, context), logger: context.logger))

@@ -104,15 +104,17 @@ struct AttestKitAPI: Sendable {
             let login = Dashboard.relativeReference(to: "/dashboard/login", from: endpoint.path)
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
                 do {
-                    if audience.needsCredential,
-                        let redirect = try authorize(audience, request, RouteContext(context), loginForm: login)
-                    {
-                        return redirect
-                    }
-                    // The request's store calls share one deadline, also where the routes are mounted on an
-                    // application's router (under the server's request middleware, its earlier start is kept).
+                    // The request's store calls (a dashboard session's lookup among them) share one deadline, also
+                    // where the routes are mounted on an application's router (under the server's request
+                    // middleware, its earlier start is kept).
                     return try await StoreRequestDeadline.withRequest {
-                        try await handler(request, RouteContext(context))
+                        if audience.needsCredential,
+                            let redirect = try await authorize(
+                                audience, request, RouteContext(context), loginForm: login)
+                        {
+                            return redirect
+                        }
+                        return try await handler(request, RouteContext(context))
                     }
                 } catch {
                     throw answer(error)
@@ -126,8 +128,8 @@ struct AttestKitAPI: Sendable {
     /// (the redirect returned), tools get the 401.
     func authorize(
         _ audience: RouteAudience, _ request: Request, _ context: RouteContext, loginForm: String = "dashboard/login"
-    ) throws(FlowError) -> Response? {
-        try dashboard.authorize(
+    ) async throws(FlowError) -> Response? {
+        try await dashboard.authorize(
             audience, authorization: request.headers[values: .authorization],
             cookies: request.headers[values: .cookie], accept: request.headers[values: .accept],
             client: clientKey(request, context), loginForm: loginForm

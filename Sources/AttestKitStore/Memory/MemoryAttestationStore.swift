@@ -13,6 +13,7 @@ public actor MemoryAttestationStore: AttestationStore {
     private var budgets: [String: (tokens: Int64, updated: Int64)] = [:]
     private var consumedTokens: [String: Date] = [:]
     private var leases: [String: (holder: String, expires: Int64)] = [:]
+    private var dashboardSessions: [[UInt8]: (opened: Date, expires: Date)] = [:]
     private var closed = false
 
     /// Creates an empty store.
@@ -36,6 +37,7 @@ public actor MemoryAttestationStore: AttestationStore {
         keys = [:]
         history = [:]
         consumedTokens = [:]
+        dashboardSessions = [:]
         leases = [:]
     }
 
@@ -243,6 +245,54 @@ public actor MemoryAttestationStore: AttestationStore {
         let expired = consumedTokens.filter { $0.value <= instant }.map(\.key)
         for tokenID in expired { consumedTokens[tokenID] = nil }
         return expired.count
+    }
+
+    // MARK: Dashboard sessions
+
+    /// Opens a dashboard session; see ``DashboardSessionStore/openDashboardSession(_:expiresAt:capacity:now:)``.
+    public func openDashboardSession(
+        _ digest: [UInt8], expiresAt: Date, capacity: Int, now: Date
+    ) throws(StoreError) {
+        try checkOpen()
+        try StoreLimits.checkSessionDigest(digest)
+        try StoreLimits.checkSessionCapacity(capacity)
+        let instant = try StoreTime.normalized(now, "now")
+        let expiry = try StoreTime.normalized(expiresAt, "expiresAt")
+        guard expiry > instant else { throw StoreError(.invalidInput, "a session must expire after it opens") }
+        dashboardSessions = dashboardSessions.filter { $0.value.expires > instant }
+        if dashboardSessions[digest] == nil { dashboardSessions[digest] = (instant, expiry) }
+        // The newest `capacity - 1` others are kept, as the SQL backends do (ties broken by the digest's bytes).
+        let others = dashboardSessions.filter { $0.key != digest }.sorted { lhs, rhs in
+            guard lhs.value.opened == rhs.value.opened else { return lhs.value.opened > rhs.value.opened }
+            return rhs.key.lexicographicallyPrecedes(lhs.key)
+        }
+        for (dropped, _) in others.dropFirst(capacity - 1) { dashboardSessions[dropped] = nil }
+    }
+
+    /// Whether a dashboard session is live; see ``DashboardSessionStore/isDashboardSessionLive(_:now:)``.
+    public func isDashboardSessionLive(_ digest: [UInt8], now: Date) throws(StoreError) -> Bool {
+        try checkOpen()
+        try StoreLimits.checkSessionDigest(digest)
+        let instant = try StoreTime.normalized(now, "now")
+        return dashboardSessions[digest].map { $0.expires > instant } ?? false
+    }
+
+    /// Deletes a dashboard session; see ``DashboardSessionStore/closeDashboardSession(_:)``.
+    @discardableResult
+    public func closeDashboardSession(_ digest: [UInt8]) throws(StoreError) -> Bool {
+        try checkOpen()
+        try StoreLimits.checkSessionDigest(digest)
+        return dashboardSessions.removeValue(forKey: digest) != nil
+    }
+
+    /// Deletes the dashboard sessions expired at `now`; see
+    /// ``DashboardSessionStore/deleteExpiredDashboardSessions(now:)``.
+    public func deleteExpiredDashboardSessions(now: Date) throws(StoreError) -> Int {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        let before = dashboardSessions.count
+        dashboardSessions = dashboardSessions.filter { $0.value.expires > instant }
+        return before - dashboardSessions.count
     }
 
     private func checkOpen() throws(StoreError) {

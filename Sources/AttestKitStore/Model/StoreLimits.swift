@@ -21,6 +21,11 @@ public enum StoreLimits {
     /// The longest limited-use token identifier, in bytes.
     public static let maximumTokenIDBytes = 128
 
+    /// The size of a dashboard session's digest (HMAC-SHA256), in bytes.
+    public static let dashboardSessionDigestBytes = 32
+    /// The most dashboard sessions a store keeps at once.
+    public static let maximumDashboardSessions = 1_024
+
     /// Checks a token identifier: 1 to ``maximumTokenIDBytes`` printable ASCII characters.
     static func checkTokenID(_ tokenID: String) throws(StoreError) {
         guard !tokenID.isEmpty, tokenID.utf8.count <= maximumTokenIDBytes,
@@ -28,6 +33,20 @@ public enum StoreLimits {
         else {
             throw StoreError(
                 .invalidInput, "a token id must have 1 to \(maximumTokenIDBytes) printable ASCII characters")
+        }
+    }
+
+    /// Checks a dashboard session's digest: exactly ``dashboardSessionDigestBytes`` bytes.
+    static func checkSessionDigest(_ digest: [UInt8]) throws(StoreError) {
+        guard digest.count == dashboardSessionDigestBytes else {
+            throw StoreError(.invalidInput, "a session digest must have \(dashboardSessionDigestBytes) bytes")
+        }
+    }
+
+    /// Checks the bound of dashboard sessions: 1 to ``maximumDashboardSessions``.
+    static func checkSessionCapacity(_ capacity: Int) throws(StoreError) {
+        guard (1...maximumDashboardSessions).contains(capacity) else {
+            throw StoreError(.invalidInput, "a session capacity must lie between 1 and \(maximumDashboardSessions)")
         }
     }
 

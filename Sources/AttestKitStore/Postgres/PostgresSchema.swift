@@ -155,6 +155,17 @@ struct PostgresSchema: Sendable {
                     FOR EACH ROW EXECUTE FUNCTION \(quoted).count_keys()
                 """
             ),
+            // 6: dashboard sessions shared by replicas (additive: a new table).
+            .additive(
+                """
+                CREATE TABLE \(table("dashboard_sessions")) (
+                    digest BYTEA PRIMARY KEY CHECK (octet_length(digest) = 32),
+                    created_at_ms BIGINT NOT NULL,
+                    expires_at_ms BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX dashboard_sessions_expiry ON \(table("dashboard_sessions")) (expires_at_ms)"
+            ),
         ]
     }
 

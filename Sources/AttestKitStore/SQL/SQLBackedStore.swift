@@ -6,9 +6,10 @@ import Foundation
 /// ``AttestationStore/prepare()``, ``AttestationStore/close()``, SQLite's writer and group commit, PostgreSQL's
 /// deadlines), all behind its ``SQLExecutor``.
 ///
-/// Every operation of ``ChallengeStore``, ``KeyStore``, ``RateBudgetStore`` and ``ConsumedTokenStore`` is written
-/// here once; a new SQL backend writes an executor and gets them all. The calls go straight to ``sql`` (no
-/// existential, no allocation, no hop), so a counter advance costs what it costs in ``SQLStore``.
+/// Every operation of ``ChallengeStore``, ``KeyStore``, ``RateBudgetStore``, ``ConsumedTokenStore`` and
+/// ``DashboardSessionStore`` is written here once; a new SQL backend writes an executor and gets them all. The calls
+/// go straight to ``sql`` (no existential, no allocation, no hop), so a counter advance costs what it costs in
+/// ``SQLStore``.
 protocol SQLBackedStore: AttestationStore {
     /// The driver the statements run on.
     associatedtype Executor: SQLExecutor
@@ -110,5 +111,30 @@ extension SQLBackedStore {
     /// Deletes the records of tokens expired at `now`.
     public func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
         try await sql.deleteExpiredTokens(now: now)
+    }
+
+    // MARK: DashboardSessionStore
+
+    /// Opens a dashboard session, purging the expired ones and the oldest past `capacity`, in one transaction.
+    public func openDashboardSession(
+        _ digest: [UInt8], expiresAt: Date, capacity: Int, now: Date
+    ) async throws(StoreError) {
+        try await sql.openDashboardSession(digest, expiresAt: expiresAt, capacity: capacity, now: now)
+    }
+
+    /// Whether a dashboard session is live: one lookup by primary key.
+    public func isDashboardSessionLive(_ digest: [UInt8], now: Date) async throws(StoreError) -> Bool {
+        try await sql.isDashboardSessionLive(digest, now: now)
+    }
+
+    /// Deletes a dashboard session in one statement.
+    @discardableResult
+    public func closeDashboardSession(_ digest: [UInt8]) async throws(StoreError) -> Bool {
+        try await sql.closeDashboardSession(digest)
+    }
+
+    /// Deletes the dashboard sessions expired at `now`.
+    public func deleteExpiredDashboardSessions(now: Date) async throws(StoreError) -> Int {
+        try await sql.deleteExpiredDashboardSessions(now: now)
     }
 }

@@ -137,6 +137,17 @@ enum SQLiteSchema {
             END
             """
         ),
+        // 6: dashboard sessions shared by processes (additive: a new table).
+        .additive(
+            """
+            CREATE TABLE dashboard_sessions (
+                digest BLOB PRIMARY KEY NOT NULL CHECK (length(digest) = 32),
+                created_at_ms INTEGER NOT NULL,
+                expires_at_ms INTEGER NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at_ms)"
+        ),
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.

@@ -28,7 +28,7 @@ struct AttestKitHandlers: Sendable {
             return Self.response(answer)
         case .dashboardLogout:
             return Self.response(
-                try integration.dashboard.logout(
+                try await integration.dashboard.logout(
                     cookies: request.headers[.cookie], fetchSite: request.headers["Sec-Fetch-Site"],
                     origins: request.headers[.origin], authority: request.headers.first(name: .host),
                     client: integration.client(of: request), logger: request.logger))

@@ -68,15 +68,15 @@ public struct AttestKitRoutes: RouteCollection {
     static func respond(_ route: AttestKitRoute, _ request: Request, loginForm: String) async -> Response {
         do {
             guard let integration = request.application.attestKit else { throw FlowError.notConfiguredVapor }
-            if let redirect = try integration.dashboard.authorize(
-                route.audience, authorization: request.headers[.authorization], cookies: request.headers[.cookie],
-                accept: request.headers[.accept], client: integration.client(of: request), loginForm: loginForm)
-            {
-                return AttestKitHandlers.response(redirect)
-            }
-            // The request's store calls share one deadline.
+            // The request's store calls (a dashboard session's lookup among them) share one deadline.
             return try await StoreRequestDeadline.withRequest {
-                try await AttestKitHandlers(integration: integration, request: request).respond(route)
+                if let redirect = try await integration.dashboard.authorize(
+                    route.audience, authorization: request.headers[.authorization], cookies: request.headers[.cookie],
+                    accept: request.headers[.accept], client: integration.client(of: request), loginForm: loginForm)
+                {
+                    return AttestKitHandlers.response(redirect)
+                }
+                return try await AttestKitHandlers(integration: integration, request: request).respond(route)
             }
         } catch {
             return AttestKitAbort(any: error).response()
