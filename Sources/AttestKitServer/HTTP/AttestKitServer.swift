@@ -225,14 +225,13 @@ public final class AttestKitServer: Service, Sendable {
     /// Opens the store of `url`, creating the folder of a SQLite file; a PostgreSQL URL without a password gets
     /// `password` (``ServerConfiguration/storagePassword``, which ``ServerConfiguration/validate()`` allows only so).
     private static func openStore(_ url: String, password: String?, logger: Logger) throws -> any AttestationStore {
+        if let postgres = try ServerConfiguration.postgresConfiguration(url: url, password: password) {
+            return try PostgresAttestationStore(configuration: postgres, logger: logger)
+        }
         let url = try StoreURL(url)
         if let path = url.sqlitePath {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        }
-        if let password, var postgres = url.postgres {
-            postgres.password = password
-            return try PostgresAttestationStore(configuration: postgres, logger: logger)
         }
         return try url.makeStore(logger: logger)
     }
@@ -272,6 +271,9 @@ public final class AttestKitServer: Service, Sendable {
                 "environments": "\(configuration.environments)",
                 "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
             ])
+        if let postgres = (store as? PostgresAttestationStore)?.configuration, ownsStore {
+            ServerConfiguration.announce(postgres, logger: logger)
+        }
         logger.info(
             "connection limits",
             metadata: [

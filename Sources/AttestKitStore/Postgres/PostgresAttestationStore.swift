@@ -2,7 +2,6 @@ import AttestKit
 import Foundation
 public import Logging
 import NIOConcurrencyHelpers
-import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
 
@@ -31,22 +30,21 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     /// The shared SQL of every operation, over this store's executor (tests reach it).
     let sql: SQLStore<PostgresExecutor>
     private let logger: Logger
+    /// The TLS of every connection, the `sslrootcert` file read once.
+    private let tls: PostgresTLS
 
     /// Creates a store; no connection is opened until ``run()`` runs and a query needs one.
-    /// - Throws: ``StoreError/Code/invalidInput`` when the configuration is malformed.
+    /// - Throws: ``StoreError/Code/invalidInput`` when the configuration is malformed, or its `sslrootcert` file
+    ///   cannot be read or holds no certificate.
     public init(configuration: PostgresStoreConfiguration, logger: Logger = StoreLogging.silent) throws(StoreError) {
         let configuration = try configuration.validated()
         self.configuration = configuration
         self.logger = logger
-        let tls: PostgresClient.Configuration.TLS
-        switch configuration.tls {
-        case .disable: tls = .disable
-        case .require: tls = .require(.makeClientConfiguration())
-        default: tls = .prefer(.makeClientConfiguration())
-        }
+        let tls = try configuration.makeTLS()
+        self.tls = tls
         var client = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: tls)
+            password: configuration.password, database: configuration.database, tls: tls.client)
         client.options.maximumConnections = configuration.maximumConnections
         client.options.connectTimeout = configuration.connectTimeout
         self.sql = SQLStore(
@@ -79,15 +77,9 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     /// Opens one connection outside the pool and closes it, so that an unreachable server or a refused login
     /// fails ``prepare()`` at once with its reason; the pool would keep retrying for about a minute.
     private func checkConnection() async throws {
-        let tls: PostgresConnection.Configuration.TLS
-        switch configuration.tls {
-        case .disable: tls = .disable
-        case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        default: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        }
         var settings = PostgresConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: tls)
+            password: configuration.password, database: configuration.database, tls: try tls.connection())
         let timeout = configuration.connectTimeout.components
         settings.options.connectTimeout = .milliseconds(
             timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)

@@ -5,7 +5,8 @@ extension StoreURL {
     /// A new, unprepared store for this URL.
     ///
     /// Run it as a `Service` (in the server's `ServiceGroup`), then call ``AttestationStore/prepare()``.
-    /// - Throws: ``StoreError/Code/invalidInput`` when the PostgreSQL settings are malformed.
+    /// - Throws: ``StoreError/Code/invalidInput`` when the PostgreSQL settings are malformed, or the `sslrootcert`
+    ///   file cannot be read or holds no certificate.
     public func makeStore(logger: Logger = StoreLogging.silent) throws(StoreError) -> any AttestationStore {
         if backend == .sqlite, let sqlitePath {
             return SQLiteAttestationStore(path: sqlitePath, logger: logger)
