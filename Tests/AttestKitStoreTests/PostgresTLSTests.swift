@@ -1,4 +1,5 @@
 import AttestKitStore
+import AttestKitTestSupport
 import Foundation
 import NIOSSL
 import Testing
@@ -175,5 +176,46 @@ struct PostgresTLSTests {
                 #expect(error.reason.contains(name))
             }
         }
+    }
+}
+
+/// A real TLS handshake with a private cluster whose certificate a test CA signed for 127.0.0.1.
+@Suite("PostgreSQL TLS against a server", .serialized)
+struct PostgresTLSServerTests {
+    @Test(
+        "each sslmode connects, or refuses, as libpq would, with the test CA or without it",
+        .enabled(if: PostgresFaultTests.enabled, "PostgreSQL's server binaries are not installed"))
+    func handshakes() async throws {
+        let cluster = try await PostgresCluster.create()
+        do {
+            let (ca, otherCA) = try await cluster.enableTLS()
+            let base = "postgres://attestkit@127.0.0.1:\(cluster.port)/postgres?schema=tls_check"
+            let cases: [(String, Bool)] = [
+                ("sslmode=disable", true),
+                ("sslmode=require", true),  // encrypted, the unknown CA not checked: libpq's require
+                ("sslmode=prefer", true),
+                ("sslmode=verify-full&sslrootcert=\(ca)", true),  // chain, and the IP address in the certificate
+                ("sslmode=verify-ca&sslrootcert=\(ca)", true),
+                ("sslmode=require&sslrootcert=\(ca)", true),
+                ("sslmode=verify-full", false),  // the system's roots do not know the test CA
+                ("sslmode=verify-ca", false),
+                ("sslrootcert=system", false),
+                ("sslmode=verify-ca&sslrootcert=\(otherCA)", false),
+                ("sslmode=require&sslrootcert=\(otherCA)", false),  // with roots, require checks the chain
+                ("sslrootcert=\(otherCA)", false),  // the default on 127.0.0.1 is prefer: with roots, checked
+            ]
+            for (parameters, connects) in cases {
+                let url = try StoreURL("\(base)&\(parameters)")
+                do {
+                    _ = try await url.withStore { _ in true }
+                    #expect(connects, "\(parameters) connected")
+                } catch {
+                    #expect(!connects, "\(parameters): \(error)")
+                }
+            }
+        } catch {
+            Issue.record(error)
+        }
+        try await cluster.destroy()
     }
 }
