@@ -43,18 +43,18 @@ struct StoreURLTests {
     }
 
     @Test(
-        "sslmode is require by default, prefer on a loopback host, and the URL's own when it has one",
+        "sslmode is verify-full by default, prefer on a loopback host, and the URL's own when it has one",
         arguments: [
-            ("db.internal", "require"), ("10.0.0.5", "require"), ("[fe80::1]", "require"), ("128.0.0.1", "require"),
-            ("localhost.example.com", "require"), ("127.0.0.1.nip.io", "require"), ("[::2]", "require"),
-            ("localhost", "prefer"), ("LOCALHOST", "prefer"), ("127.0.0.1", "prefer"), ("127.8.9.10", "prefer"),
-            ("[::1]", "prefer"), ("[0:0:0:0:0:0:0:1]", "prefer"),
+            ("db.internal", "verify-full"), ("10.0.0.5", "verify-full"), ("[fe80::1]", "verify-full"),
+            ("128.0.0.1", "verify-full"), ("localhost.example.com", "verify-full"), ("127.0.0.1.nip.io", "verify-full"),
+            ("[::2]", "verify-full"), ("localhost", "prefer"), ("LOCALHOST", "prefer"), ("127.0.0.1", "prefer"),
+            ("127.8.9.10", "prefer"), ("[::1]", "prefer"), ("[0:0:0:0:0:0:0:1]", "prefer"),
         ])
     func defaultTLS(host: String, mode: String) throws {
         let url = try StoreURL("postgres://u@\(host):5432/db")
         #expect(url.postgres?.tls.rawValue == mode)
-        #expect(url.description.hasSuffix("sslmode=\(mode)"))
-        for explicit in ["disable", "prefer", "require"] {
+        #expect(url.description.contains("sslmode=\(mode)&"))
+        for explicit in ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] {
             #expect(try StoreURL("postgres://u@\(host)/db?sslmode=\(explicit)").postgres?.tls.rawValue == explicit)
         }
     }
@@ -62,11 +62,38 @@ struct StoreURLTests {
     @Test("a configuration built in code follows the same default")
     func defaultTLSInCode() {
         let remote = PostgresStoreConfiguration(host: "db.internal", username: "u", password: nil, database: "d")
-        #expect(remote.tls == .require)
+        #expect(remote.tls == .verifyFull)
         #expect(PostgresStoreConfiguration(username: "u", password: nil, database: "d").tls == .prefer)
         let plain = PostgresStoreConfiguration(
             host: "db.internal", username: "u", password: nil, database: "d", tls: .disable)
         #expect(plain.tls == .disable)
+        let system = PostgresStoreConfiguration(username: "u", password: nil, database: "d", rootCertificates: .system)
+        #expect(system.tls == .verifyFull)
+    }
+
+    @Test(
+        "pool_max_conns=N sets the pool size, 1 to 1000; 20 without it",
+        arguments: [("1", 1), ("8", 8), ("020", 20), ("1000", 1_000)])
+    func poolSize(value: String, size: Int) throws {
+        #expect(try StoreURL("postgres://u@h/db?pool_max_conns=\(value)").postgres?.maximumConnections == size)
+        #expect(try StoreURL("postgres://u@h/db").postgres?.maximumConnections == 20)
+        #expect(
+            try StoreURL("postgres://u@h/db?pool_max_conns=\(value)").description.contains("pool_max_conns=\(size)"))
+    }
+
+    @Test("the description is a URL that parses back to the same settings, without the password")
+    func descriptionRoundTrip() throws {
+        let text =
+            "postgres://u:secret-pw@db.internal:6543/app?schema=s1&sslmode=require&sslrootcert=/etc/ca%20dir/a%26b.pem"
+            + "&pool_max_conns=7&operation_timeout=10"
+        let url = try StoreURL(text)
+        #expect(url.postgres?.rootCertificates == .file("/etc/ca dir/a&b.pem"))
+        #expect(!url.description.contains("secret-pw"))
+        var expected = try #require(url.postgres)
+        expected.password = nil
+        #expect(try StoreURL(url.description).postgres == expected)
+        let system = try StoreURL("postgres://u@db.internal/app?sslrootcert=system")
+        #expect(try StoreURL(system.description).postgres == system.postgres)
     }
 
     @Test(
@@ -92,6 +119,21 @@ struct StoreURLTests {
             "postgres://u@h/db?operation_timeout=3601", "postgres://u@h/db?operation_timeout=1e3",
             "postgres://u@h/db?operation_timeout=nan", "postgres://u@h/db?operation_timeout=.",
             "postgres://u@h/db?operation_timeout=10s", "postgres://u@h/db?operation_timeout=",
+            // sslmode: libpq's six names only, as written.
+            "postgres://u@h/db?sslmode=verify_full", "postgres://u@h/db?sslmode=VERIFY-FULL",
+            "postgres://u@h/db?sslmode=required", "postgres://u@h/db?sslmode=true", "postgres://u@h/db?sslmode=",
+            // sslrootcert: system needs verify-full (libpq 16); roots with TLS off are a contradiction.
+            "postgres://u@h/db?sslrootcert=system&sslmode=require",
+            "postgres://u@h/db?sslmode=verify-ca&sslrootcert=system",
+            "postgres://u@h/db?sslrootcert=system&sslmode=disable",
+            "postgres://u@h/db?sslrootcert=/ca.pem&sslmode=disable",
+            "postgres://u@h/db?sslrootcert=",
+            // pool_max_conns: a whole number from 1 to 1000.
+            "postgres://u@h/db?pool_max_conns=0", "postgres://u@h/db?pool_max_conns=1001",
+            "postgres://u@h/db?pool_max_conns=-1", "postgres://u@h/db?pool_max_conns=1e3",
+            "postgres://u@h/db?pool_max_conns=10000", "postgres://u@h/db?pool_max_conns=5.0",
+            "postgres://u@h/db?pool_max_conns=%205", "postgres://u@h/db?pool_max_conns=",
+            "postgres://u@h/db?pool_size=5", "postgres://u@h/db?max_connections=5",
         ])
     func refused(text: String) {
         #expect(throws: StoreError.invalidURL) { _ = try StoreURL(text) }

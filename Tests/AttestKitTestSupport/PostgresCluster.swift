@@ -75,6 +75,13 @@ public final class PostgresCluster: Sendable {
     public func freeze() async throws { try await run("freeze") }
     /// SIGCONT of what ``freeze()`` stopped.
     public func thaw() async throws { try await run("thaw") }
+    /// Turns TLS on with a test CA's server certificate for 127.0.0.1 and `localhost`, and restarts: returns the
+    /// PEM paths of that CA and of another CA that signed nothing here.
+    public func enableTLS() async throws -> (ca: String, otherCA: String) {
+        try await run("tls")
+        let tls = directory.appendingPathComponent("tls")
+        return (tls.appendingPathComponent("ca.pem").path, tls.appendingPathComponent("other-ca.pem").path)
+    }
     /// Thaws, stops and removes the cluster.
     public func destroy() async throws { try await run("destroy") }
 

@@ -33,6 +33,7 @@ extension ServerConfiguration {
     /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
     /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite`; on the command line only without a password |
     /// | `storage.password` (secret) | `ATTESTKIT_STORAGE_PASSWORD` | none: the PostgreSQL password, for a `storage.url` without one |
+    /// | `storage.password-file` | `ATTESTKIT_STORAGE_PASSWORD_FILE` | none: a file holding the PostgreSQL password (one trailing newline dropped), instead of `storage.password` |
     /// | `apple.key-file` | `ATTESTKIT_APPLE_KEY_FILE` | none: path of the `.p8` key |
     /// | `apple.key-id` | `ATTESTKIT_APPLE_KEY_ID` | none |
     /// | `apple.team-id` | `ATTESTKIT_APPLE_TEAM_ID` | none |
@@ -122,7 +123,7 @@ extension ServerConfiguration {
         }
         let storage = settings.scoped(to: "storage")
         if let storageURL = try Self.storageURL(storage) { self.storageURL = storageURL }
-        self.storagePassword = try storage.string("password")
+        self.storagePassword = try Self.storagePassword(storage)
         self.apple = try Self.apple(settings.scoped(to: "apple"))
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
@@ -187,13 +188,13 @@ extension ServerConfiguration {
     private static let pemFileLimit = 64 * 1_024
 
     /// `storage.url`, from the reader scoped to `storage`, checked by `StoreURL` (whose errors never repeat the
-    /// password).
+    /// password), its `sslrootcert` file read.
     private static func storageURL(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> String? {
         guard let url = try settings.string("url") else { return nil }
         do {
-            _ = try StoreURL(url)
+            try StoreURL(url).postgres?.checkTLS()
         } catch {
-            throw ServerConfigurationError(settings.key("url"), "is not a storage URL: \(error.reason)")
+            throw ServerConfigurationError(settings.key("url"), "is not a usable storage URL: \(error.reason)")
         }
         return url
     }

@@ -110,8 +110,9 @@ public struct ServerConfiguration: Sendable {
     public var backendListener: Listener?
     /// The storage URL: `sqlite:PATH`, `postgres://...` or `memory:`.
     public var storageURL: String
-    /// The PostgreSQL password (`storage.password`, a secret), for a ``storageURL`` that carries none: the URL may
-    /// then come from the command line, the password from the environment or a secrets file. `nil`: the URL's own.
+    /// The PostgreSQL password (`storage.password`, a secret, or the contents of `storage.password-file`), for a
+    /// ``storageURL`` that carries none: the URL may then come from the command line, the password from the
+    /// environment, a secrets file or a file of its own. `nil`: the URL's own.
     public var storagePassword: String? = nil
     /// Whether the server applies the missing migrations at start (`storage.migrations=apply`, the default) or
     /// applies none and refuses a schema this release cannot run on (`verify`), migrations being applied apart by
@@ -192,16 +193,7 @@ public struct ServerConfiguration: Sendable {
         guard !host.isEmpty else { throw ServerConfigurationError("http.host", "is empty") }
         try application.validate()
         try connectionLimits.validate()
-        if let storagePassword {
-            guard let url = try? StoreURL(storageURL), let postgres = url.postgres else {
-                throw ServerConfigurationError("storage.password", "is for a PostgreSQL storage.url (postgres://)")
-            }
-            guard postgres.password == nil else {
-                throw ServerConfigurationError(
-                    "storage.password", "is given, and storage.url carries a password too: give the URL without it")
-            }
-            guard !storagePassword.isEmpty else { throw ServerConfigurationError("storage.password", "is empty") }
-        }
+        if storagePassword != nil { _ = try Self.postgresConfiguration(url: storageURL, password: storagePassword) }
         guard dashboardSessionLifetime >= 60, dashboardSessionLifetime <= 86_400 else {
             throw ServerConfigurationError("dashboard.session-lifetime", "is 60 to 86400 seconds")
         }

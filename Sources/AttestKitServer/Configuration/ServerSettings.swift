@@ -94,6 +94,10 @@ extension ServerSetting {
         ServerSetting(
             "storage.password", .string, default: nil, secret: true,
             "none: the PostgreSQL password, for a `storage.url` without one"),
+        ServerSetting(
+            "storage.password-file", .string, default: nil,
+            "none: a file holding the PostgreSQL password (one trailing newline dropped), instead of "
+                + "`storage.password`"),
         ServerSetting("apple.key-file", .string, default: nil, "none: path of the `.p8` key"),
         ServerSetting("apple.key-id", .string, default: nil, "none"),
         ServerSetting("apple.team-id", .string, default: nil, "none"),

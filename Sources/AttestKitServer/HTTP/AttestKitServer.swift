@@ -267,6 +267,9 @@ public final class AttestKitServer: Service, Sendable {
                 "environments": "\(configuration.environments)",
                 "storage": "\((try? StoreURL(configuration.storageURL))?.description ?? "invalid")",
             ])
+        if let postgres = (store as? PostgresAttestationStore)?.configuration, ownsStore {
+            ServerConfiguration.announce(postgres, logger: logger)
+        }
         logger.info(
             "connection limits",
             metadata: [

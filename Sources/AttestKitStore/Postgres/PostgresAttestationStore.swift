@@ -2,7 +2,6 @@ import AttestKit
 import Foundation
 public import Logging
 import NIOConcurrencyHelpers
-import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
 
@@ -34,13 +33,16 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     public let migrations: MigrationPolicy
     private let logger: Logger
     private let prepared = NIOLockedValueBox<SchemaVersion?>(nil)
+    /// The TLS of every connection, the `sslrootcert` file read once.
+    private let tls: PostgresTLS
 
     /// Creates a store; no connection is opened until ``run()`` runs and a query needs one.
     /// - Parameters:
     ///   - configuration: The server, the credentials, the schema and the pool.
     ///   - migrations: Whether ``prepare()`` applies the missing migrations or only checks the schema.
     ///   - logger: Where the store logs (never a key, a receipt, a challenge or the password).
-    /// - Throws: ``StoreError/Code/invalidInput`` when the configuration is malformed.
+    /// - Throws: ``StoreError/Code/invalidInput`` when the configuration is malformed, or its `sslrootcert` file
+    ///   cannot be read or holds no certificate.
     public init(
         configuration: PostgresStoreConfiguration, migrations: MigrationPolicy = .apply,
         logger: Logger = StoreLogging.silent
@@ -49,15 +51,11 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         self.configuration = configuration
         self.migrations = migrations
         self.logger = logger
-        let tls: PostgresClient.Configuration.TLS
-        switch configuration.tls {
-        case .disable: tls = .disable
-        case .require: tls = .require(.makeClientConfiguration())
-        default: tls = .prefer(.makeClientConfiguration())
-        }
+        let tls = try configuration.makeTLS()
+        self.tls = tls
         var client = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: tls)
+            password: configuration.password, database: configuration.database, tls: tls.client)
         client.options.maximumConnections = configuration.maximumConnections
         client.options.connectTimeout = configuration.connectTimeout
         self.sql = SQLStore(
@@ -98,15 +96,9 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     /// Opens one connection outside the pool and closes it, so that an unreachable server or a refused login
     /// fails ``prepare()`` at once with its reason; the pool would keep retrying for about a minute.
     private func checkConnection() async throws {
-        let tls: PostgresConnection.Configuration.TLS
-        switch configuration.tls {
-        case .disable: tls = .disable
-        case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        default: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        }
         var settings = PostgresConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: tls)
+            password: configuration.password, database: configuration.database, tls: try tls.connection())
         let timeout = configuration.connectTimeout.components
         settings.options.connectTimeout = .milliseconds(
             timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)

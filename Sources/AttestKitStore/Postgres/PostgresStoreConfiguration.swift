@@ -1,64 +1,9 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Foundation
 
 /// Settings of a ``PostgresAttestationStore``.
 ///
 /// The password is kept out of ``description``.
 public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConvertible {
-    /// How the connection is encrypted.
-    public struct TLSMode: Sendable, Hashable, CustomStringConvertible {
-        /// `disable`, `prefer` or `require`, as libpq's `sslmode`.
-        public let rawValue: String
-
-        private init(_ rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The mode with this `sslmode` name.
-        /// - Throws: ``StoreError/Code/invalidURL`` for another name.
-        public init(sslmode: String) throws(StoreError) {
-            guard let mode = [TLSMode.disable, .prefer, .require].first(where: { $0.rawValue == sslmode }) else {
-                throw StoreError(.invalidURL, "sslmode is disable, prefer or require")
-            }
-            self = mode
-        }
-
-        /// Plain TCP: for a server on loopback or a private network only.
-        public static let disable = TLSMode("disable")
-        /// TLS when the server offers it (certificates verified), else plain TCP.
-        public static let prefer = TLSMode("prefer")
-        /// TLS with full certificate verification, or no connection.
-        public static let require = TLSMode("require")
-
-        public var description: String { rawValue }
-
-        /// The mode when none is given: ``prefer`` for a loopback host (`localhost`, `127.0.0.0/8`, `::1`), whose
-        /// traffic never leaves the machine, ``require`` for any other host, so that credentials and attestation
-        /// state never cross a network in clear text unless `sslmode=disable` or `prefer` says so.
-        public static func defaultMode(host: String) -> TLSMode {
-            isLoopback(host) ? .prefer : .require
-        }
-
-        /// Whether `host` is `localhost` or a literal loopback address. A name other than `localhost` is not
-        /// loopback, whatever it resolves to: the decision must not depend on DNS.
-        static func isLoopback(_ host: String) -> Bool {
-            if host.lowercased() == "localhost" { return true }
-            var ipv4 = in_addr()
-            if inet_pton(AF_INET, host, &ipv4) == 1 {
-                return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127
-            }
-            var ipv6 = in6_addr()
-            guard inet_pton(AF_INET6, host, &ipv6) == 1 else { return false }
-            let bytes = withUnsafeBytes(of: &ipv6) { Array($0) }
-            return bytes == [UInt8](repeating: 0, count: 15) + [1]
-        }
-    }
-
     /// The server's host name or address.
     public var host: String
     /// The server's port.
@@ -71,10 +16,16 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     public var database: String
     /// The schema holding the store's tables, created by the migrations: a lower-case identifier.
     public var schema: String
-    /// Transport encryption: by default ``TLSMode/require`` unless ``host`` is a loopback address
-    /// (``TLSMode/defaultMode(host:)``).
+    /// Transport encryption and the check of the server's certificate (URL parameter `sslmode`, libpq's names
+    /// and meanings): by default ``TLSMode/verifyFull`` unless ``host`` is a loopback address
+    /// (``TLSMode/defaultMode(host:)``), or with ``RootCertificates/system``.
     public var tls: TLSMode
-    /// The most connections the pool opens.
+    /// The roots the server's certificate is checked against (URL parameter `sslrootcert`), or `nil` for the
+    /// system's roots where ``tls`` checks it. A file makes `require`, `prefer` and `allow` check the chain too,
+    /// as libpq does.
+    public var rootCertificates: RootCertificates?
+    /// The most connections the pool opens (URL parameter `pool_max_conns`, ``poolSizes``; libpq has no pool).
+    /// Every replica opens up to this many: N replicas need N × this many of the server's `max_connections`.
     public var maximumConnections: Int
     /// How long to wait for a new connection: TCP connect, TLS and login (`PostgresClient`'s
     /// `connectTimeout`). Also bounds the first connection of ``PostgresAttestationStore/prepare()``.
@@ -88,8 +39,8 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
 
     /// Creates a configuration.
     ///
-    /// `tls` defaults to ``TLSMode/defaultMode(host:)``: TLS with verified certificates, or no connection, for any
-    /// host but a loopback address.
+    /// `tls` defaults to ``TLSMode/defaultMode(host:)``: TLS with the chain and host name checked, or no
+    /// connection, for any host but a loopback address; ``TLSMode/verifyFull`` with ``RootCertificates/system``.
     public init(
         host: String = "127.0.0.1",
         port: Int = 5432,
@@ -98,6 +49,7 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         database: String,
         schema: String = "attestkit",
         tls: TLSMode? = nil,
+        rootCertificates: RootCertificates? = nil,
         maximumConnections: Int = 20,
         connectTimeout: Duration = .seconds(10),
         operationTimeout: Duration = .seconds(10)
@@ -108,7 +60,8 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         self.password = password
         self.database = database
         self.schema = schema
-        self.tls = tls ?? TLSMode.defaultMode(host: host)
+        self.tls = tls ?? (rootCertificates == .system ? .verifyFull : TLSMode.defaultMode(host: host))
+        self.rootCertificates = rootCertificates
         self.maximumConnections = maximumConnections
         self.connectTimeout = connectTimeout
         self.operationTimeout = operationTimeout
@@ -116,8 +69,8 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
 
     /// Checks the fields that reach the server outside of query parameters.
     /// - Throws: ``StoreError/Code/invalidInput`` for an empty host, user or database, a port outside
-    ///   1…65535, a schema that is not a lower-case identifier, a pool size outside 1…1000, or an operation
-    ///   timeout outside ``operationTimeouts``.
+    ///   1…65535, a schema that is not a lower-case identifier, a pool size outside ``poolSizes``, an operation
+    ///   timeout outside ``operationTimeouts``, or ``rootCertificates`` that ``tls`` contradicts.
     func validated() throws(StoreError) -> PostgresStoreConfiguration {
         guard !host.isEmpty, !username.isEmpty, !database.isEmpty, (1...65_535).contains(port) else {
             throw StoreError(.invalidInput, "a PostgreSQL store needs a host, a port, a user and a database")
@@ -125,14 +78,18 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         guard Self.isIdentifier(schema) else {
             throw StoreError(.invalidInput, "the schema must be a lower-case identifier of at most 63 characters")
         }
-        guard (1...1_000).contains(maximumConnections) else {
+        guard Self.poolSizes.contains(maximumConnections) else {
             throw StoreError(.invalidInput, "the pool holds 1 to 1000 connections")
         }
+        if let conflict = Self.tlsConflict(tls, rootCertificates) { throw StoreError(.invalidInput, conflict) }
         guard Self.operationTimeouts.contains(operationTimeout) else {
             throw StoreError(.invalidInput, "the operation timeout lies between 1 ms and 1 hour")
         }
         return self
     }
+
+    /// The accepted ``maximumConnections`` values.
+    public static let poolSizes: ClosedRange<Int> = 1...1_000
 
     /// The accepted ``operationTimeout`` values.
     static let operationTimeouts: ClosedRange<Duration> = .milliseconds(1) ... .seconds(3_600)
@@ -148,8 +105,17 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
             && bytes.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
-    /// `postgres://user@host:port/database?schema=…&sslmode=…`, without the password.
+    /// `postgres://user@host:port/database?schema=…&sslmode=…&pool_max_conns=…` (and `&sslrootcert=…` when
+    /// set), without the password.
     public var description: String {
-        "postgres://\(username)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=\(tls)"
+        var text = "postgres://\(username)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=\(tls)"
+        text += "&pool_max_conns=\(maximumConnections)"
+        if let rootCertificates {
+            var allowed = CharacterSet.urlQueryAllowed
+            allowed.remove(charactersIn: "&=+#")
+            let value = rootCertificates.description
+            text += "&sslrootcert=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+        }
+        return text
     }
 }

@@ -9,7 +9,8 @@ extension StoreURL {
     ///   - migrations: Whether preparing a SQL store applies the missing migrations or only checks the schema
     ///     (the memory store has no schema).
     ///   - logger: Where the store logs.
-    /// - Throws: ``StoreError/Code/invalidInput`` when the PostgreSQL settings are malformed.
+    /// - Throws: ``StoreError/Code/invalidInput`` when the PostgreSQL settings are malformed, or the `sslrootcert`
+    ///   file cannot be read or holds no certificate.
     public func makeStore(
         migrations: MigrationPolicy = .apply, logger: Logger = StoreLogging.silent
     ) throws(StoreError) -> any AttestationStore {

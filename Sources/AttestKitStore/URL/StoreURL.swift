@@ -5,11 +5,18 @@ import Foundation
 /// - `memory:`: ``MemoryAttestationStore``, in this process only.
 /// - `sqlite:PATH`: ``SQLiteAttestationStore`` at `PATH`, relative to the working directory or absolute
 ///   (`sqlite:///abs/path` also works).
-/// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?schema=NAME&sslmode=MODE&operation_timeout=SECONDS` (or
-///   `postgresql://`): ``PostgresAttestationStore``; port 5432, schema `attestkit`, sslmode `require` (`prefer`
-///   for a loopback host: ``PostgresStoreConfiguration/TLSMode/defaultMode(host:)``) and an operation timeout of
-///   10 s (``PostgresStoreConfiguration/operationTimeout``; decimal seconds, `0.001` to `3600`) by default; user
-///   and password percent-encoded.
+/// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?PARAMETER=VALUE&…` (or `postgresql://`):
+///   ``PostgresAttestationStore``; port 5432, user and password percent-encoded. The parameters:
+///   - `schema=NAME`: the schema of the tables, `attestkit` by default.
+///   - `sslmode=MODE`: libpq's names and meanings (``PostgresStoreConfiguration/TLSMode``): `disable`, `allow`,
+///     `prefer`, `require`, `verify-ca`, `verify-full`; by default `verify-full`, or `prefer` for a loopback host
+///     (``PostgresStoreConfiguration/TLSMode/defaultMode(host:)``).
+///   - `sslrootcert=PATH`: the PEM file of the roots the server's certificate is checked against, instead of the
+///     system's; `system` for the system's roots, which implies and needs `verify-full` (libpq 16).
+///   - `pool_max_conns=N`: the most connections of the pool, 1 to 1000, 20 by default (libpq has no pool; the
+///     name is pgx's, `pgxpool`).
+///   - `operation_timeout=SECONDS`: ``PostgresStoreConfiguration/operationTimeout``, decimal seconds from
+///     `0.001` to `3600`, 10 by default.
 ///
 /// Anything else is refused with ``StoreError/Code/invalidURL``. The ``description`` hides the password.
 public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
@@ -99,6 +106,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
             username: user,
             password: components.password,
             database: database)
+        var sslmode: PostgresStoreConfiguration.TLSMode?
         for item in components.queryItems ?? [] {
             guard let value = item.value, !value.isEmpty else {
                 throw StoreError(.invalidURL, "the URL parameter \(item.name) has no value")
@@ -110,14 +118,34 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
                 }
                 configuration.schema = value
             case "sslmode":
-                configuration.tls = try PostgresStoreConfiguration.TLSMode(sslmode: value)
+                sslmode = try PostgresStoreConfiguration.TLSMode(sslmode: value)
+            case "sslrootcert":
+                configuration.rootCertificates = value == "system" ? .system : .file(value)
+            case "pool_max_conns":
+                configuration.maximumConnections = try poolSize(value)
             case "operation_timeout":
                 configuration.operationTimeout = try operationTimeout(value)
             default:
                 throw StoreError(.invalidURL, "unknown PostgreSQL URL parameter \(item.name)")
             }
         }
+        if let sslmode {
+            configuration.tls = sslmode
+        } else if configuration.rootCertificates == .system {
+            configuration.tls = .verifyFull
+        }
+        if let conflict = PostgresStoreConfiguration.tlsConflict(configuration.tls, configuration.rootCertificates) {
+            throw StoreError(.invalidURL, conflict)
+        }
         return configuration
+    }
+
+    /// `pool_max_conns=N`: a plain decimal integer within ``PostgresStoreConfiguration/poolSizes``.
+    private static func poolSize(_ value: String) throws(StoreError) -> Int {
+        guard value.utf8.count <= 4, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let size = Int(value), PostgresStoreConfiguration.poolSizes.contains(size)
+        else { throw StoreError(.invalidURL, "pool_max_conns is a whole number of connections from 1 to 1000") }
+        return size
     }
 
     /// `operation_timeout=SECONDS`: a plain decimal number of seconds (`10`, `2.5`), whole milliseconds, within
