@@ -117,6 +117,8 @@ public struct ServerConfiguration: Sendable {
     public var apple: Apple?
     /// Read and idle deadlines of connections, and how many may be open.
     public var connectionLimits: ConnectionLimits
+    /// How the server stops: the drain and grace periods (`shutdown.*`).
+    public var shutdown = Shutdown()
     /// How long a dashboard session lives, in seconds.
     public var dashboardSessionLifetime: TimeInterval = 3_600
     /// Proxies whose forwarding header (``clientAddressHeader``) names the client's address, for rate limits;
@@ -188,6 +190,7 @@ public struct ServerConfiguration: Sendable {
         guard !host.isEmpty else { throw ServerConfigurationError("http.host", "is empty") }
         try application.validate()
         try connectionLimits.validate()
+        try shutdown.validate()
         if let storagePassword {
             guard let url = try? StoreURL(storageURL), let postgres = url.postgres else {
                 throw ServerConfigurationError("storage.password", "is for a PostgreSQL storage.url (postgres://)")

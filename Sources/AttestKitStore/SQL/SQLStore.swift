@@ -252,6 +252,11 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return try rows.map { row throws(StoreError) in try row.keyRecord() }
     }
 
+    /// One round trip of constant cost: `SELECT 1`, reading no table.
+    func ping() async throws(StoreError) {
+        _ = try await executor.query("checking the store", SQLStatement("SELECT 1 AS one"), access: .read)
+    }
+
     /// Key counts by environment and state, in one `GROUP BY`.
     func keyCounts() async throws(StoreError) -> KeyCounts {
         let rows = try await executor.query(
