@@ -19,7 +19,8 @@ import Testing
 struct DrainingTests {
     static let silent = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    @Test("a draining server answers /ready with 503 draining and still serves every other route",
+    @Test(
+        "a draining server answers /ready with 503 draining and still serves every other route",
         arguments: await StoreKind.all())
     func readyAnswersDraining(kind: StoreKind) async throws {
         try await ServerHarness.with(kind) { harness in

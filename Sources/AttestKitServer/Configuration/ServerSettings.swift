@@ -86,7 +86,7 @@ extension ServerSetting {
             "the descriptor limit minus a reserve (see ``DescriptorLimit``)"),
         ServerSetting(
             "shutdown.drain-period", .number, default: "5",
-            "`5` seconds of draining after SIGTERM: `/ready` answers 503 `draining`, requests are still served (0 to 3600)"),
+            "`5` seconds of draining after SIGTERM: `/ready` answers 503 `draining`, requests still served (0 to 3600)"),
         ServerSetting(
             "shutdown.grace-period", .number, default: "30",
             "`30` seconds at most for the whole shutdown, drain included (at least the drain period)"),

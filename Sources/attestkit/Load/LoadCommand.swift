@@ -51,7 +51,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
-    @Option(name: .long, help: "Drive the service at this URL instead of starting one (steady traffic, failures counted).")
+    @Option(
+        name: .long, help: "Drive the service at this URL instead of starting one (steady traffic, failures counted).")
     var target: String?
 
     @Option(name: .long, help: "With --target: the state file of 'attestkit simulate device' whose roots it trusts.")
@@ -130,7 +131,9 @@ struct LoadCommand: AsyncParsableCommand {
             throw error
         }
         print(json ? outcome.json : outcome.summary)
-        if outcome.failed > 0 { throw LoadFailure("\(outcome.failed) of \(outcome.succeeded + outcome.failed) requests failed") }
+        if outcome.failed > 0 {
+            throw LoadFailure("\(outcome.failed) of \(outcome.succeeded + outcome.failed) requests failed")
+        }
     }
 
     /// Registers `count` keys through the service.
