@@ -96,7 +96,7 @@ public final class ServeProcess: @unchecked Sendable {
             .merging(["ATTESTKIT_BACKEND_TOKENS": Self.backendToken]) { $1 }
             .merging(environment) { $1 }
         logFile = workspace.appendingPathComponent("serve.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()

@@ -3,8 +3,8 @@ import AttestKitStore
 extension AttestKitApplication {
     /// Whether this replica should be sent requests (`/ready`), answered from the state it keeps and one round trip
     /// of constant cost, whatever the store holds: the replica is not draining (``startDraining()``), and the store
-    /// answers its ping (``AttestationStore/ping()``, `SELECT 1` on SQL) within the request's storage deadline.
-    /// The schema is migrated (``AttestationStore/prepare()``) before either edge listens, so a replica that answers
+    /// answers its ping (`AttestationStore.ping()`, `SELECT 1` on SQL) within the request's storage deadline.
+    /// The schema is migrated (`AttestationStore.prepare()`) before either edge listens, so a replica that answers
     /// has it. Sets `attestkit_storage_up` (left as it was while draining).
     /// - Throws: 503 `draining` while the replica shuts down; 503 `storage_unavailable` when the store does not
     ///   answer (neither logged: probes ask often).

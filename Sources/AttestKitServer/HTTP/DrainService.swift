@@ -39,7 +39,7 @@ public final class DrainService: Service, Sendable {
     /// Creates the drain of `application`.
     ///
     /// - Parameters:
-    ///   - application: Whose ``AttestKitApplication/ready()`` answers `draining` once draining starts.
+    ///   - application: Whose `AttestKitApplication.ready()` answers `draining` once draining starts.
     ///   - drainPeriod: How long requests are still served once draining starts; zero ends the drain at once.
     ///   - logger: Where draining and the listener's closing are logged.
     public init(application: AttestKitApplication, drainPeriod: Duration, logger: Logger) {
