@@ -32,6 +32,13 @@ public protocol AttestationStore: ChallengeStore, KeyStore, RateBudgetStore, Con
     ///   newer than this release.
     func prepare() async throws(StoreError)
 
+    /// Checks that the store answers, at a constant cost whatever it holds (what `/ready` asks on every probe): one
+    /// round trip, `SELECT 1`, for the SQL stores (bounded by PostgreSQL's operation deadline); for the memory store,
+    /// only that it is open.
+    /// - Throws: ``StoreError/Code/storageUnavailable`` when the database cannot be reached or does not answer in
+    ///   time, or the store is closed.
+    func ping() async throws(StoreError)
+
     /// Closes the store's connections. Further calls fail with ``StoreError/Code/storageUnavailable``.
     func close() async
 

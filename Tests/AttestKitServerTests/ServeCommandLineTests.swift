@@ -6,17 +6,18 @@ import Testing
 
 /// `attestkit` as a newcomer meets it: the version, a busy port and a mistyped App ID said in plain words.
 @Suite struct ServeCommandLineTests {
-    /// Runs the built `attestkit` with `arguments` and no `ATTESTKIT_*` variables; standard output and error are
-    /// captured together. Gives up (SIGKILL) after `limit`.
-    static func run(_ arguments: [String], limit: Duration = .seconds(60)) async throws -> (
-        status: Int32, output: String
-    ) {
+    /// Runs the built `attestkit` with `arguments` and no `ATTESTKIT_*` variables but `environment`'s; standard
+    /// output and error are captured together. Gives up (SIGKILL) after `limit`.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], limit: Duration = .seconds(60)
+    ) async throws -> (status: Int32, output: String) {
         let binary = try #require(
             ServeProcess.binary, "build the attestkit executable first (swift build --build-tests)")
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ATTESTKIT_") }
+            .merging(environment) { $1 }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }

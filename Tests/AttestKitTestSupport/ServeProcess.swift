@@ -5,9 +5,10 @@ public import Foundation
 /// `attestkit serve` as a child process on loopback, trusting a software Apple, for tests that need the real
 /// binary (several processes on one database, the app-side client against the service).
 ///
-/// It listens on a free port (written to a port file), with rate limits off, logging only errors, and the software
-/// Apple's roots as trust anchors; standard output and error are discarded (the service warns, loudly and on
-/// purpose, that it trusts a test CA).
+/// It listens on a free port (written to a port file), with rate limits off, no drain period (a test that drains sets
+/// `shutdown.drain-period` in its arguments), logging only errors, and the software Apple's roots as trust anchors;
+/// standard output is discarded and standard error goes to ``logFile`` (the service warns, loudly and on purpose,
+/// that it trusts a test CA).
 public final class ServeProcess: @unchecked Sendable {
     /// A failure to start or reach the service.
     public struct Failure: Error, CustomStringConvertible {
@@ -19,6 +20,8 @@ public final class ServeProcess: @unchecked Sendable {
     public let workspace: URL
     private let process = Process()
     private let portFile: URL
+    /// The service's standard error (its log), in ``workspace``.
+    public let logFile: URL
 
     /// The backend token every child process accepts (`ATTESTKIT_BACKEND_TOKENS`), unless the caller's environment
     /// sets another.
@@ -78,6 +81,7 @@ public final class ServeProcess: @unchecked Sendable {
                 "--trust-attestation-root", attestationRoot.path, "--trust-receipt-root", receiptRoot.path,
                 "--log-level", "error",
                 "--set", "rate-limit.attestations-per-ip=0", "--set", "rate-limit.challenges-per-ip=0",
+                "--set", "shutdown.drain-period=0",
             ] + arguments
         if let descriptorLimit, let arguments = process.arguments {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -91,8 +95,10 @@ public final class ServeProcess: @unchecked Sendable {
         process.environment = ProcessInfo.processInfo.environment
             .merging(["ATTESTKIT_BACKEND_TOKENS": Self.backendToken]) { $1 }
             .merging(environment) { $1 }
+        logFile = workspace.appendingPathComponent("serve.log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()
     }
 
@@ -136,6 +142,28 @@ public final class ServeProcess: @unchecked Sendable {
         }
         return start.duration(to: .now)
     }
+
+    /// Sends `signal` (`SIGTERM`, `SIGINT`) to the service.
+    public func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits up to `limit` for the service to exit, without signalling it.
+    /// - Returns: Its exit status (the signal's number when a signal ended it), or `nil` while it still runs.
+    public func waitForExit(within limit: Duration) async -> Int32? {
+        let start = ContinuousClock.now
+        while process.isRunning {
+            guard start.duration(to: .now) < limit else { return nil }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return process.terminationStatus
+    }
+
+    /// Whether the service exited normally (not killed by a signal), once it has exited.
+    public var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
+
+    /// What the service has logged so far.
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     /// Stops the service (SIGTERM, graceful) and removes ``workspace``.
     public func stop() {

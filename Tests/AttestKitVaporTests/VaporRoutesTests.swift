@@ -258,4 +258,32 @@ struct VaporRoutesTests {
             }
         }
     }
+
+    @Test("a draining application answers /ready with 503 draining and still serves; the lifecycle drains on shutdown")
+    func draining() async throws {
+        var drained: AttestKitApplication?
+        try await VaporBench.withApplication { app in
+            let application = try #require(app.attestKit?.application)
+            drained = application
+            #expect(!application.isDraining)
+            #expect(application.startDraining())
+            #expect(!application.startDraining())
+            try await app.testing().test(.GET, "/ready") {
+                let refusal = try? WireJSON.decode(ErrorResponse.self, from: Data($0.body.readableBytesView))
+                #expect($0.status == .serviceUnavailable && refusal?.error.code == "draining")
+            }
+            try await app.testing().test(.GET, "/health") { #expect($0.status == .ok) }
+            try await app.testing().test(.POST, "/v1/challenges", body: ByteBuffer(string: #"{"purpose":"attest"}"#)) {
+                #expect($0.status == .created)
+            }
+        }
+        #expect(drained?.isDraining == true)
+        // A fresh application is not draining until Vapor shuts down.
+        var shutDown: AttestKitApplication?
+        try await VaporBench.withApplication { app in
+            shutDown = app.attestKit?.application
+            #expect(shutDown?.isDraining == false)
+        }
+        #expect(shutDown?.isDraining == true)
+    }
 }

@@ -1,11 +1,19 @@
 import AttestKitStore
 
 extension AttestKitApplication {
-    /// Whether the store answers (`/ready`), setting `attestkit_storage_up`.
-    /// - Throws: 503 `storage_unavailable` when it does not (not logged: probes ask often).
+    /// Whether this replica should be sent requests (`/ready`), answered from the state it keeps and one round trip
+    /// of constant cost, whatever the store holds: the replica is not draining (``startDraining()``), and the store
+    /// answers its ping (`AttestationStore.ping()`, `SELECT 1` on SQL) within the request's storage deadline.
+    /// The schema is migrated (`AttestationStore.prepare()`) before either edge listens, so a replica that answers
+    /// has it. Sets `attestkit_storage_up` (left as it was while draining).
+    /// - Throws: 503 `draining` while the replica shuts down; 503 `storage_unavailable` when the store does not
+    ///   answer (neither logged: probes ask often).
     public func ready() async throws(FlowError) {
+        guard !isDraining else {
+            throw FlowError(.draining, .unavailable(retryAfter: nil), "this replica is shutting down (draining)")
+        }
         do {
-            _ = try await StoreRequestDeadline.withRequest { try await store.keyCounts() }
+            try await StoreRequestDeadline.withRequest { try await store.ping() }
             metrics.storage(up: true)
         } catch {
             metrics.storage(up: false)

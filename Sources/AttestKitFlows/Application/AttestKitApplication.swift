@@ -60,6 +60,8 @@ public struct AttestKitApplication: Sendable {
     let authFailuresPerClient: RateLimiter
     /// The bearer tokens of the backend and operator audiences.
     let credentials: Credentials
+    /// Whether this replica drains (``startDraining()``), shared by every copy of the application.
+    public let drainState = DrainState()
 
     /// Composes the decisions.
     ///

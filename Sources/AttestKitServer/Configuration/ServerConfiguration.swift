@@ -122,6 +122,8 @@ public struct ServerConfiguration: Sendable {
     public var apple: Apple?
     /// Read and idle deadlines of connections, and how many may be open.
     public var connectionLimits: ConnectionLimits
+    /// How the server stops: the drain and grace periods (`shutdown.*`).
+    public var shutdown = Shutdown()
     /// How long a dashboard session lives, in seconds.
     public var dashboardSessionLifetime: TimeInterval = 3_600
     /// Proxies whose forwarding header (``clientAddressHeader``) names the client's address, for rate limits;
@@ -193,6 +195,7 @@ public struct ServerConfiguration: Sendable {
         guard !host.isEmpty else { throw ServerConfigurationError("http.host", "is empty") }
         try application.validate()
         try connectionLimits.validate()
+        try shutdown.validate()
         if storagePassword != nil { _ = try Self.postgresConfiguration(url: storageURL, password: storagePassword) }
         guard dashboardSessionLifetime >= 60, dashboardSessionLifetime <= 86_400 else {
             throw ServerConfigurationError("dashboard.session-lifetime", "is 60 to 86400 seconds")

@@ -85,6 +85,12 @@ extension ServerSetting {
             "http.max-connections", .integer, default: nil,
             "the descriptor limit minus a reserve (see ``DescriptorLimit``)"),
         ServerSetting(
+            "shutdown.drain-period", .number, default: "5",
+            "`5` seconds of draining after SIGTERM: `/ready` answers 503 `draining`, requests still served (0 to 3600)"),
+        ServerSetting(
+            "shutdown.grace-period", .number, default: "30",
+            "`30` seconds at most for the whole shutdown, drain included (at least the drain period)"),
+        ServerSetting(
             "apps", .strings, default: nil,
             "none: `TEAMID.bundle.id` list; without one, attestations get 503"),
         ServerSetting("environments", .string, default: "production", "`production` (or `development`, `both`)"),

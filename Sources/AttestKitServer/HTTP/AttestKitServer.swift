@@ -13,12 +13,16 @@ public import ServiceLifecycle
 /// and key administration over JSON, with receipt refresh and challenge cleanup running beside it.
 ///
 /// A `Service`: run it in a `ServiceGroup` (or call ``run()`` under one) and it shuts down gracefully: the HTTP
-/// server stops accepting, in-flight requests finish, the background services stop, the store closes.
+/// server stops accepting, in-flight requests finish, the background services stop, the store closes. Run its
+/// ``drain`` after it in the same group to drain first (`/ready` answering 503 `draining` while requests are still
+/// served), and bound the shutdown with the group's `maximumGracefulShutdownDuration`:
 ///
 /// ```swift
 /// let server = try AttestKitServer(configuration: configuration, logger: logger)
-/// let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm], logger: logger))
-/// try await group.run()
+/// var group = ServiceGroupConfiguration(
+///     services: [server, server.drain], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// group.maximumGracefulShutdownDuration = configuration.shutdown.gracePeriod
+/// try await ServiceGroup(configuration: group).run()
 /// ```
 public final class AttestKitServer: Service, Sendable {
     /// The configuration in use (validated).
@@ -37,6 +41,9 @@ public final class AttestKitServer: Service, Sendable {
     public var deviceTokens: DeviceTokenValidator? { application.deviceTokens }
     /// The decisions composed once: what every route and ``routeGuard(group:policy:)`` use.
     public let application: AttestKitApplication
+    /// The drain before shutdown (``ServerConfiguration/Shutdown``): run it after the server in the same
+    /// `ServiceGroup`, so that it gets the graceful shutdown first.
+    public let drain: DrainService
     private let api: AttestKitAPI
     private let logger: Logger
     private let ownsStore: Bool
@@ -104,6 +111,8 @@ public final class AttestKitServer: Service, Sendable {
             throw error
         }
         self.application = application
+        self.drain = DrainService(
+            application: application, drainPeriod: configuration.shutdown.drainPeriod, logger: logger)
         self.gate = application.gate
         self.api = AttestKitAPI(application: application, configuration: configuration, metrics: metrics)
         self.receiptRefresh = application.receiptRefresh
@@ -144,6 +153,7 @@ public final class AttestKitServer: Service, Sendable {
         port.settle(.failure(CancellationError()))
         backendPort.settle(.failure(CancellationError()))
         await shutdown()
+        logger.info("attestkit serve stopped: the listener is closed, requests answered, background services stopped")
     }
 
     /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:client:)``: this

@@ -30,6 +30,11 @@ public actor MemoryAttestationStore: AttestationStore {
         try checkOpen()
     }
 
+    /// Answers at once while the store is open.
+    public func ping() throws(StoreError) {
+        try checkOpen()
+    }
+
     /// Drops every record; further calls fail.
     public func close() {
         closed = true

@@ -22,6 +22,14 @@ extension SQLBackedStore {
     /// The executor the store's statements run on (internal: tests reach it).
     var executor: Executor { sql.executor }
 
+    // MARK: Lifecycle
+
+    /// Checks that the database answers: one `SELECT 1` on a reader (PostgreSQL: a pooled connection, under the
+    /// operation deadline), whatever the tables hold.
+    public func ping() async throws(StoreError) {
+        try await sql.ping()
+    }
+
     // MARK: ChallengeStore
 
     /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.

@@ -258,6 +258,11 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return KeyRecord.claimOrder(try rows.map { row throws(StoreError) in try row.keyRecord() })
     }
 
+    /// One round trip of constant cost: `SELECT 1`, reading no table.
+    func ping() async throws(StoreError) {
+        _ = try await executor.query("checking the store", SQLStatement("SELECT 1 AS one"), access: .read)
+    }
+
     /// Key counts by environment and state: the four rows of `key_counts`, which triggers keep in step with every
     /// registration, revocation and deletion in the same transaction, so the read does not grow with the table.
     func keyCounts() async throws(StoreError) -> KeyCounts {

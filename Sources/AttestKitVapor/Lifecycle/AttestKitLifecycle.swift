@@ -14,6 +14,12 @@ public import Vapor
 /// app.attestKit = AttestKitIntegration(application)
 /// app.lifecycle.use(AttestKitLifecycle())
 /// ```
+///
+/// On shutdown it marks the application draining first (`AttestKitApplication/startDraining()`), so that `/ready`
+/// answers 503 `draining` from then on. Vapor closes its listener on SIGTERM before the lifecycle shuts down, with no
+/// drain period of its own: a Vapor deployment that wants one calls `app.attestKit?.application.startDraining()`
+/// when it is told to stop, keeps serving for the drain period while its load balancer sees `/ready` fail, then
+/// stops the server (see docs/operations.md, "Draining and rolling restarts").
 public final class AttestKitLifecycle: LifecycleHandler, Sendable {
     private let running = Mutex<Running?>(nil)
 
@@ -58,8 +64,10 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
         running.withLock { $0?.background = (group, task) }
     }
 
-    /// Shuts the background services down gracefully and waits for them, then closes the store.
+    /// Marks the application draining (`/ready` answers 503 `draining`), shuts the background services down
+    /// gracefully and waits for them, then closes the store.
     public func shutdownAsync(_ application: Application) async {
+        application.attestKit?.application.startDraining()
         guard
             let running = running.withLock({ state in
                 defer { state = nil }

@@ -27,7 +27,7 @@ final class ChildServer: @unchecked Sendable {
             "--environments", "development", "--trust-attestation-root", attestationRoot.path,
             "--trust-receipt-root", receiptRoot.path, "--log-level", "error",
             "--set", "assertion.timestamp-window=3600", "--set", "rate-limit.attestations-per-ip=0",
-            "--set", "rate-limit.challenges-per-ip=0",
+            "--set", "rate-limit.challenges-per-ip=0", "--set", "shutdown.drain-period=0",
         ]
         var environment = ["ATTESTKIT_BACKEND_TOKENS": backendToken]
         if let password { environment["ATTESTKIT_STORAGE_PASSWORD"] = password }

@@ -23,6 +23,14 @@ struct LoadCommand: AsyncParsableCommand {
             the 200 answers, and beside each level the single-core in-process verification rate (AssertionVerifier \
             alone) measured in the same run, with the ratio of the two. Every answer must be 200: anything else \
             fails the run.
+
+            With --target URL it starts no server and drives the service at URL instead (through a load balancer, \
+            say), as the device of --device-state (written by 'attestkit simulate device --state FILE --out DIR'; \
+            the service must trust DIR's roots and allow its app in development), with the backend token of \
+            $ATTESTKIT_LOAD_BACKEND_TOKEN: it registers --keys keys, prints 'sending', then for --duration seconds \
+            each key sends a challenge request and an assertion check in turn. It prints how many requests \
+            succeeded and failed (by kind: status and code, or a connection error) and exits non-zero when one \
+            failed.
             """
     )
 
@@ -43,14 +51,32 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
+    @Option(
+        name: .long, help: "Drive the service at this URL instead of starting one (steady traffic, failures counted).")
+    var target: String?
+
+    @Option(name: .long, help: "With --target: the state file of 'attestkit simulate device' whose roots it trusts.")
+    var deviceState: String?
+
+    @Option(name: .long, help: "With --target: how long to send, in seconds.")
+    var duration: Double = 30
+
     func validate() throws {
         guard !keys.isEmpty, keys.allSatisfy({ (1...256).contains($0) }) else {
             throw ValidationError("--keys is 1 to 256")
         }
         guard (1...100_000).contains(requests) else { throw ValidationError("--requests is 1 to 100000") }
+        if target != nil {
+            guard deviceState != nil else { throw ValidationError("--target needs --device-state") }
+            guard duration > 0, duration <= 3_600 else { throw ValidationError("--duration is 0 to 3600 seconds") }
+        }
     }
 
     func run() async throws {
+        if let target {
+            try await drive(target)
+            return
+        }
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent(
             "attestkit-load-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
@@ -80,6 +106,33 @@ struct LoadCommand: AsyncParsableCommand {
         } catch {
             try? await client.shutdown()
             throw error
+        }
+    }
+
+    /// `--target`: registers keys at `target`, sends steady traffic for `--duration`, prints what failed.
+    private func drive(_ target: String) async throws {
+        guard let deviceState else { throw ValidationError("--target needs --device-state") }
+        guard let token = ProcessInfo.processInfo.environment["ATTESTKIT_LOAD_BACKEND_TOKEN"], !token.isEmpty else {
+            throw LoadFailure("--target needs the service's backend token in ATTESTKIT_LOAD_BACKEND_TOKEN")
+        }
+        let device = try SimulationArguments.loadDevice(deviceState)
+        var settings = HTTPClient.Configuration()
+        settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = keys.max() ?? 1
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+        let outcome: TargetLoad.Outcome
+        do {
+            let http = LoadHTTP(client: client, base: target, backendToken: token)
+            let keyIDs = try await register(keys.max() ?? 1, device: device, http: http)
+            FileHandle.standardOutput.write(Data("sending\n".utf8))
+            outcome = await TargetLoad(http: http, device: device, keyIDs: keyIDs, duration: .seconds(duration)).run()
+            try await client.shutdown()
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        print(json ? outcome.json : outcome.summary)
+        if outcome.failed > 0 {
+            throw LoadFailure("\(outcome.failed) of \(outcome.succeeded + outcome.failed) requests failed")
         }
     }
 

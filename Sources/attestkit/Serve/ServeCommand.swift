@@ -21,7 +21,9 @@ struct ServeCommand: AsyncParsableCommand {
             that --set KEY=VALUE sets from the command line. Secrets (admin.token, backend.tokens, debug.tokens, \
             storage.password, a storage URL's password) are read from ATTESTKIT_* variables, --secrets-dir or \
             --config only, never from a flag (command lines are visible to other users). SIGINT or SIGTERM shuts down \
-            gracefully: in-flight requests finish, background services stop, the store closes.
+            gracefully: /ready answers 503 draining while requests are still served for shutdown.drain-period \
+            (default 5 s; a second signal ends it), then the listener closes, in-flight requests finish, background \
+            services stop, the store closes, all within shutdown.grace-period.
             """
     )
 
@@ -95,19 +97,45 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Self.logger(configuration)
         let server = try AttestKitServer(configuration: configuration, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // Signals are handled here rather than by the group: the first starts the graceful shutdown (the drain, then
+        // the server), a second one cuts the drain short, one more cancels whatever still runs.
+        var groupConfiguration = ServiceGroupConfiguration(services: [server, server.drain], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdown.gracePeriod
+        let group = ServiceGroup(configuration: groupConfiguration)
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         do {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
+                tasks.addTask { await Self.shutdown(on: signals, group: group, drain: server.drain, logger: logger) }
                 let bound = try await server.boundPort()
                 if let portFile { try Data("\(bound)\n".utf8).write(to: URL(fileURLWithPath: portFile)) }
                 FileHandle.standardOutput.write(
                     Data("attestkit serve listening on http://\(configuration.host):\(bound)\n".utf8))
-                try await tasks.waitForAll()
+                // The group ends (shut down or failed), or the signals ask to stop now: either way nothing else runs.
+                try await tasks.next()
+                tasks.cancelAll()
             }
         } catch let error as IOError {
             throw ServeFailure(ListenFailure.describe(error, configuration: configuration))
+        }
+    }
+
+    /// Follows SIGTERM and SIGINT: the first shuts `group` down gracefully (the drain first), a second one during the
+    /// drain ends it (the listener closes, in-flight requests finish); a signal after that returns, so that the caller
+    /// cancels what still runs. Returns also when cancelled.
+    private static func shutdown(
+        on signals: UnixSignalsSequence, group: ServiceGroup, drain: DrainService, logger: Logger
+    ) async {
+        var received = 0
+        for await signal in signals {
+            received += 1
+            if received == 1 {
+                logger.info("signal: shutting down", metadata: ["signal": "\(signal)"])
+                await group.triggerGracefulShutdown()
+            } else if !drain.endDrain() {
+                logger.notice("signal during shutdown: stopping now", metadata: ["signal": "\(signal)"])
+                return
+            }
         }
     }
 

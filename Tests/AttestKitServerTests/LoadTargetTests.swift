@@ -1,0 +1,54 @@
+import AttestKit
+import AttestKitTestSupport
+import AttestKitTesting
+import Foundation
+import Testing
+
+/// `attestkit load --target`: steady traffic against a service that runs elsewhere, every answer that is not the
+/// expected one counted and failing the run (what scripts/rolling-restart drives nginx with).
+@Suite struct LoadTargetTests {
+    /// A device saved as `attestkit simulate device` saves it, and a service trusting its software Apple.
+    static func withService(
+        _ body: (_ url: String, _ state: URL) async throws -> Void
+    ) async throws {
+        let appID = try AppID("ABCDE12345.com.example.load")
+        let device = SimulatedDevice(
+            apple: try SoftwareApple(), configuration: .init(appID: appID, environment: .development))
+        let serve = try ServeProcess(apple: device.apple, appID: appID)
+        defer { serve.stop() }
+        let state = serve.workspace.appendingPathComponent("device.json")
+        try device.save(to: state)
+        try await body("http://127.0.0.1:\(try await serve.port())", state)
+    }
+
+    @Test("against a service that answers: every request succeeds, the run exits 0")
+    func succeeds() async throws {
+        try await Self.withService { url, state in
+            let result = try await ServeCommandLineTests.run(
+                ["load", "--target", url, "--device-state", state.path, "--keys", "2", "--duration", "1"],
+                environment: ["ATTESTKIT_LOAD_BACKEND_TOKEN": ServeProcess.backendToken])
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.contains("sending"))
+            let summary = try #require(result.output.split(separator: "\n").first { $0.hasPrefix("sent ") })
+            #expect(summary.hasSuffix(", 0 failed"), "\(summary)")
+            #expect(!summary.hasPrefix("sent 0 "), "\(summary)")
+        }
+    }
+
+    @Test("failed requests are counted by kind and fail the run; a missing token is refused before sending")
+    func countsFailures() async throws {
+        try await Self.withService { url, state in
+            // A wrong backend token: challenges succeed, every assertion check answers 401.
+            let wrong = try await ServeCommandLineTests.run(
+                ["load", "--target", url, "--device-state", state.path, "--keys", "1", "--duration", "1"],
+                environment: ["ATTESTKIT_LOAD_BACKEND_TOKEN": "not-the-backend-token-0123456789"])
+            #expect(wrong.status != 0, "\(wrong.output)")
+            #expect(wrong.output.contains("× assertion: HTTP 401 backend_unauthorized"), "\(wrong.output)")
+            #expect(!wrong.output.contains("× challenge"), "\(wrong.output)")
+            let missing = try await ServeCommandLineTests.run(
+                ["load", "--target", url, "--device-state", state.path, "--duration", "1"])
+            #expect(missing.status != 0 && missing.output.contains("ATTESTKIT_LOAD_BACKEND_TOKEN"), "\(missing.output)")
+            #expect(!missing.output.contains("sending"))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import AttestKit
+import AttestKitStore
+import Foundation
+import ServiceLifecycle
+import Synchronization
+
+/// A store that forwards every call to another and counts the calls of the operations a test watches: what shows
+/// that `/ready` pings the store and never counts its keys.
+final class CountingStore: AttestationStore {
+    private let base: any AttestationStore
+    private let counts = Mutex<[String: Int]>([:])
+
+    init(_ base: any AttestationStore) { self.base = base }
+
+    /// How many times `operation` (`ping`, `keyCounts`) was called.
+    func calls(_ operation: String) -> Int { counts.withLock { $0[operation, default: 0] } }
+
+    private func count(_ operation: String) { counts.withLock { $0[operation, default: 0] += 1 } }
+
+    func run() async throws { try await base.run() }
+    func prepare() async throws(StoreError) { try await base.prepare() }
+    func close() async { await base.close() }
+
+    func ping() async throws(StoreError) {
+        count("ping")
+        try await base.ping()
+    }
+
+    func keyCounts() async throws(StoreError) -> KeyCounts {
+        count("keyCounts")
+        return try await base.keyCounts()
+    }
+
+    func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        try await base.insertChallenge(challenge)
+    }
+
+    func consumeChallenge(
+        _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
+    ) async throws(StoreError) -> StoredChallenge {
+        try await base.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
+    }
+
+    func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
+        try await base.deleteExpiredChallenges(now: now)
+    }
+
+    func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
+        try await base.registerKey(registration, now: now)
+    }
+
+    func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? { try await base.key(keyID) }
+
+    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+        try await base.advanceCounter(of: keyID, to: counter, now: now)
+    }
+
+    func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
+        try await base.storeReceipt(update, for: keyID, now: now)
+    }
+
+    func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
+        try await base.postponeReceiptRefresh(of: keyID, until: refreshAt)
+    }
+
+    func riskHistory(of keyID: KeyID, limit: Int) async throws(StoreError) -> [RiskMetricEntry] {
+        try await base.riskHistory(of: keyID, limit: limit)
+    }
+
+    func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
+        try await base.revokeKey(keyID, now: now)
+    }
+
+    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
+        try await base.claimReceiptRefresh(now: now, limit: limit, lease: lease)
+    }
+
+    func acquireLease(on job: String, holder: String, duration: Duration, now: Date) async throws(StoreError) -> Bool {
+        try await base.acquireLease(on: job, holder: holder, duration: duration, now: now)
+    }
+
+    func openDashboardSession(_ digest: [UInt8], expiresAt: Date, capacity: Int, now: Date) async throws(StoreError) {
+        try await base.openDashboardSession(digest, expiresAt: expiresAt, capacity: capacity, now: now)
+    }
+
+    func isDashboardSessionLive(_ digest: [UInt8], now: Date) async throws(StoreError) -> Bool {
+        try await base.isDashboardSessionLive(digest, now: now)
+    }
+
+    func closeDashboardSession(_ digest: [UInt8]) async throws(StoreError) -> Bool {
+        try await base.closeDashboardSession(digest)
+    }
+
+    func deleteExpiredDashboardSessions(now: Date) async throws(StoreError) -> Int {
+        try await base.deleteExpiredDashboardSessions(now: now)
+    }
+
+    func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? {
+        try await base.take(from: budget, now: now)
+    }
+
+    func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
+        try await base.consumeToken(tokenID, expiresAt: expiresAt, now: now)
+    }
+
+    func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
+        try await base.deleteExpiredTokens(now: now)
+    }
+}
