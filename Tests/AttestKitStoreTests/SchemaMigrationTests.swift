@@ -2,7 +2,6 @@ import AttestKit
 import AttestKitTestSupport
 import Foundation
 import Logging
-import PostgresNIO
 import ServiceLifecycle
 import Testing
 
@@ -41,10 +40,7 @@ struct SchemaMigrationTests {
             case let store as SQLiteAttestationStore:
                 _ = try await store.executeOnWriter(statement)
             case let store as PostgresAttestationStore:
-                let executor = store.sql.executor
-                _ = try await executor.client.withConnection { connection in
-                    try await PostgresExecutor.run(SQLStatement(statement), on: connection, logger: executor.logger)
-                }
+                try await store.execute(statement)
             default:
                 Issue.record("not a SQL store")
             }

@@ -15,8 +15,12 @@ import X509
 ///   days ago (Apple keeps data for 30 days; the attestation time is the credential certificate's issuance);
 /// - 304 before a `RECEIPT`'s Not Before (an `ATTEST` receipt has none: it can be exchanged at once);
 /// - else 200 with a new `RECEIPT` from `SoftwareApple.refresh(_:riskMetric:fault:at:)`, Base64.
+///
+/// Every 200 is counted per key in the state (``MockAppleState/receiptTrades``), so tests can tell a receipt traded
+/// once from one traded by every replica.
 struct MockReceiptExchange: Sendable {
     let tokens: MockTokenVerifier
+    let state: MockAppleState
     let apple: SoftwareApple
     let environment: AppAttestEnvironment
     let riskMetric: Int
@@ -50,6 +54,7 @@ struct MockReceiptExchange: Sendable {
         }
         do {
             let refreshed = try apple.refresh(bytes, riskMetric: riskMetric, at: time)
+            await state.traded(receipt.attestedCertificateDER)
             return .text(200, Data(refreshed).base64EncodedString())
         } catch {
             switch error.code {

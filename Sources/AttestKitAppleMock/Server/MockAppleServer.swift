@@ -65,7 +65,7 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
         self.state = MockAppleState(faults: configuration.faults)
         self.deviceCheck = MockDeviceCheck(tokens: tokens, state: state, now: configuration.now)
         self.receipts = MockReceiptExchange(
-            tokens: tokens, apple: softwareApple, environment: configuration.environment,
+            tokens: tokens, state: state, apple: softwareApple, environment: configuration.environment,
             riskMetric: configuration.riskMetric, now: configuration.now)
         self.logger = logger ?? Logger(label: "attestkit.mock-apple", factory: { _ in SwiftLogNoOpLogHandler() })
     }

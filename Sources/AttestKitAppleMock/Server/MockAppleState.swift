@@ -16,6 +16,7 @@ public actor MockAppleState {
     private var bits: [String: Bits] = [:]
     private var faults: [MockAppleFault] = []
     private var requests: [MockAppleEndpoint: Int] = [:]
+    private var trades: [[UInt8]: Int] = [:]
 
     /// Creates a state with faults to inject.
     public init(faults: [MockAppleFault] = []) {
@@ -48,6 +49,15 @@ public actor MockAppleState {
 
     /// How many requests `endpoint` received, faulty ones included.
     public func requestCount(_ endpoint: MockAppleEndpoint) -> Int { requests[endpoint, default: 0] }
+
+    /// How many times the receipts of each key were traded for a new one (answers 200 of the receipt exchange),
+    /// by the key's credential certificate (DER): one entry per key.
+    public var receiptTrades: [[UInt8]: Int] { trades }
+
+    /// Counts a receipt traded for the key of this credential certificate.
+    func traded(_ certificate: [UInt8]) {
+        trades[certificate, default: 0] += 1
+    }
 
     /// Counts a request to `endpoint` and takes the first pending fault that applies to it, if any.
     func arrive(at endpoint: MockAppleEndpoint) -> MockAppleFault.Action? {

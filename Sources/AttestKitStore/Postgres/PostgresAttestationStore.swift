@@ -115,6 +115,17 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         executor.closed.withLockedValue { $0 = true }
     }
 
+    /// Runs one statement with no parameters on a connection of the pool, for tests that put the database in a
+    /// state this release does not make (a schema a newer release migrated).
+    package func execute(_ statement: String) async throws(StoreError) {
+        let logger = executor.logger
+        _ = try await StoreError.wrapping("running a test statement", detail: PostgresExecutor.detail) {
+            try await executor.client.withConnection { connection in
+                try await PostgresExecutor.run(SQLStatement(statement), on: connection, logger: logger)
+            }
+        }
+    }
+
     /// Drops the store's schema and everything in it, even after ``close()``. For tests and benchmarks that
     /// use a throw-away schema.
     package func dropSchema() async throws(StoreError) {
