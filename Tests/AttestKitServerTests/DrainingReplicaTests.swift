@@ -1,7 +1,9 @@
 import AsyncHTTPClient
 import AttestKit
+import AttestKitAppleMock
 import AttestKitTestSupport
 import AttestKitTesting
+import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -103,6 +105,62 @@ struct DrainingReplicaTests {
             #expect(status == 0 && serve.exitedNormally, "\(serve.log)")
             #expect(secondSignal.duration(to: .now) < .seconds(120))
             #expect(serve.log.contains("drain cut short"), "\(serve.log)")
+        }
+    }
+
+    @Test(
+        "the grace period ends a shutdown that an in-flight request would hold open",
+        .enabled(if: ReplicaTests.postgresWanted, "PostgreSQL is not configured (run scripts/postgres)"),
+        .timeLimit(.minutes(3)))
+    func gracePeriodBoundsShutdown() async throws {
+        let apple = try SoftwareApple()
+        let appleKey = P256.Signing.PrivateKey()
+        // Apple holds every DeviceCheck query for two minutes; the service waits up to 100 s for it.
+        let mock = try MockAppleServer(
+            configuration: .init(
+                verificationKeyPEM: appleKey.publicKey.pemRepresentation, keyID: "KEY1234567", teamID: "ABCDE12345",
+                faults: [MockAppleFault(.delay(.seconds(120)), endpoint: .queryTwoBits, count: 100)]),
+            softwareApple: apple)
+        let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("grace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: workspace) }
+        let keyFile = workspace.appendingPathComponent("apple.p8")
+        try Data(appleKey.pemRepresentation.utf8).write(to: keyFile)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await mock.run() }
+            defer { group.cancelAll() }
+            let serve = try ServeProcess(
+                apple: apple, appID: try AppID("ABCDE12345.com.example.draining"), storage: ReplicaTests.postgresURL,
+                arguments: [
+                    "--set", "apple.key-file=\(keyFile.path)", "--set", "apple.key-id=KEY1234567",
+                    "--set", "apple.team-id=ABCDE12345", "--set", "apple.devicecheck-environment=development",
+                    "--set", "apple.devicecheck-url=\(try await mock.baseURL())", "--set", "apple.timeout=100",
+                    "--set", "shutdown.drain-period=0", "--set", "shutdown.grace-period=2",
+                ])
+            defer { serve.stop() }
+            let base = "http://127.0.0.1:\(try await serve.port())"
+            try await Self.withClient { client in
+                let query = Task {
+                    var request = HTTPClientRequest(url: base + "/v1/devicecheck/query")
+                    request.method = .POST
+                    request.headers.add(name: "Authorization", value: ServeProcess.backendAuthorization)
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                    request.body = .bytes(ByteBuffer(string: #"{"deviceToken":"\#(Fixture.deviceToken())"}"#))
+                    return try? await client.execute(request, timeout: .seconds(150)).status.code
+                }
+                defer { query.cancel() }
+                let start = ContinuousClock.now
+                while await mock.state.requestCount(.queryTwoBits) == 0, start.duration(to: .now) < .seconds(60) {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(await mock.state.requestCount(.queryTwoBits) == 1, "the query is in flight at Apple")
+                let signalled = ContinuousClock.now
+                serve.signal(SIGTERM)
+                // Ended by the 2 s grace period, far sooner than the request's 100 s.
+                let status = await serve.waitForExit(within: .seconds(60))
+                #expect(status != nil, "\(serve.log)")
+                #expect(signalled.duration(to: .now) < .seconds(60))
+            }
         }
     }
 }
