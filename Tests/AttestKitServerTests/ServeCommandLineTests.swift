@@ -40,6 +40,31 @@ import Testing
         return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
     }
 
+    @Test("attestkit migrate applies the migrations once and reports them; serve with storage.migrations=verify needs it")
+    func migrate() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("migrate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = "sqlite:" + directory.appendingPathComponent("store.sqlite").path
+
+        // A server that does not migrate refuses a database nobody migrated, naming the command.
+        let refused = try await Self.run([
+            "serve", "--port", "0", "--storage", storage, "--set", "storage.migrations=verify",
+        ])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("run `attestkit migrate`"), "\(refused.output)")
+
+        let first = try await Self.run(["migrate", "--storage", storage])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.contains("schema version 6 (was 0; this release knows 6)"), "\(first.output)")
+        let again = try await Self.run(["migrate", "--storage", storage], environment: ["ATTESTKIT_LOG_LEVEL": "error"])
+        #expect(again.output.contains("schema version 6 (was 6; this release knows 6)"), "\(again.output)")
+
+        // A password on the command line is refused, as by serve.
+        let secret = try await Self.run(["migrate", "--storage", "postgres://u:secret@127.0.0.1:1/db"])
+        #expect(secret.status != 0 && !secret.output.contains("schema version"), "\(secret.output)")
+    }
+
     @Test("attestkit --version prints the version")
     func version() async throws {
         let result = try await Self.run(["--version"])
