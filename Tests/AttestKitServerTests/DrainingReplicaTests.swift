@@ -3,7 +3,6 @@ import AttestKit
 import AttestKitAppleMock
 import AttestKitTestSupport
 import AttestKitTesting
-import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -114,28 +113,20 @@ struct DrainingReplicaTests {
         .timeLimit(.minutes(3)))
     func gracePeriodBoundsShutdown() async throws {
         let apple = try SoftwareApple()
-        let appleKey = P256.Signing.PrivateKey()
-        // Apple holds every DeviceCheck query for two minutes; the service waits up to 100 s for it.
-        let mock = try MockAppleServer(
-            configuration: .init(
-                verificationKeyPEM: appleKey.publicKey.pemRepresentation, keyID: "KEY1234567", teamID: "ABCDE12345",
-                faults: [MockAppleFault(.delay(.seconds(120)), endpoint: .queryTwoBits, count: 100)]),
-            softwareApple: apple)
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("grace-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: workspace) }
-        let keyFile = workspace.appendingPathComponent("apple.p8")
-        try Data(appleKey.pemRepresentation.utf8).write(to: keyFile)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await mock.run() }
-            defer { group.cancelAll() }
+        // Apple holds every DeviceCheck query for two minutes; the service waits up to 100 s for it.
+        let appleMock = try ServeMockApple(
+            apple: apple, faults: [MockAppleFault(.delay(.seconds(120)), endpoint: .queryTwoBits, count: 100)],
+            workspace: workspace)
+        let mock = appleMock.mock
+        try await appleMock.running {
             let serve = try ServeProcess(
                 apple: apple, appID: try AppID("ABCDE12345.com.example.draining"), storage: ReplicaTests.postgresURL,
-                arguments: [
-                    "--set", "apple.key-file=\(keyFile.path)", "--set", "apple.key-id=KEY1234567",
-                    "--set", "apple.team-id=ABCDE12345", "--set", "apple.devicecheck-environment=development",
-                    "--set", "apple.devicecheck-url=\(try await mock.baseURL())", "--set", "apple.timeout=100",
-                    "--set", "shutdown.drain-period=0", "--set", "shutdown.grace-period=2",
+                arguments: try await appleMock.settings() + [
+                    "--set", "apple.timeout=100", "--set", "shutdown.drain-period=0",
+                    "--set", "shutdown.grace-period=2",
                 ])
             defer { serve.stop() }
             let base = "http://127.0.0.1:\(try await serve.port())"

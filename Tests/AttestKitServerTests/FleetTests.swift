@@ -4,7 +4,6 @@ import AttestKitAppleMock
 import AttestKitStore
 import AttestKitTestSupport
 import AttestKitTesting
-import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -54,29 +53,22 @@ struct FleetTests {
         let appID = try AppID("ABCDE12345.com.example.fleet")
         let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
         let (storage, schema) = Self.storage()
-        let appleKey = P256.Signing.PrivateKey()
-        let mock = try MockAppleServer(
-            configuration: .init(
-                verificationKeyPEM: appleKey.publicKey.pemRepresentation, keyID: "KEY1234567", teamID: "ABCDE12345",
-                environment: .development, riskMetric: 7,
-                // Each exchange takes 300 ms, so a round of 10 keys is under way long enough to be cut short.
-                faults: [MockAppleFault(.delay(.milliseconds(300)), endpoint: .attestationData, count: 10_000)]),
-            softwareApple: apple)
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: workspace) }
-        let keyFile = workspace.appendingPathComponent("apple.p8")
-        try Data(appleKey.pemRepresentation.utf8).write(to: keyFile)
+        // Each exchange takes 300 ms, so a round of 10 keys is under way long enough to be cut short.
+        let appleMock = try ServeMockApple(
+            apple: apple, riskMetric: 7,
+            faults: [MockAppleFault(.delay(.milliseconds(300)), endpoint: .attestationData, count: 10_000)],
+            workspace: workspace)
+        let mock = appleMock.mock
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await mock.run() }
-            defer { group.cancelAll() }
-            let appleSettings = [
-                "--set", "apple.key-file=\(keyFile.path)", "--set", "apple.key-id=KEY1234567",
-                "--set", "apple.team-id=ABCDE12345", "--set", "apple.receipt-url=\(try await mock.baseURL())/v1/attestationData",
-                "--set", "receipt-refresh.interval=0.2", "--set", "receipt-refresh.batch=10",
-                "--set", "receipt-refresh.lease=4",
-            ]
+        try await appleMock.running {
+            let appleSettings =
+                try await appleMock.settings() + [
+                    "--set", "receipt-refresh.interval=0.2", "--set", "receipt-refresh.batch=10",
+                    "--set", "receipt-refresh.lease=4",
+                ]
             func replica(jobs: Bool) throws -> ServeProcess {
                 try ServeProcess(
                     apple: apple, appID: appID, storage: storage,

@@ -7,7 +7,7 @@ public import ServiceLifecycle
 /// fixed interval until graceful shutdown.
 ///
 /// Replicas sharing a store clean it up one at a time: a round runs only while this replica holds the `cleanup`
-/// lease (``AttestKitStore/JobLeaseStore``), taken or renewed at each round for three intervals, so another replica
+/// lease (`JobLeaseStore` of AttestKitStore), taken or renewed at each round for three intervals, so another replica
 /// takes over within three intervals of the holder stopping.
 public struct ChallengeCleanupService: Service, CustomStringConvertible {
     let store: any AttestationStore

@@ -9,7 +9,7 @@ public import ServiceLifecycle
 /// shutdown.
 ///
 /// Each round claims the due keys (receipt refresh time passed), earliest first, and exchanges their receipts. The
-/// claim (``AttestKitStore/KeyStore/claimReceiptRefresh(now:limit:lease:)``) moves each key's refresh time to the
+/// claim (`KeyStore.claimReceiptRefresh(now:limit:lease:)` of AttestKitStore) moves each key's refresh time to the
 /// end of a lease in the same statement, so replicas sharing a store trade each due receipt once between them, and
 /// the keys of a replica that stops mid-round (a crash) are due again, for any replica, once the lease passes; keys
 /// a round claimed but did not reach because it was cancelled (shutdown) are handed back at once.

@@ -106,7 +106,7 @@ extension ServerConfiguration {
     /// A new, unprepared store for ``storageURL``, with ``storagePassword`` for a PostgreSQL URL that carries none
     /// (``validate()`` allows only so), creating the folder of a SQLite file when the store may migrate.
     ///
-    /// Under ``MigrationPolicy/verify`` no folder is created: the database must exist.
+    /// Under `MigrationPolicy.verify` no folder is created: the database must exist.
     /// - Throws: `StoreError` for an unusable storage URL, or the folder's creation error.
     public func makeStore(migrations: MigrationPolicy, logger: Logger) throws -> any AttestationStore {
         if let postgres = try Self.postgresConfiguration(url: storageURL, password: storagePassword) {

@@ -21,13 +21,7 @@ struct MigrateCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "A configuration file: JSON, or YAML when it ends in .yaml or .yml.")
-    var config: String?
-
-    @Option(
-        name: .long,
-        help: "A directory of secret files, one per setting, named like storage-password (default: $ATTESTKIT_SECRETS_DIR).")
-    var secretsDir: String?
+    @OptionGroup var sources: ConfigurationSourceOptions
 
     @Option(
         name: .long,
@@ -48,7 +42,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let configuration: ServerConfiguration
         do {
             configuration = try await ServerConfigurationSource.load(
-                flags: flags, file: config, secretsDirectory: secretsDir)
+                flags: flags, file: sources.config, secretsDirectory: sources.secretsDir)
         } catch {
             throw ServeFailure("configuration: \(error)")
         }

@@ -27,13 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "A configuration file: JSON, or YAML when it ends in .yaml or .yml.")
-    var config: String?
-
-    @Option(
-        name: .long,
-        help: "A directory of secret files, one per setting, named like admin-token (default: $ATTESTKIT_SECRETS_DIR).")
-    var secretsDir: String?
+    @OptionGroup var sources: ConfigurationSourceOptions
 
     @Option(name: .long, help: "The address to bind (http.host).")
     var host: String?
@@ -91,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration: ServerConfiguration
         do {
             configuration = try await ServerConfigurationSource.load(
-                flags: try flags(), file: config, secretsDirectory: secretsDir)
+                flags: try flags(), file: sources.config, secretsDirectory: sources.secretsDir)
         } catch {
             throw ServeFailure("configuration: \(error)")
         }
