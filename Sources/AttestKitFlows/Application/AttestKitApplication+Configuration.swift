@@ -77,7 +77,7 @@ extension AttestKitApplication {
         public var receiptRefreshActiveWithin: TimeInterval = 30 * 86_400
         /// How long a key may go unused (no assertion since its last one, or its registration) before its
         /// assertions are refused with `key_expired` (the app attests a new key), in seconds (`keys.expire-after`);
-        /// `nil`, the default: keys never expire. 60 seconds to 10 years.
+        /// `nil`, the default: keys never expire. 1 second to 10 years.
         public var keyExpiry: TimeInterval? = nil
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
@@ -209,8 +209,8 @@ extension AttestKitApplication {
             guard (60...Self.longestKeyPeriod).contains(receiptRefreshActiveWithin) else {
                 throw ConfigurationError("receipt-refresh.active-within", "is 60 seconds to 10 years")
             }
-            if let keyExpiry, !(60...Self.longestKeyPeriod).contains(keyExpiry) {
-                throw ConfigurationError("keys.expire-after", "is 0 (off) or 60 seconds to 10 years")
+            if let keyExpiry, !(1...Self.longestKeyPeriod).contains(keyExpiry) {
+                throw ConfigurationError("keys.expire-after", "is 0 (off) or 1 second to 10 years")
             }
         }
     }

@@ -77,7 +77,7 @@ extension ServerConfiguration {
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `receipt-refresh.lease` | `ATTESTKIT_RECEIPT_REFRESH_LEASE` | `300` seconds a claimed key is kept from other replicas (1 to 86400) |
     /// | `receipt-refresh.active-within` | `ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN` | `2592000` seconds (30 days): only keys used within it have their receipts traded (60 to 10 years) |
-    /// | `keys.expire-after` | `ATTESTKIT_KEYS_EXPIRE_AFTER` | `0`: off; a key unused for longer (seconds) is refused with `key_expired` (60 to 10 years) |
+    /// | `keys.expire-after` | `ATTESTKIT_KEYS_EXPIRE_AFTER` | `0`: off; a key unused for longer (seconds) is refused with `key_expired` (1 to 10 years) |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
     /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
     /// | `storage.migrations` | `ATTESTKIT_STORAGE_MIGRATIONS` | `apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on) |
