@@ -292,7 +292,7 @@ struct AppleRulesTests {
         #expect(await route.manager.keyState?.stage == .registered)
     }
 
-    @Test("a key the service let expire (403 key_expired) is discarded: a new key is attested and the request sent again")
+    @Test("a key the service let expire (403 key_expired) is discarded: a new key attested, the request sent again")
     func expiredKey() async throws {
         let app = App()
         #expect(try await app.order() == .appAttest)
