@@ -292,6 +292,26 @@ struct AppleRulesTests {
         #expect(await route.manager.keyState?.stage == .registered)
     }
 
+    @Test("a key the service let expire (403 key_expired) is discarded: a new key attested, the request sent again")
+    func expiredKey() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let expired = try #require(app.keyID)
+        app.service.answerApp { $0.keyID == expired ? .status(403, "key_expired") : nil }
+        #expect(try await app.order() == .appAttest)
+        let replaced = try #require(app.keyID)
+        #expect(replaced != expired && app.provider.calls.attestKey == 2)
+        #expect(app.service.requests.count == 3 && app.service.requests.last?.keyID == replaced)
+        #expect(await app.manager.keyState?.stage == .registered)
+
+        // The same code from the app's route (another status) is not the verification's: passed on untouched.
+        let route = App()
+        route.service.answerApp { _ in .status(410, "key_expired") }
+        let error = await #expect(throws: AttestKitClientError.self) { try await route.order() }
+        #expect(error?.code == .httpError && error?.status == 410)
+        #expect(route.provider.calls.attestKey == 1)
+    }
+
     @Test("a device clock outside the service's window switches to service challenges")
     func clockSkew() async throws {
         let app = App()

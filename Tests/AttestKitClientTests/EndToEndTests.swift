@@ -143,6 +143,43 @@ struct EndToEndTests {
         }
     }
 
+    @Test("a key the operator deleted (DELETE /v1/keys/{keyId}, 204) is replaced by a newly attested one")
+    func deletedKey() async throws {
+        try await ServiceProcess.with(apple: Self.apple) { service in
+            let app = App(service: service)
+            _ = try await app.order()
+            let oldKey = try #require(app.keyStore.registeredKeyID)
+            let path = "v1/keys/" + (oldKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            let base = service.absoluteString.hasSuffix("/") ? service.absoluteString : service.absoluteString + "/"
+            var delete = URLRequest(url: try #require(URL(string: base + path)))
+            delete.httpMethod = "DELETE"
+            delete.setValue("Bearer \(ServiceProcess.adminToken)", forHTTPHeaderField: "Authorization")
+            let (_, deleted) = try await URLSessionTransport().send(delete)
+            #expect(deleted.statusCode == 204)
+
+            #expect(try await app.order() == 1)
+            #expect(app.keyStore.registeredKeyID != oldKey)
+            #expect(await app.manager.attestationCount == 2)
+            #expect(app.backend.outcomes.contains { $0.status == 403 && $0.code == "key_not_found" })
+        }
+    }
+
+    @Test("a key unused for longer than keys.expire-after (403 key_expired) is replaced by a newly attested one")
+    func expiredKey() async throws {
+        try await ServiceProcess.with(apple: Self.apple, settings: ["keys.expire-after=3"]) { service in
+            let app = App(service: service)
+            _ = try await app.order()
+            let oldKey = try #require(app.keyStore.registeredKeyID)
+            // The service's clock is the wall clock: the key goes unused for longer than 3 seconds.
+            try await Task.sleep(for: .seconds(4))
+
+            #expect(try await app.order() == 1)
+            #expect(app.keyStore.registeredKeyID != oldKey)
+            #expect(await app.manager.attestationCount >= 2)
+            #expect(app.backend.outcomes.contains { $0.status == 403 && $0.code == "key_expired" })
+        }
+    }
+
     @Test("10 concurrent first requests share one attestation")
     func noAttestationStorm() async throws {
         try await ServiceProcess.with(apple: Self.apple) { service in

@@ -55,6 +55,8 @@ struct UnitTests {
         }
         #expect(error(403, "key_not_found").verificationRefusal == .keyNotFound)
         #expect(error(403, "key_revoked").verificationRefusal == .keyRevoked)
+        #expect(error(403, "key_expired").verificationRefusal == .keyExpired)
+        #expect(error(410, "key_expired").verificationRefusal == nil)
         #expect(error(409, "counter_not_increasing").verificationRefusal == .counterNotIncreasing)
         #expect(error(403, "timestamp_outside_window").verificationRefusal == .timestampOutsideWindow)
         // The same codes with another status came from the app's route.

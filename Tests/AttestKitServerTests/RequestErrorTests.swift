@@ -97,7 +97,7 @@ struct RequestErrorTests {
             // A known path with another method: 405 method_not_allowed with the Allow header (RFC 9110).
             for (method, path, allow) in [
                 ("GET", "/v1/challenges", "POST"), ("PUT", "/v1/attestations", "POST"), ("POST", "/health", "GET"),
-                ("TRACE", "/v1/keys/abc", "GET"), ("GET", "/v1/keys/abc/revoke", "POST"),
+                ("TRACE", "/v1/keys/abc", "GET, DELETE"), ("GET", "/v1/keys/abc/revoke", "POST"),
             ] {
                 let answer = try await harness.send(.init(rawValue: method), path)
                 #expect(answer.status == 405 && answer.errorCode == "method_not_allowed", "\(method) \(path): \(answer)")

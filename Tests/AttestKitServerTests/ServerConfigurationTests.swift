@@ -37,6 +37,20 @@ struct ServerConfigurationTests {
         #expect(loaded.receiptRefreshInterval == .seconds(60) && loaded.receiptRefreshBatch == 100)
         #expect(loaded.challengeCleanupInterval == .seconds(60))
         #expect(loaded.runsBackgroundJobs)
+        #expect(loaded.receiptRefreshActiveWithin == 30 * 86_400 && loaded.keyExpiry == nil)
+    }
+
+    @Test("Key lifecycle: keys.expire-after 0 is off, seconds otherwise; receipt-refresh.active-within in seconds")
+    func keyLifecycle() async throws {
+        let set = try await ServerConfigurationSource.load(
+            flags: [:],
+            environment: [
+                "ATTESTKIT_KEYS_EXPIRE_AFTER": "7776000", "ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN": "604800",
+            ], file: nil)
+        #expect(set.keyExpiry == 7_776_000 && set.receiptRefreshActiveWithin == 604_800)
+        let off = try await ServerConfigurationSource.load(
+            flags: [:], environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "0"], file: nil)
+        #expect(off.keyExpiry == nil)
     }
 
     @Test("Flags over environment over file over defaults, key by key")
@@ -217,6 +231,10 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_POLICY_UNKNOWN_RISK": "maybe"], key: "policy.unknown-risk"),
         Refusal(environment: ["ATTESTKIT_STORAGE_URL": "mysql://db"], key: "storage.url"),
         Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_BATCH": "0"], key: "receipt-refresh.batch"),
+        Refusal(environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "-1"], key: "keys.expire-after"),
+        Refusal(environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "nan"], key: "keys.expire-after"),
+        Refusal(environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "1e12"], key: "keys.expire-after"),
+        Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN": "59"], key: "receipt-refresh.active-within"),
         Refusal(environment: ["ATTESTKIT_HTTP_READ_TIMEOUT": "0"], key: "http.read-timeout"),
         Refusal(environment: ["ATTESTKIT_HTTP_READ_TIMEOUT": "nan"], key: "http.read-timeout"),
         Refusal(json: #"{"http": {"idle-timeout": 601}}"#, key: "http.idle-timeout"),

@@ -147,7 +147,7 @@ struct FleetWorkTests {
                         var mine: [KeyID] = []
                         while true {
                             let claimed = try await store.claimReceiptRefresh(
-                                now: t0.addingTimeInterval(60), limit: 3, lease: .seconds(600))
+                                now: t0.addingTimeInterval(60), limit: 3, lease: .seconds(600), activeSince: t0)
                             if claimed.isEmpty { return mine }
                             mine += claimed.map(\.keyID)
                         }

@@ -380,7 +380,8 @@ struct GroupCommitTests {
     ) async throws -> [KeyID] {
         let sql = SQLStore(executor: executor)
         _ = try await sql.revokeKey(keys[0], now: TestKeys.t0)
-        let statement = sql.advancingCounters(keys.map { [.bytes($0.bytes), .integer(counter), .integer(1)] })
+        let statement = sql.advancingCounters(
+            keys.map { [.bytes($0.bytes), .integer(counter), .integer(1), .integer(0)] })
         let rows = try await executor.query("advancing counters", statement, access: .write)
         return try rows.map { row in try row.keyRecord().keyID }
     }

@@ -155,7 +155,8 @@ struct KeyTests {
             _ = try await store.revokeKey(revoked.keyID, now: t0)
             let lease = Duration.seconds(3_600)
             func claim(at offset: TimeInterval, limit: Int = 10) async throws -> [KeyRecord] {
-                try await store.claimReceiptRefresh(now: t0.addingTimeInterval(offset), limit: limit, lease: lease)
+                try await store.claimReceiptRefresh(
+                    now: t0.addingTimeInterval(offset), limit: limit, lease: lease, activeSince: t0)
             }
 
             #expect(try await claim(at: 3_599).isEmpty)
@@ -179,12 +180,12 @@ struct KeyTests {
             }
             for limit in [0, StoreLimits.maximumListLimit + 1] {
                 await #expect(throws: StoreError.invalidInput) {
-                    _ = try await store.claimReceiptRefresh(now: t0, limit: limit, lease: lease)
+                    _ = try await store.claimReceiptRefresh(now: t0, limit: limit, lease: lease, activeSince: t0)
                 }
             }
             for lease in [Duration.zero, .milliseconds(999), .seconds(86_401)] {
                 await #expect(throws: StoreError.invalidInput) {
-                    _ = try await store.claimReceiptRefresh(now: t0, limit: 1, lease: lease)
+                    _ = try await store.claimReceiptRefresh(now: t0, limit: 1, lease: lease, activeSince: t0)
                 }
             }
         }

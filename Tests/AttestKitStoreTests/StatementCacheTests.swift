@@ -9,11 +9,11 @@ import Testing
 struct StatementCacheTests {
     @Test func counterAdvanceTextNumbersEveryRowsParametersInOrder() {
         let text = CounterAdvanceText.text(rows: 2, table: "keys", dialect: .sqlite)
-        #expect(text.contains("AS (VALUES (?1, ?2, ?3), (?4, ?5, ?6))\n"))
+        #expect(text.contains("AS (VALUES (?1, ?2, ?3, ?4), (?5, ?6, ?7, ?8))\n"))
         #expect(text.contains("UPDATE keys AS keys SET counter = batch.batch_counter"))
         #expect(text.hasSuffix("RETURNING *"))
         let postgres = CounterAdvanceText.text(rows: 3, table: #""bench"."keys""#, dialect: .postgres)
-        #expect(postgres.contains("AS (VALUES ($1, $2, $3), ($4, $5, $6), ($7, $8, $9))\n"))
+        #expect(postgres.contains("AS (VALUES ($1, $2, $3, $4), ($5, $6, $7, $8), ($9, $10, $11, $12))\n"))
         #expect(postgres.contains(#"UPDATE "bench"."keys" AS keys"#))
         #expect(postgres.hasSuffix("RETURNING keys.*"))
     }
@@ -29,8 +29,8 @@ struct StatementCacheTests {
         #expect(Array(again.reversed()) == first)
         for count in 1...300 {
             let text = CounterAdvanceText.text(rows: count, table: "keys", dialect: .sqlite)
-            #expect(text.contains("(?\(3 * count - 2), ?\(3 * count - 1), ?\(3 * count)))\n"))
-            #expect(!text.contains("?\(3 * count + 1)"))
+            #expect(text.contains("(?\(4 * count - 3), ?\(4 * count - 2), ?\(4 * count - 1), ?\(4 * count)))\n"))
+            #expect(!text.contains("?\(4 * count + 1)"))
         }
     }
 

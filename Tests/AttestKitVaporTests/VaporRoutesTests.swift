@@ -209,6 +209,36 @@ struct VaporRoutesTests {
         }
     }
 
+    @Test(
+        "key deletion: 204 without a body, the key gone (404 after), its assertions refused as key_not_found",
+        arguments: await VaporStoreKind.available())
+    func keyDeletion(kind: VaporStoreKind) async throws {
+        try await VaporBench.withApplication(
+            on: kind, configure: Self.credentials,
+            mount: { app in
+                app.grouped(AttestKitMiddleware()).post("orders") { _ in "ok" }
+            }
+        ) { app in
+            let (device, keyID) = try await VaporBench.register(app)
+            let path = "/v1/keys/" + (keyID.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            let admin = Self.bearer(VaporBench.adminToken)
+            try await app.testing().test(.DELETE, path) { response in
+                #expect(response.status == .unauthorized && VaporBench.code(response) == "admin_unauthorized")
+            }
+            try await app.testing().test(.DELETE, path, headers: admin) { response in
+                #expect(response.status == .noContent && response.body.readableBytes == 0)
+                #expect(response.headers.first(name: .contentType) == nil)
+            }
+            try await app.testing().test(.DELETE, path, headers: admin) {
+                #expect($0.status == .notFound && VaporBench.code($0) == "key_not_found")
+            }
+            let headers = try VaporEnforcementTests.headers(device, keyID, target: "/orders")
+            try await app.testing().test(.POST, "/orders", headers: headers) {
+                #expect($0.status == .forbidden && VaporBench.code($0) == "key_not_found")
+            }
+        }
+    }
+
     @Test("GET /metrics prints the application's metrics from the registry given; 503 without one")
     func metrics() async throws {
         let registry = PrometheusCollectorRegistry()

@@ -61,6 +61,9 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
         case keyNotFound = "key_not_found"
         /// 403 `key_revoked`: the operator revoked the key.
         case keyRevoked = "key_revoked"
+        /// 403 `key_expired`: the key went unused for longer than the service keeps idle keys
+        /// (`keys.expire-after`); like a key the service does not know.
+        case keyExpired = "key_expired"
         /// 409 `counter_not_increasing`: overtaken by a later assertion, or the device's counter went back.
         case counterNotIncreasing = "counter_not_increasing"
         /// 403 `timestamp_outside_window`: the device's clock is outside the service's window.

@@ -25,6 +25,7 @@ extension AttestKitApplication {
         return ReceiptRefreshService(
             store: store, exchange: apple.receiptExchange, interval: configuration.receiptRefreshInterval,
             batch: configuration.receiptRefreshBatch, lease: configuration.receiptRefreshLease,
+            activeWithin: configuration.receiptRefreshActiveWithin,
             riskThreshold: configuration.policy.riskMetricThreshold,
             metrics: metrics, logger: logger, now: now)
     }

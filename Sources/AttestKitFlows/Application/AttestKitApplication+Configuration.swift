@@ -71,6 +71,14 @@ extension AttestKitApplication {
         /// How long a key claimed by a refresh round is kept from other replicas (`receipt-refresh.lease`): the
         /// keys of a replica that stops mid-round are due again after it. Longer than a round takes.
         public var receiptRefreshLease: Duration = .seconds(300)
+        /// How recently a key must have been used (asserted, or registered) for the receipt refresh to trade its
+        /// receipt with Apple, in seconds (`receipt-refresh.active-within`, 30 days by default): the keys of
+        /// installs gone quiet cost no Apple call. 60 seconds to 10 years.
+        public var receiptRefreshActiveWithin: TimeInterval = 30 * 86_400
+        /// How long a key may go unused (no assertion since its last one, or its registration) before its
+        /// assertions are refused with `key_expired` (the app attests a new key), in seconds (`keys.expire-after`);
+        /// `nil`, the default: keys never expire. 1 second to 10 years.
+        public var keyExpiry: TimeInterval? = nil
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
         /// Whether this replica runs the background jobs (`background.jobs`: `run`, the default, or `off`): the
@@ -122,6 +130,9 @@ extension AttestKitApplication {
             self.challengeCleanupInterval = challengeCleanupInterval
             self.runsBackgroundJobs = true
         }
+
+        /// The longest ``receiptRefreshActiveWithin`` and ``keyExpiry``: ten years, in seconds.
+        static let longestKeyPeriod: TimeInterval = 10 * 366 * 86_400
 
         /// Refuses settings that cannot work or that would weaken verification.
         /// - Throws: ``ConfigurationError`` naming the setting.
@@ -194,6 +205,12 @@ extension AttestKitApplication {
             }
             guard receiptRefreshLease >= .seconds(1), receiptRefreshLease <= .seconds(86_400) else {
                 throw ConfigurationError("receipt-refresh.lease", "is 1 to 86400 seconds")
+            }
+            guard (60...Self.longestKeyPeriod).contains(receiptRefreshActiveWithin) else {
+                throw ConfigurationError("receipt-refresh.active-within", "is 60 seconds to 10 years")
+            }
+            if let keyExpiry, !(1...Self.longestKeyPeriod).contains(keyExpiry) {
+                throw ConfigurationError("keys.expire-after", "is 0 (off) or 1 second to 10 years")
             }
         }
     }

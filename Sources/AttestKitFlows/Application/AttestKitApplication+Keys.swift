@@ -27,6 +27,18 @@ extension AttestKitApplication {
         }
     }
 
+    /// `DELETE /v1/keys/{keyId}` (operator): deletes the key with its receipt and risk history (a device's data
+    /// erased); its assertions are refused as `key_not_found` from now on.
+    /// - Parameter keyID: The key id as the path carries it: standard Base64, percent-encoded.
+    /// - Throws: `key_id_malformed`, `invalid_field` (400); `key_not_found` (404); `storage_unavailable`.
+    public func deleteKey(keyID: String) async throws(FlowError) {
+        try await perform { () async throws(FlowError) in
+            let keyID = try Self.pathKeyID(keyID)
+            try await keys.delete(keyID)
+            logger.notice("key deleted", metadata: ["keyId": "\(keyID)"])
+        }
+    }
+
     /// A key id from a path parameter: percent-decoded, then in its one canonical spelling (``Field``).
     private static func pathKeyID(_ text: String) throws(FlowError) -> KeyID {
         try Field.keyID(text.removingPercentEncoding ?? text)

@@ -72,6 +72,9 @@ extension AttestKitApplication {
             return try Self.json(200, try await keyReport(keyID: try Self.keyID(request)))
         case .revokeKey:
             return try Self.json(200, try await revokeKey(keyID: try Self.keyID(request)))
+        case .deleteKey:
+            try await deleteKey(keyID: try Self.keyID(request))
+            return EdgeResponse.noContent
         case .health:
             return try Self.json(200, ["status": "ok"])
         case .ready:

@@ -114,7 +114,8 @@ public struct AttestKitApplication: Sendable {
             }
         }
         let gate = AssertionGate(
-            store: store, timestampWindow: configuration.timestampWindow, recorder: recorder, now: now)
+            store: store, timestampWindow: configuration.timestampWindow, keyExpiry: configuration.keyExpiry,
+            recorder: recorder, now: now)
         self.gate = gate
         let debugTokens: DebugTokens
         do {

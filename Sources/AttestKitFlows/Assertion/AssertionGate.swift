@@ -15,7 +15,9 @@ public import Foundation
 /// the gate keeps the keys it has read in a bounded cache (`KeyRecordCache`) and reads the store only for a key
 /// it has not seen. Whether the key is still active is decided by the store, in the same statement that advances
 /// the counter (`… AND revoked_at_ms IS NULL`): a revocation, made by this process or by another replica, refuses
-/// the very next assertion with `key_revoked`. The accepted key is the row that statement returned.
+/// the very next assertion with `key_revoked`. So is its expiry: with ``keyExpiry``, a key unused for longer is
+/// refused with `key_expired` by the same statement, and never advances. The accepted key is the row that statement
+/// returned.
 ///
 /// ```swift
 /// let gate = AssertionGate(store: store)
@@ -27,6 +29,9 @@ public struct AssertionGate: Sendable {
     public let store: any AttestationStore
     /// How far a timestamp may be from `now()`, either way, in seconds.
     public let timestampWindow: TimeInterval
+    /// How long a key may go unused (no assertion since its last one, or since its registration) before its
+    /// assertions are refused with `key_expired`, in seconds; `nil`: keys never expire (`keys.expire-after`).
+    public let keyExpiry: TimeInterval?
     /// Writes a bundle for every failed verification (opt-in), or `nil`.
     public let recorder: VerificationRecorder?
     /// The clock.
@@ -37,12 +42,13 @@ public struct AssertionGate: Sendable {
 
     /// Creates a gate.
     public init(
-        store: any AttestationStore, timestampWindow: TimeInterval = 300, recorder: VerificationRecorder? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        store: any AttestationStore, timestampWindow: TimeInterval = 300, keyExpiry: TimeInterval? = nil,
+        recorder: VerificationRecorder? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.keys = KeyRecordCache(store: store)
         self.store = store
         self.timestampWindow = timestampWindow
+        self.keyExpiry = keyExpiry
         self.recorder = recorder
         self.now = now
     }
@@ -74,7 +80,7 @@ public struct AssertionGate: Sendable {
     ///
     /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
     /// - Throws: ``FlowError``: `timestamp_outside_window`; the store's `key_not_found`, `key_revoked`,
-    ///   `challenge_*`, `counter_not_increasing`; AttestKit's `signature_invalid`, `app_id_mismatch`,
+    ///   `key_expired` (with ``keyExpiry``), `challenge_*`, `counter_not_increasing`; AttestKit's `signature_invalid`, `app_id_mismatch`,
     ///   `counter_not_increasing` and format codes.
     public func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
@@ -124,7 +130,10 @@ public struct AssertionGate: Sendable {
             if let challengeID {
                 _ = try await store.consumeChallenge(challengeID, purpose: .assert, keyID: keyID, now: time)
             }
-            let advanced = try await store.advanceCounter(of: keyID, to: verified.counter, now: time)
+            // An idle key's expiry is decided by the advance itself: an expired key never advances.
+            let usedSince = keyExpiry.map { time.addingTimeInterval(-$0) }
+            let advanced = try await store.advanceCounter(
+                of: keyID, to: verified.counter, now: time, usedSince: usedSince)
             return AcceptedAssertion(key: advanced, counter: verified.counter)
         } catch {
             throw FlowError(error)

@@ -29,15 +29,17 @@ struct KeyRecordCache: DecisionStore {
         return found
     }
 
-    /// The store's counter advance; the advanced key replaces the one kept, and a key the store says is revoked or
-    /// gone is forgotten.
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+    /// The store's counter advance; the advanced key replaces the one kept, and a key the store says is revoked,
+    /// expired or gone is forgotten.
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord {
         do {
-            let advanced = try await store.advanceCounter(of: keyID, to: counter, now: now)
+            let advanced = try await store.advanceCounter(of: keyID, to: counter, now: now, usedSince: usedSince)
             records.insert(advanced, for: keyID)
             return advanced
         } catch {
-            if error.code == .keyRevoked || error.code == .keyNotFound { records.remove(keyID) }
+            if [.keyRevoked, .keyNotFound, .keyExpired].contains(error.code) { records.remove(keyID) }
             throw error
         }
     }

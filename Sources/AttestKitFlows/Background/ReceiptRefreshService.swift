@@ -8,8 +8,9 @@ public import ServiceLifecycle
 /// Trades stored receipts with Apple for fresh ones (and their risk metric) once they are due, until graceful
 /// shutdown.
 ///
-/// Each round claims the due keys (receipt refresh time passed), earliest first, and exchanges their receipts. The
-/// claim (`KeyStore.claimReceiptRefresh(now:limit:lease:)` of AttestKitStore) moves each key's refresh time to the
+/// Each round claims the due keys (receipt refresh time passed) of keys used within `activeWithin` whose receipts
+/// have not expired, earliest first, and exchanges their receipts. The claim
+/// (`KeyStore.claimReceiptRefresh(now:limit:lease:activeSince:)` of AttestKitStore) moves each key's refresh time to the
 /// end of a lease in the same statement, so replicas sharing a store trade each due receipt once between them, and
 /// the keys of a replica that stops mid-round (a crash) are due again, for any replica, once the lease passes; keys
 /// a round claimed but did not reach because it was cancelled (shutdown) are handed back at once.
@@ -26,6 +27,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let interval: Duration
     let batch: Int
     let lease: Duration
+    let activeWithin: TimeInterval
     let riskThreshold: Int?
     let metrics: FlowMetrics
     let logger: Logger
@@ -49,20 +51,23 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     ///   - interval: The time between rounds (when Apple answers).
     ///   - batch: The most keys one round takes.
     ///   - lease: How long a claimed key is kept from other claimers (longer than a round takes).
+    ///   - activeWithin: How recently, in seconds, a key must have been used for its receipt to be traded; the
+    ///     claim parks the others (`KeyStore.claimReceiptRefresh(now:limit:lease:activeSince:)`).
     ///   - riskThreshold: A risk metric above this is counted and logged (``RiskPolicy/threshold``).
     ///   - metrics: Where refreshes are counted.
     ///   - logger: Where rounds, refusals and back-offs are logged (never a receipt).
     ///   - now: The clock (injected for tests).
     public init(
         store: any AttestationStore, exchange: [AppAttestEnvironment: ReceiptExchangeClient], interval: Duration,
-        batch: Int, lease: Duration = .seconds(300), riskThreshold: Int?, metrics: FlowMetrics, logger: Logger,
-        now: @escaping @Sendable () -> Date = { Date() }
+        batch: Int, lease: Duration = .seconds(300), activeWithin: TimeInterval = 30 * 86_400, riskThreshold: Int?,
+        metrics: FlowMetrics, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.exchange = exchange
         self.interval = interval
         self.batch = batch
         self.lease = lease
+        self.activeWithin = activeWithin
         self.riskThreshold = riskThreshold
         self.metrics = metrics
         self.logger = logger
@@ -90,7 +95,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         var outcome = Round()
         let due: [KeyRecord]
         do {
-            due = try await store.claimReceiptRefresh(now: now(), limit: batch, lease: lease)
+            let time = now()
+            due = try await store.claimReceiptRefresh(
+                now: time, limit: batch, lease: lease, activeSince: time.addingTimeInterval(-activeWithin))
         } catch {
             logger.warning("receipt refresh: storage failed", metadata: ["code": "\(error.code)"])
             outcome.backedOff = true

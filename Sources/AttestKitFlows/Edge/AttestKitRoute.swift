@@ -34,6 +34,8 @@ public struct AttestKitRoute: Sendable, Hashable, CustomStringConvertible {
         case keyReport
         /// `POST /v1/keys/{keyId}/revoke`: ``AttestKitApplication/revokeKey(keyID:)``.
         case revokeKey
+        /// `DELETE /v1/keys/{keyId}`: ``AttestKitApplication/deleteKey(keyID:)``.
+        case deleteKey
         /// `POST /v1/devicecheck/unban`: ``AttestKitApplication/deviceCheckUpdate(_:mayUnban:)``, also out of
         /// `banned`.
         case deviceCheckUnban
@@ -93,6 +95,7 @@ public struct AttestKitRoute: Sendable, Hashable, CustomStringConvertible {
         AttestKitRoute("GET", "/.well-known/jwks.json", .anyone, .tokenKeys),
         AttestKitRoute("GET", "/v1/keys/{keyId}", .operator, .keyReport),
         AttestKitRoute("POST", "/v1/keys/{keyId}/revoke", .operator, .revokeKey),
+        AttestKitRoute("DELETE", "/v1/keys/{keyId}", .operator, .deleteKey),
         AttestKitRoute("POST", "/v1/devicecheck/unban", .operator, .deviceCheckUnban),
         AttestKitRoute("GET", "/health", .probe, .health),
         AttestKitRoute("GET", "/ready", .probe, .ready),

@@ -15,6 +15,12 @@ public struct EdgeResponse: Sendable {
         self.cacheControl = cacheControl
     }
 
-    /// The `Content-Type` of every answer: JSON.
+    /// 204 without a body (and so without a `Content-Type`): a deletion done.
+    public static let noContent = EdgeResponse(status: 204, body: [])
+
+    /// Whether the answer has a body, and so a `Content-Type`: every answer but ``noContent``'s.
+    public var hasBody: Bool { status != 204 }
+
+    /// The `Content-Type` of every answer with a body: JSON.
     public static let contentType = "application/json; charset=utf-8"
 }

@@ -26,7 +26,7 @@ extension FlowError {
             Code(error.code.rawValue), kind, error.reason, underlying: error, file: error.file, line: error.line)
     }
 
-    /// A store refusal, keeping its code: replays and duplicates are conflicts, missing or revoked keys and
+    /// A store refusal, keeping its code: replays and duplicates are conflicts, missing, revoked or expired keys and
     /// unusable challenges refused, invalid input malformed; anything else is storage being unavailable, with a
     /// reason that tells nothing of the storage.
     public init(_ error: StoreError) {
@@ -34,7 +34,7 @@ extension FlowError {
         switch error.code {
         case .counterNotIncreasing, .challengeConsumed, .keyExists, .receiptNotNewer: kind = .conflict
         case .challengeNotFound, .challengeExpired, .challengePurposeMismatch, .challengeKeyMismatch, .keyNotFound,
-            .keyRevoked:
+            .keyRevoked, .keyExpired:
             kind = .refused
         case .invalidInput: kind = .malformed
         default: kind = .unavailable(retryAfter: nil)

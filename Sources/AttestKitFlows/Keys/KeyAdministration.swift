@@ -2,7 +2,7 @@ public import AttestKit
 public import AttestKitStore
 public import Foundation
 
-/// The operator's view of registered keys: a key's record with its risk history, and revocation.
+/// The operator's view of registered keys: a key's record with its risk history, revocation and deletion.
 ///
 /// A key that does not exist is `key_not_found` of kind `notFound` here (an operator asking about a key is not a
 /// device presenting one, which the gate refuses as `refused`).
@@ -48,6 +48,17 @@ public struct KeyAdministration: Sendable {
     public func revoke(_ keyID: KeyID) async throws(FlowError) -> KeyRecord {
         do throws(StoreError) {
             return try await store.revokeKey(keyID, now: now())
+        } catch {
+            throw error.code == .keyNotFound ? Self.notFound : FlowError(error)
+        }
+    }
+
+    /// Deletes `keyID` with everything stored about it (its receipt and risk history): the device's data is erased.
+    /// Later assertions by it are refused (`key_not_found`), and the app attests a new key.
+    /// - Throws: `key_not_found` (not found); the store's codes.
+    public func delete(_ keyID: KeyID) async throws(FlowError) {
+        do throws(StoreError) {
+            try await store.deleteKey(keyID)
         } catch {
             throw error.code == .keyNotFound ? Self.notFound : FlowError(error)
         }

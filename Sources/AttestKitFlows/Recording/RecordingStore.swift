@@ -46,9 +46,11 @@ final class RecordingStore<Base: DecisionStore>: DecisionStore {
         return key
     }
 
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord {
         try await noting(.counter) { () async throws(StoreError) in
-            try await base.advanceCounter(of: keyID, to: counter, now: now)
+            try await base.advanceCounter(of: keyID, to: counter, now: now, usedSince: usedSince)
         }
     }
 

@@ -45,7 +45,9 @@ struct ReplayStore: AttestationStore {
         return key
     }
 
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord {
         if let refusal = refusal(at: .counter) { throw refusal }
         guard let key else { throw StoreError(.keyNotFound, "as recorded") }
         return key.advanced(to: counter, at: now)
@@ -61,9 +63,12 @@ struct ReplayStore: AttestationStore {
         throw Self.notRecorded
     }
     func revokeKey(_ keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord { throw Self.notRecorded }
-    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
+    func claimReceiptRefresh(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> [KeyRecord] {
         throw Self.notRecorded
     }
+    func deleteKey(_ keyID: KeyID) async throws(StoreError) { throw Self.notRecorded }
     func acquireLease(on job: String, holder: String, duration: Duration, now: Date) async throws(StoreError) -> Bool {
         throw Self.notRecorded
     }

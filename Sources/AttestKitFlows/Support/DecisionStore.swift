@@ -15,8 +15,10 @@ protocol DecisionStore: Sendable {
     /// The key `keyID`, or `nil` (``KeyStore/key(_:)``).
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord?
 
-    /// Advances a key's counter (``KeyStore/advanceCounter(of:to:now:)``).
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord
+    /// Advances a key's counter unless it expired (``KeyStore/advanceCounter(of:to:now:usedSince:)``).
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord
 
     /// Stores a verified key (``KeyStore/registerKey(_:now:)``).
     func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord
@@ -37,8 +39,10 @@ struct DirectDecisionStore: DecisionStore {
         try await store.key(keyID)
     }
 
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
-        try await store.advanceCounter(of: keyID, to: counter, now: now)
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord {
+        try await store.advanceCounter(of: keyID, to: counter, now: now, usedSince: usedSince)
     }
 
     func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {

@@ -76,6 +76,8 @@ extension ServerConfiguration {
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `receipt-refresh.lease` | `ATTESTKIT_RECEIPT_REFRESH_LEASE` | `300` seconds a claimed key is kept from other replicas (1 to 86400) |
+    /// | `receipt-refresh.active-within` | `ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN` | `2592000` seconds (30 days): only keys used within it have their receipts traded (60 to 10 years) |
+    /// | `keys.expire-after` | `ATTESTKIT_KEYS_EXPIRE_AFTER` | `0`: off; a key unused for longer (seconds) is refused with `key_expired` (1 to 10 years) |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
     /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
     /// | `storage.migrations` | `ATTESTKIT_STORAGE_MIGRATIONS` | `apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on) |
@@ -159,6 +161,10 @@ extension ServerConfiguration {
         }
         if let batch = try settings.int("receipt-refresh.batch") { self.receiptRefreshBatch = batch }
         if let lease = try Self.duration(settings, "receipt-refresh.lease") { self.receiptRefreshLease = lease }
+        if let within = try settings.double("receipt-refresh.active-within") {
+            self.receiptRefreshActiveWithin = within
+        }
+        if let expiry = try settings.double("keys.expire-after") { self.keyExpiry = expiry == 0 ? nil : expiry }
         if let jobs = try settings.choice("background.jobs", as: BackgroundJobs.self) {
             self.runsBackgroundJobs = jobs == .run
         }

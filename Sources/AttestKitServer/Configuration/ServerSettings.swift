@@ -172,6 +172,12 @@ extension ServerSetting {
         ServerSetting(
             "receipt-refresh.lease", .number, default: "300",
             "`300` seconds a claimed key is kept from other replicas (1 to 86400)"),
+        ServerSetting(
+            "receipt-refresh.active-within", .number, default: "2592000",
+            "`2592000` seconds (30 days): only keys used within it have their receipts traded (60 to 10 years)"),
+        ServerSetting(
+            "keys.expire-after", .number, default: "0",
+            "`0`: off; a key unused for longer (seconds) is refused with `key_expired` (1 to 10 years)"),
         ServerSetting("challenge-cleanup.interval", .number, default: "60", "`60` seconds"),
         ServerSetting(
             "background.jobs", .choice, default: "run",

@@ -16,7 +16,7 @@ public import Hummingbird
 ///
 /// The headers, the binding and the verification are the flows' (`AssertionHeaders`,
 /// `AssertionBinding`, `AssertionGate`); refusals become ``APIError``s once:
-/// 401 `assertion_required` without the headers, 400 for malformed headers, 403 for a failed verification (`signature_invalid`, `key_not_found`, `key_revoked`, `challenge_*`,
+/// 401 `assertion_required` without the headers, 400 for malformed headers, 403 for a failed verification (`signature_invalid`, `key_not_found`, `key_revoked`, `key_expired`, `challenge_*`,
 /// `timestamp_outside_window`), 409 for a replay (`counter_not_increasing`, `challenge_consumed`), 413 for a body
 /// over the limit.
 ///

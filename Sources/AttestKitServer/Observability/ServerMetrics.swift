@@ -70,7 +70,7 @@ public final class ServerMetrics: Sendable {
     /// The rejection codes whose series exist from the start: replays, signatures, keys, challenges, freshness.
     static let watchedCodes = [
         "counter_not_increasing", "challenge_consumed", "signature_invalid", "key_not_found", "key_revoked",
-        "challenge_not_found", "challenge_expired", "timestamp_outside_window", "certificate_untrusted",
+        "key_expired", "challenge_not_found", "challenge_expired", "timestamp_outside_window", "certificate_untrusted",
         "nonce_mismatch", "app_id_mismatch", "policy_validation_category", "policy_os_version",
     ]
 

@@ -188,6 +188,7 @@ enum JSONResponse {
     static func make(_ answer: EdgeResponse) -> Response {
         var fields = headers
         if answer.cacheControl != "no-store" { fields[.cacheControl] = answer.cacheControl }
+        if !answer.hasBody { fields[.contentType] = nil }
         return Response(
             status: HTTPResponse.Status(code: answer.status), headers: fields,
             body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))

@@ -14,7 +14,7 @@ extension StoreError {
         public static var allCases: [Code] {
             [
                 .challengeNotFound, .challengeExpired, .challengeConsumed, .challengePurposeMismatch,
-                .challengeKeyMismatch, .keyExists, .keyNotFound, .keyRevoked, .counterNotIncreasing,
+                .challengeKeyMismatch, .keyExists, .keyNotFound, .keyRevoked, .keyExpired, .counterNotIncreasing,
                 .receiptNotNewer, .invalidInput, .invalidURL, .storageUnavailable,
             ]
         }
@@ -40,6 +40,9 @@ extension StoreError {
         public static let keyNotFound = Code("key_not_found")
         /// The key was revoked.
         public static let keyRevoked = Code("key_revoked")
+        /// The key was not used (registered or asserted) for longer than the deployment keeps idle keys
+        /// (`keys.expire-after`); the app attests a new key.
+        public static let keyExpired = Code("key_expired")
         /// The new counter is not greater than the stored one (a replay, or a concurrent copy that lost).
         public static let counterNotIncreasing = Code("counter_not_increasing")
         /// The receipt is not newer than the one already stored.
@@ -76,6 +79,8 @@ extension StoreError {
     public static let keyNotFound = StoreError(.keyNotFound, "key not found")
     /// An error value with the given code, for comparisons.
     public static let keyRevoked = StoreError(.keyRevoked, "key revoked")
+    /// An error value with the given code, for comparisons.
+    public static let keyExpired = StoreError(.keyExpired, "key expired")
     /// An error value with the given code, for comparisons.
     public static let counterNotIncreasing = StoreError(.counterNotIncreasing, "counter not increasing")
     /// An error value with the given code, for comparisons.

@@ -117,13 +117,18 @@ public actor MemoryAttestationStore: AttestationStore {
         return keys[keyID]
     }
 
-    /// Advances a counter if greater; see ``KeyStore/advanceCounter(of:to:now:)``.
+    /// Advances a counter if greater and the key not expired; see ``KeyStore/advanceCounter(of:to:now:usedSince:)``.
     @discardableResult
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) throws(StoreError) -> KeyRecord {
+    public func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) throws(StoreError) -> KeyRecord {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
-        guard var record = keys[keyID], record.revokedAt == nil, record.counter < counter else {
-            throw KeyRecord.counterRefusal(for: keys[keyID])
+        let since = try StoreTime.normalized(ifPresent: usedSince, "usedSince")
+        guard var record = keys[keyID], record.revokedAt == nil, record.counter < counter,
+            !record.isExpired(usedSince: since)
+        else {
+            throw KeyRecord.counterRefusal(for: keys[keyID], usedSince: since)
         }
         record.counter = counter
         record.lastAssertionAt = instant
@@ -143,6 +148,7 @@ public actor MemoryAttestationStore: AttestationStore {
         record.receipt = update.receipt
         record.receiptCreatedAt = update.receiptCreatedAt
         record.receiptRefreshAt = update.receiptRefreshAt
+        record.receiptExpiresAt = update.receiptExpiresAt
         if let metric = update.riskMetric {
             record.riskMetric = metric
             history[keyID, default: []].append(
@@ -184,12 +190,18 @@ public actor MemoryAttestationStore: AttestationStore {
         return record
     }
 
-    /// Claims the keys due for a receipt exchange; see ``KeyStore/claimReceiptRefresh(now:limit:lease:)``.
-    public func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) throws(StoreError) -> [KeyRecord] {
+    /// Claims the keys due for a receipt exchange and parks the due keys not worth one; see
+    /// ``KeyStore/claimReceiptRefresh(now:limit:lease:activeSince:)``.
+    public func claimReceiptRefresh(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) throws(StoreError) -> [KeyRecord] {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
+        let oldest = try StoreTime.normalized(activeSince, "activeSince")
         try StoreLimits.checkLimit(limit)
-        let until = StoreTime.date(try StoreLimits.leaseEnd(try StoreTime.milliseconds(instant, "now"), lease))
+        let milliseconds = try StoreTime.milliseconds(instant, "now")
+        let until = StoreTime.date(try StoreLimits.leaseEnd(milliseconds, lease))
+        let parked = StoreTime.date(try StoreLimits.leaseEnd(milliseconds, StoreLimits.idleRefreshPause))
         let due = keys.values.filter { record in
             guard record.revokedAt == nil, record.receipt != nil, let refreshAt = record.receiptRefreshAt else {
                 return false
@@ -203,13 +215,28 @@ public actor MemoryAttestationStore: AttestationStore {
             }
             return lhs.keyID.bytes.lexicographicallyPrecedes(rhs.keyID.bytes)
         }
-        return KeyRecord.claimOrder(
-            sorted.prefix(limit).map { record in
-                var claimed = record
-                claimed.receiptRefreshAt = until
-                keys[record.keyID] = claimed
-                return claimed
-            })
+        var claimed: [KeyRecord] = []
+        for record in sorted.prefix(limit) {
+            var changed = record
+            let claim = record.refreshClaim(now: instant, activeSince: oldest)
+            switch claim {
+            case .claim: changed.receiptRefreshAt = until
+            case .expired: changed.receiptRefreshAt = nil
+            case .idle: changed.receiptRefreshAt = parked
+            }
+            keys[record.keyID] = changed
+            if claim == .claim { claimed.append(changed) }
+        }
+        return KeyRecord.claimOrder(claimed)
+    }
+
+    /// Deletes a key with its risk history; see ``KeyStore/deleteKey(_:)``.
+    public func deleteKey(_ keyID: KeyID) throws(StoreError) {
+        try checkOpen()
+        guard keys.removeValue(forKey: keyID) != nil else {
+            throw StoreError(.keyNotFound, "no key has this identifier")
+        }
+        history[keyID] = nil
     }
 
     /// Key counts by environment and state.

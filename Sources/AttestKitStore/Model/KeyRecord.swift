@@ -22,6 +22,9 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
     public internal(set) var receiptCreatedAt: Date?
     /// When the receipt should next be exchanged with Apple, or `nil` for never.
     public internal(set) var receiptRefreshAt: Date?
+    /// When ``receipt`` expires (its field 21), or `nil` when it has no expiration time or was stored before
+    /// the store recorded it. Apple does not exchange an expired receipt, so the refresh skips it.
+    public internal(set) var receiptExpiresAt: Date?
     /// The newest risk metric, from the newest `RECEIPT`.
     public internal(set) var riskMetric: Int?
     /// The OS version from the attestation, e.g. `"17.4"`.
@@ -47,7 +50,7 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
         keyID: KeyID, publicKeyX963: [UInt8], appID: AppID, environment: AppAttestEnvironment, counter: UInt32,
         receipt: [UInt8]?, receiptCreatedAt: Date?, receiptRefreshAt: Date?, riskMetric: Int?,
         osVersion: String?, bundleVersion: String?, validationCategory: UInt32?, appKey: AppKey?, createdAt: Date,
-        lastAssertionAt: Date?, revokedAt: Date?
+        lastAssertionAt: Date?, revokedAt: Date?, receiptExpiresAt: Date? = nil
     ) {
         self.keyID = keyID
         self.publicKeyX963 = publicKeyX963
@@ -57,6 +60,7 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
         self.receipt = receipt
         self.receiptCreatedAt = receiptCreatedAt
         self.receiptRefreshAt = receiptRefreshAt
+        self.receiptExpiresAt = receiptExpiresAt
         self.riskMetric = riskMetric
         self.osVersion = osVersion
         self.bundleVersion = bundleVersion
@@ -76,8 +80,11 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
             riskMetric: nil, osVersion: registration.osVersion, bundleVersion: registration.bundleVersion,
             validationCategory: registration.validationCategory, appKey: registration.appKey, createdAt: now,
             lastAssertionAt: nil,
-            revokedAt: nil)
+            revokedAt: nil, receiptExpiresAt: registration.receiptExpiresAt)
     }
+
+    /// When the key was last used: its last accepted assertion, or its registration before any.
+    public var lastUsedAt: Date { lastAssertionAt ?? createdAt }
 
     /// The App ID, environment, counter, state and times; never the key, its identifier, the app key or the receipt.
     public var description: String {
@@ -122,10 +129,14 @@ extension KeyRecord {
         return record
     }
 
-    /// The reason a compare-and-set that changed nothing was refused, from a read of the key after it.
-    static func counterRefusal(for existing: KeyRecord?) -> StoreError {
+    /// The reason a compare-and-set that changed nothing was refused, from a read of the key after it: a key
+    /// last used before `usedSince` (when given) is expired, whatever its counter.
+    static func counterRefusal(for existing: KeyRecord?, usedSince: Date?) -> StoreError {
         guard let existing else { return StoreError(.keyNotFound, "no key has this identifier") }
         if existing.revokedAt != nil { return StoreError(.keyRevoked, "the key was revoked") }
+        if existing.isExpired(usedSince: usedSince) {
+            return StoreError(.keyExpired, "the key was not used for longer than idle keys are kept")
+        }
         return StoreError(.counterNotIncreasing, "the counter is not greater than the stored one")
     }
 
@@ -138,6 +149,30 @@ extension KeyRecord {
 }
 
 extension KeyRecord {
+    /// Whether the key was last used before `usedSince` (`nil`: keys never expire).
+    func isExpired(usedSince: Date?) -> Bool {
+        guard let usedSince else { return false }
+        return lastUsedAt < usedSince
+    }
+
+    /// What a due key's receipt refresh claim does with it at `now`: trade its receipt (the key was used at or
+    /// after `activeSince` and its receipt has not expired), or park it, the same on every backend.
+    enum RefreshClaim: Equatable {
+        /// Claimed for the lease: its receipt is traded.
+        case claim
+        /// Its receipt has expired: Apple would refuse it, so it is never due again (refresh time `nil`).
+        case expired
+        /// Not used since `activeSince`: due again after ``StoreLimits/idleRefreshPause``, and traded then if
+        /// used in between.
+        case idle
+    }
+
+    /// What a claim at `now` does with this due key.
+    func refreshClaim(now: Date, activeSince: Date) -> RefreshClaim {
+        if let receiptExpiresAt, receiptExpiresAt <= now { return .expired }
+        return lastUsedAt < activeSince ? .idle : .claim
+    }
+
     /// Claimed keys in the order every backend returns them: oldest receipt first, ties by identifier bytes (a
     /// claim's `RETURNING` has no order of its own).
     static func claimOrder(_ records: [KeyRecord]) -> [KeyRecord] {

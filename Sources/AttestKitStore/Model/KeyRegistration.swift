@@ -22,6 +22,8 @@ public struct KeyRegistration: Sendable, Hashable {
     public let receiptCreatedAt: Date?
     /// When the receipt should first be exchanged with Apple, or `nil` for never.
     public let receiptRefreshAt: Date?
+    /// When the receipt expires (its field 21), or `nil`: no receipt, or one without an expiration time.
+    public let receiptExpiresAt: Date?
     /// The OS version from the attestation.
     public let osVersion: String?
     /// iOS 27+: the bundle version from the authenticator data extensions.
@@ -35,7 +37,8 @@ public struct KeyRegistration: Sendable, Hashable {
     ///
     /// - Throws: ``StoreError/Code/invalidInput`` when the public key is not a P-256 point, its SHA-256 is not
     ///   `keyID`, the receipt is empty or over ``StoreLimits/maximumReceiptBytes``, a version string is empty,
-    ///   too long or has control characters, or a time is out of range.
+    ///   too long or has control characters, a receipt's expiration comes without a receipt, or a time is out of
+    ///   range.
     public init(
         keyID: KeyID,
         publicKeyX963: [UInt8],
@@ -47,7 +50,8 @@ public struct KeyRegistration: Sendable, Hashable {
         osVersion: String? = nil,
         bundleVersion: String? = nil,
         validationCategory: UInt32? = nil,
-        appKey: AppKey? = nil
+        appKey: AppKey? = nil,
+        receiptExpiresAt: Date? = nil
     ) throws(StoreError) {
         guard publicKeyX963.count == 65, publicKeyX963.first == 0x04,
             let key = try? P256.Signing.PublicKey(x963Representation: publicKeyX963)
@@ -61,6 +65,9 @@ public struct KeyRegistration: Sendable, Hashable {
         guard (receipt == nil) == (receiptCreatedAt == nil) else {
             throw StoreError(.invalidInput, "a receipt and its creation time come together")
         }
+        guard receipt != nil || receiptExpiresAt == nil else {
+            throw StoreError(.invalidInput, "a receipt's expiration time comes with the receipt")
+        }
         try StoreLimits.checkVersion(osVersion, "the OS version")
         try StoreLimits.checkVersion(bundleVersion, "the bundle version")
         self.keyID = keyID
@@ -70,6 +77,7 @@ public struct KeyRegistration: Sendable, Hashable {
         self.receipt = receipt
         self.receiptCreatedAt = try StoreTime.normalized(ifPresent: receiptCreatedAt, "receiptCreatedAt")
         self.receiptRefreshAt = try StoreTime.normalized(ifPresent: receiptRefreshAt, "receiptRefreshAt")
+        self.receiptExpiresAt = try StoreTime.normalized(ifPresent: receiptExpiresAt, "receiptExpiresAt")
         self.osVersion = osVersion
         self.bundleVersion = bundleVersion
         self.validationCategory = validationCategory
@@ -102,6 +110,7 @@ public struct KeyRegistration: Sendable, Hashable {
             osVersion: attestation.osVersion,
             bundleVersion: attestation.bundleVersion,
             validationCategory: attestation.validationCategory,
-            appKey: appKey)
+            appKey: appKey,
+            receiptExpiresAt: attestation.receipt?.expirationTime)
     }
 }

@@ -14,12 +14,15 @@ public struct ReceiptUpdate: Sendable, Hashable {
     public let riskMetric: Int?
     /// When to exchange the receipt next, or `nil` for never.
     public let receiptRefreshAt: Date?
+    /// When the receipt expires (its field 21), or `nil` when it has no expiration time.
+    public let receiptExpiresAt: Date?
 
     /// Creates an update from its parts.
     /// - Throws: ``StoreError/Code/invalidInput`` when the receipt is empty or over
     ///   ``StoreLimits/maximumReceiptBytes``, the risk metric is negative or too large, or a time is out of range.
     public init(
-        receipt: [UInt8], receiptCreatedAt: Date, riskMetric: Int?, receiptRefreshAt: Date?
+        receipt: [UInt8], receiptCreatedAt: Date, riskMetric: Int?, receiptRefreshAt: Date?,
+        receiptExpiresAt: Date? = nil
     ) throws(StoreError) {
         try StoreLimits.checkReceipt(receipt)
         try StoreLimits.checkRiskMetric(riskMetric)
@@ -27,21 +30,24 @@ public struct ReceiptUpdate: Sendable, Hashable {
         self.receiptCreatedAt = try StoreTime.normalized(receiptCreatedAt, "receiptCreatedAt")
         self.riskMetric = riskMetric
         self.receiptRefreshAt = try StoreTime.normalized(ifPresent: receiptRefreshAt, "receiptRefreshAt")
+        self.receiptExpiresAt = try StoreTime.normalized(ifPresent: receiptExpiresAt, "receiptExpiresAt")
     }
 
     /// The update for a verified receipt. By default the next exchange is due at the receipt's Not Before
     /// (a `RECEIPT`'s field 19), or never when it has none.
-    /// - Throws: ``StoreError/Code/invalidInput`` as ``init(receipt:receiptCreatedAt:riskMetric:receiptRefreshAt:)``.
+    /// - Throws: ``StoreError/Code/invalidInput`` as
+    ///   ``init(receipt:receiptCreatedAt:riskMetric:receiptRefreshAt:receiptExpiresAt:)``.
     public init(_ receipt: Receipt) throws(StoreError) {
         try self.init(receipt, receiptRefreshAt: receipt.notBefore)
     }
 
     /// The update for a verified receipt with a chosen next exchange time.
-    /// - Throws: ``StoreError/Code/invalidInput`` as ``init(receipt:receiptCreatedAt:riskMetric:receiptRefreshAt:)``.
+    /// - Throws: ``StoreError/Code/invalidInput`` as
+    ///   ``init(receipt:receiptCreatedAt:riskMetric:receiptRefreshAt:receiptExpiresAt:)``.
     public init(_ receipt: Receipt, receiptRefreshAt: Date?) throws(StoreError) {
         try self.init(
             receipt: receipt.bytes, receiptCreatedAt: receipt.creationTime, riskMetric: receipt.riskMetric,
-            receiptRefreshAt: receiptRefreshAt)
+            receiptRefreshAt: receiptRefreshAt, receiptExpiresAt: receipt.expirationTime)
     }
 }
 

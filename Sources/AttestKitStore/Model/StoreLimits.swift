@@ -84,6 +84,10 @@ public enum StoreLimits {
         }
     }
 
+    /// How long a receipt refresh claim parks a due key that was not used recently enough to be traded
+    /// (``KeyStore/claimReceiptRefresh(now:limit:lease:activeSince:)``): a day, after which it is looked at again.
+    public static let idleRefreshPause: Duration = .seconds(86_400)
+
     /// Checks a lease's duration (1 second to 1 day) and returns its end in Unix milliseconds.
     static func leaseEnd(_ now: Int64, _ duration: Duration) throws(StoreError) -> Int64 {
         guard duration >= .seconds(1), duration <= .seconds(86_400) else {

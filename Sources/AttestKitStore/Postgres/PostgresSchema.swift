@@ -166,6 +166,9 @@ struct PostgresSchema: Sendable {
                 """,
                 "CREATE INDEX dashboard_sessions_expiry ON \(table("dashboard_sessions")) (expires_at_ms)"
             ),
+            // 7: when a key's receipt expires, so the receipt refresh skips expired receipts (additive: a nullable
+            // column; the release before it neither reads nor writes it).
+            .additive("ALTER TABLE \(table("keys")) ADD COLUMN receipt_expires_at_ms BIGINT"),
         ]
     }
 

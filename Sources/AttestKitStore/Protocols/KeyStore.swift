@@ -14,13 +14,20 @@ public protocol KeyStore: Sendable {
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord?
 
     /// Advances a key's counter with one compare-and-set: accepted only when `counter` is greater than the
-    /// stored counter and the key is active.
+    /// stored counter, the key is active and, when `usedSince` is given, the key was last used (its last accepted
+    /// assertion, or its registration before any: ``KeyRecord/lastUsedAt``) at or after `usedSince`. An accepted
+    /// advance records `now` as the key's last assertion, in the same statement.
+    /// - Parameter usedSince: The oldest last use a key may have and still assert (`keys.expire-after`), or `nil`:
+    ///   keys never expire.
     /// - Returns: The key as stored once advanced (its current risk metric and receipt included), read by the same
     ///   statement that advanced it.
     /// - Throws: ``StoreError/Code/counterNotIncreasing`` (a replay, or a concurrent copy that lost),
-    ///   ``StoreError/Code/keyNotFound``, ``StoreError/Code/keyRevoked``.
+    ///   ``StoreError/Code/keyNotFound``, ``StoreError/Code/keyRevoked``, ``StoreError/Code/keyExpired`` (and the
+    ///   counter is not advanced).
     @discardableResult
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord
 
     /// Stores a newer receipt for an active key and, when it carries a risk metric, appends the metric to
     /// the key's history, in one transaction.
@@ -46,10 +53,32 @@ public protocol KeyStore: Sendable {
     /// each due key goes to one; a claim whose holder stops before storing the new receipt or postponing the key
     /// (a crash) is due again once the lease passes. The records returned carry the lease as their refresh time,
     /// oldest receipt first (ties by identifier bytes), the same on every backend.
+    ///
+    /// Only keys worth an exchange with Apple are returned: the same statement parks the others among the due keys
+    /// it takes, so they leave the due keys at the front of the index and cost no Apple call. A key whose receipt
+    /// expired at `now` (``KeyRecord/receiptExpiresAt``) is never due again (Apple refuses an expired receipt);
+    /// a key last used (``KeyRecord/lastUsedAt``) before `activeSince` is due again after
+    /// ``StoreLimits/idleRefreshPause``, and traded then if it was used in between.
     /// - Throws: ``StoreError/Code/invalidInput`` for a `limit` outside 1 to ``StoreLimits/maximumListLimit``
     ///   or a `lease` outside 1 second to 1 day.
-    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord]
+    func claimReceiptRefresh(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> [KeyRecord]
+
+    /// Deletes a key with everything stored about it: its receipt, its risk history (in the same transaction:
+    /// `ON DELETE CASCADE`) and its place in the key counts. Its identifier may be registered again afterwards
+    /// (unlike a revoked key's); assertions by it are refused with ``StoreError/Code/keyNotFound``.
+    /// - Throws: ``StoreError/Code/keyNotFound``.
+    func deleteKey(_ keyID: KeyID) async throws(StoreError)
 
     /// How many keys the store holds, by environment and state.
     func keyCounts() async throws(StoreError) -> KeyCounts
+}
+
+extension KeyStore {
+    /// Advances a key's counter, keys never expiring: ``advanceCounter(of:to:now:usedSince:)`` with no `usedSince`.
+    @discardableResult
+    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+        try await advanceCounter(of: keyID, to: counter, now: now, usedSince: nil)
+    }
 }

@@ -14,7 +14,8 @@ enum CounterAdvanceText {
 
     private static let texts = BoundedCache<Shape, String>(capacity: 1_024)
 
-    /// The statement for `rows` rows of three values each (key identifier, new counter, time), in order, on `table`.
+    /// The statement for `rows` rows of four values each (key identifier, new counter, time, oldest last use), in
+    /// order, on `table`.
     static func text(rows: Int, table: String, dialect: SQLDialect) -> String {
         let shape = Shape(dialect: dialect, table: table, rows: rows)
         if let text = texts[shape] { return text }
@@ -23,18 +24,20 @@ enum CounterAdvanceText {
         return text
     }
 
-    /// The compare-and-set of counter advances, one row per key: each key whose stored counter is lower and which
-    /// is not revoked takes its new counter; the keys changed are returned whole.
+    /// The compare-and-set of counter advances, one row per key: each key whose stored counter is lower, which is
+    /// not revoked and whose last use (its last assertion, or its registration) is not older than the row's oldest
+    /// last use takes its new counter and the time as its last assertion; the keys changed are returned whole.
     private static func write(_ shape: Shape) -> String {
         let values = (0..<shape.rows).map { row in
-            "(" + (3 * row + 1...3 * row + 3).map(shape.dialect.parameter).joined(separator: ", ") + ")"
+            "(" + (4 * row + 1...4 * row + 4).map(shape.dialect.parameter).joined(separator: ", ") + ")"
         }
         return """
-            WITH batch(batch_key, batch_counter, batch_at) AS (VALUES \(values.joined(separator: ", ")))
+            WITH batch(batch_key, batch_counter, batch_at, batch_used_since) AS (VALUES \(values.joined(separator: ", ")))
             UPDATE \(shape.table) AS keys SET counter = batch.batch_counter,
                 last_assertion_at_ms = batch.batch_at
             FROM batch
             WHERE keys.key_id = batch.batch_key AND keys.counter < batch.batch_counter AND keys.revoked_at_ms IS NULL
+                AND COALESCE(keys.last_assertion_at_ms, keys.created_at_ms) >= batch.batch_used_since
             RETURNING \(shape.dialect.returningAll(of: "keys"))
             """
     }

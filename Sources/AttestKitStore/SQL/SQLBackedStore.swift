@@ -65,8 +65,10 @@ extension SQLBackedStore {
     /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal, by one
     /// deadline (PostgreSQL). Concurrent advances of different keys are applied by one statement (group commit).
     @discardableResult
-    public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
-        try await sql.advanceCounter(of: keyID, to: counter, now: now)
+    public func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord {
+        try await sql.advanceCounter(of: keyID, to: counter, now: now, usedSince: usedSince)
     }
 
     /// Stores a newer receipt and appends its risk metric, in one transaction (SQLite: `BEGIN IMMEDIATE`).
@@ -91,9 +93,16 @@ extension SQLBackedStore {
         try await sql.revokeKey(keyID, now: now)
     }
 
-    /// Claims the due keys in one statement.
-    public func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
-        try await sql.claimReceiptRefresh(now: now, limit: limit, lease: lease)
+    /// Claims the due keys worth an exchange in one statement, parking the others.
+    public func claimReceiptRefresh(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> [KeyRecord] {
+        try await sql.claimReceiptRefresh(now: now, limit: limit, lease: lease, activeSince: activeSince)
+    }
+
+    /// Deletes a key with its risk history in one statement.
+    public func deleteKey(_ keyID: KeyID) async throws(StoreError) {
+        try await sql.deleteKey(keyID)
     }
 
     /// Key counts by environment and state, in one `GROUP BY`.

@@ -96,15 +96,16 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
             .text(registration.osVersion), .text(registration.bundleVersion),
             .integer(registration.validationCategory.map { Int64($0) }),
             .integer(try StoreTime.milliseconds(now, "now")), .bytes(registration.appKey?.der),
+            .integer(try StoreTime.milliseconds(ifPresent: registration.receiptExpiresAt, "receiptExpiresAt")),
         ]
-        let values = (1...4).map(parameter) + ["0"] + (5...12).map(parameter)
+        let values = (1...4).map(parameter) + ["0"] + (5...13).map(parameter)
         let rows = try await executor.query(
             "registering a key",
             SQLStatement(
                 """
                 INSERT INTO \(executor.table("keys")) (key_id, public_key, app_id, environment, counter, receipt,
                     receipt_created_at_ms, receipt_refresh_at_ms, os_version, bundle_version, validation_category,
-                    created_at_ms, app_key)
+                    created_at_ms, app_key, receipt_expires_at_ms)
                 VALUES (\(values.joined(separator: ", "))) ON CONFLICT (key_id) DO NOTHING
                 RETURNING \(StoreColumns.key)
                 """, binds), access: .write)
@@ -124,13 +125,18 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return try rows.first.map { row throws(StoreError) in try row.keyRecord() }
     }
 
-    /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL RETURNING` the key, then a
-    /// read only to name a refusal. Concurrent advances of different keys may be applied by one statement
-    /// (``advancingCounters(_:)``), with the same condition per row.
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
+    /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL AND
+    /// COALESCE(last_assertion_at_ms, created_at_ms) >= usedSince RETURNING` the key, then a read only to name a
+    /// refusal. Concurrent advances of different keys may be applied by one statement (``advancingCounters(_:)``),
+    /// with the same condition per row.
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord {
         let end = executor.callDeadline()
         let instant = try StoreTime.milliseconds(now, "now")
-        let row: [SQLValue] = [.bytes(keyID.bytes), .integer(Int64(counter)), .integer(instant)]
+        // Without expiry every last use qualifies: times are never negative.
+        let since = try StoreTime.milliseconds(ifPresent: usedSince, "usedSince") ?? 0
+        let row: [SQLValue] = [.bytes(keyID.bytes), .integer(Int64(counter)), .integer(instant), .integer(since)]
         let rows = try await executor.combinableWrite(
             "advancing a counter", advancingCounters([row]),
             SQLCombinableWrite(
@@ -138,14 +144,16 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
                 combine: { [self] rows in advancingCounters(rows) }),
             by: end)
         guard let advanced = rows.first else {
-            throw KeyRecord.counterRefusal(for: try await key(keyID, by: end))
+            let existing = try await key(keyID, by: end)
+            throw KeyRecord.counterRefusal(for: existing, usedSince: usedSince.map { _ in StoreTime.date(since) })
         }
         return try advanced.keyRecord()
     }
 
-    /// The compare-and-set of counter advances, one row of three values per key (`key_id`, new counter, time in
-    /// milliseconds): each key whose stored counter is lower and which is not revoked takes its new counter; the keys
-    /// changed are returned whole. The keys must be distinct.
+    /// The compare-and-set of counter advances, one row of four values per key (`key_id`, new counter, time and
+    /// oldest last use in milliseconds): each key whose stored counter is lower, which is not revoked and was last
+    /// used at or after the oldest last use takes its new counter; the keys changed are returned whole. The keys
+    /// must be distinct.
     func advancingCounters(_ rows: [[SQLValue]]) -> SQLStatement {
         SQLStatement(
             CounterAdvanceText.text(rows: rows.count, table: executor.table("keys"), dialect: dialect),
@@ -160,7 +168,8 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         let store = SQLStatement(
             """
             UPDATE \(executor.table("keys")) SET receipt = \(p(1)), receipt_created_at_ms = \(p(2)),
-                receipt_refresh_at_ms = \(p(3)), risk_metric = COALESCE(\(p(4)), risk_metric)
+                receipt_refresh_at_ms = \(p(3)), risk_metric = COALESCE(\(p(4)), risk_metric),
+                receipt_expires_at_ms = \(p(6))
             WHERE key_id = \(p(5)) AND revoked_at_ms IS NULL
                 AND (receipt_created_at_ms IS NULL OR receipt_created_at_ms < \(p(2)))
             RETURNING \(StoreColumns.key)
@@ -169,6 +178,7 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
                 .bytes(update.receipt), .integer(created),
                 .integer(try StoreTime.milliseconds(ifPresent: update.receiptRefreshAt, "receiptRefreshAt")),
                 .integer(update.riskMetric.map { Int64($0) }), .bytes(keyID.bytes),
+                .integer(try StoreTime.milliseconds(ifPresent: update.receiptExpiresAt, "receiptExpiresAt")),
             ])
         let history = update.riskMetric.map { metric in
             SQLStatement(
@@ -237,25 +247,53 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return existing
     }
 
-    /// Claims the due keys in one `UPDATE … WHERE key_id IN (SELECT … LIMIT n [FOR UPDATE SKIP LOCKED]) RETURNING`:
-    /// the refresh time becomes the lease's end, so no other claimer sees the key as due until it passes.
-    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
+    /// Claims the due keys in one `UPDATE … WHERE key_id IN (SELECT … LIMIT n [FOR UPDATE SKIP LOCKED]) RETURNING`,
+    /// on the partial index `keys_receipt_refresh`: the refresh time of a key to trade becomes the lease's end, so no
+    /// other claimer sees the key as due until it passes; the same statement parks the due keys not to trade (a
+    /// receipt expired at `now`: never again; last used before `activeSince`: after ``StoreLimits/idleRefreshPause``),
+    /// which are not returned.
+    func claimReceiptRefresh(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> [KeyRecord] {
         let instant = try StoreTime.milliseconds(now, "now")
+        let since = try StoreTime.milliseconds(activeSince, "activeSince")
         try StoreLimits.checkLimit(limit)
         let until = try StoreLimits.leaseEnd(instant, lease)
+        let parked = try StoreLimits.leaseEnd(instant, StoreLimits.idleRefreshPause)
         let keys = executor.table("keys")
+        let p = parameter
         let rows = try await executor.query(
             "claiming keys due for a receipt refresh",
             SQLStatement(
                 """
-                UPDATE \(keys) SET receipt_refresh_at_ms = \(parameter(1))
+                UPDATE \(keys) SET receipt_refresh_at_ms = CASE
+                    WHEN receipt_expires_at_ms IS NOT NULL AND receipt_expires_at_ms <= \(p(2)) THEN NULL
+                    WHEN COALESCE(last_assertion_at_ms, created_at_ms) < \(p(4)) THEN \(p(5))
+                    ELSE \(p(1)) END
                 WHERE key_id IN (
                     SELECT key_id FROM \(keys)
-                    WHERE revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= \(parameter(2))
-                    ORDER BY receipt_refresh_at_ms, key_id LIMIT \(parameter(3))\(dialect.skipLocked))
+                    WHERE revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= \(p(2))
+                    ORDER BY receipt_refresh_at_ms, key_id LIMIT \(p(3))\(dialect.skipLocked))
                 RETURNING \(StoreColumns.key)
-                """, [.integer(until), .integer(instant), .integer(Int64(limit))]), access: .write)
-        return KeyRecord.claimOrder(try rows.map { row throws(StoreError) in try row.keyRecord() })
+                """,
+                [.integer(until), .integer(instant), .integer(Int64(limit)), .integer(since), .integer(parked)]),
+            access: .write)
+        let (time, oldest) = (StoreTime.date(instant), StoreTime.date(since))
+        let claimed = try rows.map { row throws(StoreError) in try row.keyRecord() }.filter { record in
+            record.refreshClaim(now: time, activeSince: oldest) == .claim
+        }
+        return KeyRecord.claimOrder(claimed)
+    }
+
+    /// Deletes a key in one statement; its risk history goes with it (`ON DELETE CASCADE`), and the key counts'
+    /// trigger counts it out in the same transaction.
+    func deleteKey(_ keyID: KeyID) async throws(StoreError) {
+        let rows = try await executor.query(
+            "deleting a key",
+            SQLStatement(
+                "DELETE FROM \(executor.table("keys")) WHERE key_id = \(parameter(1)) RETURNING key_id",
+                [.bytes(keyID.bytes)]), access: .write)
+        guard !rows.isEmpty else { throw StoreError(.keyNotFound, "no key has this identifier") }
     }
 
     /// One round trip of constant cost: `SELECT 1`, reading no table.

@@ -148,6 +148,9 @@ enum SQLiteSchema {
             """,
             "CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at_ms)"
         ),
+        // 7: when a key's receipt expires, so the receipt refresh skips expired receipts (additive: a nullable column;
+        // the release before it neither reads nor writes it).
+        .additive("ALTER TABLE keys ADD COLUMN receipt_expires_at_ms INTEGER"),
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.

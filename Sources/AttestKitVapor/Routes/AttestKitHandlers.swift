@@ -39,9 +39,10 @@ struct AttestKitHandlers: Sendable {
         ) { [request] limit in
             try await VaporBody.collect(request, limit: limit)
         }
+        var headers: HTTPHeaders = ["Cache-Control": answer.cacheControl]
+        if answer.hasBody { headers.add(name: .contentType, value: EdgeResponse.contentType) }
         return Response(
-            status: HTTPResponseStatus(statusCode: answer.status),
-            headers: ["Content-Type": EdgeResponse.contentType, "Cache-Control": answer.cacheControl],
+            status: HTTPResponseStatus(statusCode: answer.status), headers: headers,
             body: .init(data: Data(answer.body)))
     }
 

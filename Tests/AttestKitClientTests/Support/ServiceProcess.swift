@@ -18,9 +18,10 @@ enum ServiceProcess {
     /// Runs `body` with a started service, then stops it.
     static func with<Result>(
         apple: SoftwareApple, deviceCheckURL: String? = nil, appleKey: P256.Signing.PrivateKey? = nil,
-        tokenKey: P256.Signing.PrivateKey? = nil, debugTokens: [String] = [], _ body: (URL) async throws -> Result
+        tokenKey: P256.Signing.PrivateKey? = nil, debugTokens: [String] = [], settings: [String] = [],
+        _ body: (URL) async throws -> Result
     ) async throws -> Result {
-        var arguments: [String] = []
+        var arguments = settings.flatMap { ["--set", $0] }
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey-\(UUID().uuidString).p8")
         defer { try? FileManager.default.removeItem(at: keyFile) }
         let tokenKeyFile = FileManager.default.temporaryDirectory.appendingPathComponent(

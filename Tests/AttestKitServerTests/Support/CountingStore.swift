@@ -51,8 +51,10 @@ final class CountingStore: AttestationStore {
 
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? { try await base.key(keyID) }
 
-    func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
-        try await base.advanceCounter(of: keyID, to: counter, now: now)
+    func advanceCounter(
+        of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
+    ) async throws(StoreError) -> KeyRecord {
+        try await base.advanceCounter(of: keyID, to: counter, now: now, usedSince: usedSince)
     }
 
     func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
@@ -71,9 +73,13 @@ final class CountingStore: AttestationStore {
         try await base.revokeKey(keyID, now: now)
     }
 
-    func claimReceiptRefresh(now: Date, limit: Int, lease: Duration) async throws(StoreError) -> [KeyRecord] {
-        try await base.claimReceiptRefresh(now: now, limit: limit, lease: lease)
+    func claimReceiptRefresh(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> [KeyRecord] {
+        try await base.claimReceiptRefresh(now: now, limit: limit, lease: lease, activeSince: activeSince)
     }
+
+    func deleteKey(_ keyID: KeyID) async throws(StoreError) { try await base.deleteKey(keyID) }
 
     func acquireLease(on job: String, holder: String, duration: Duration, now: Date) async throws(StoreError) -> Bool {
         try await base.acquireLease(on: job, holder: holder, duration: duration, now: now)

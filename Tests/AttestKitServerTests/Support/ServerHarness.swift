@@ -90,6 +90,10 @@ final class ServerHarness: Sendable {
         var enforcement = ServerConfiguration.EnforcementDefaults()
         /// `enforcement.groups`: named route groups; none by default.
         var enforcementGroups: [String: ServerConfiguration.EnforcementDefaults] = [:]
+        /// `keys.expire-after`; off by default.
+        var keyExpiry: TimeInterval?
+        /// `receipt-refresh.active-within`: 30 days by default.
+        var receiptRefreshActiveWithin: TimeInterval = 30 * 86_400
     }
 
     enum Target {
@@ -209,6 +213,8 @@ final class ServerHarness: Sendable {
                 configuration.keyAttestationAuthority = options.keyAttestationAuthority
                 configuration.enforcement = options.enforcement
                 configuration.enforcementGroups = options.enforcementGroups
+                configuration.keyExpiry = options.keyExpiry
+                configuration.receiptRefreshActiveWithin = options.receiptRefreshActiveWithin
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)

@@ -23,21 +23,25 @@ enum TestKeys {
         environment: AppAttestEnvironment = .production,
         receiptRefreshAt: Date? = nil,
         osVersion: String? = "17.4",
-        bundleVersion: String? = "42"
+        bundleVersion: String? = "42",
+        receiptExpiresAt: Date? = nil
     ) throws -> KeyRegistration {
         let key = key()
         return try KeyRegistration(
             keyID: key.keyID, publicKeyX963: key.publicKeyX963, appID: appID, environment: environment,
             receipt: Array(repeating: 0xA5, count: 5_000), receiptCreatedAt: t0.addingTimeInterval(-60),
             receiptRefreshAt: receiptRefreshAt, osVersion: osVersion, bundleVersion: bundleVersion,
-            validationCategory: 1)
+            validationCategory: 1, receiptExpiresAt: receiptExpiresAt)
     }
 
     /// A receipt update created `offset` seconds after ``t0``.
-    static func receipt(at offset: TimeInterval, riskMetric: Int?, refreshAt: Date? = nil) throws -> ReceiptUpdate {
+    static func receipt(
+        at offset: TimeInterval, riskMetric: Int?, refreshAt: Date? = nil, expiresAt: Date? = nil
+    ) throws -> ReceiptUpdate {
         try ReceiptUpdate(
             receipt: Array(repeating: UInt8(truncatingIfNeeded: Int(offset)), count: 4_000),
-            receiptCreatedAt: t0.addingTimeInterval(offset), riskMetric: riskMetric, receiptRefreshAt: refreshAt)
+            receiptCreatedAt: t0.addingTimeInterval(offset), riskMetric: riskMetric, receiptRefreshAt: refreshAt,
+            receiptExpiresAt: expiresAt)
     }
 }
 
