@@ -25,6 +25,8 @@ extension AttestKitApplication {
         return ReceiptRefreshService(
             store: store, exchange: apple.receiptExchange, interval: configuration.receiptRefreshInterval,
             batch: configuration.receiptRefreshBatch, lease: configuration.receiptRefreshLease,
+            concurrency: configuration.receiptRefreshConcurrency,
+            maxPerSecond: configuration.receiptRefreshMaxPerSecond,
             riskThreshold: configuration.policy.riskMetricThreshold,
             metrics: metrics, logger: logger, now: now)
     }

@@ -71,6 +71,11 @@ extension AttestKitApplication {
         /// How long a key claimed by a refresh round is kept from other replicas (`receipt-refresh.lease`): the
         /// keys of a replica that stops mid-round are due again after it. Longer than a round takes.
         public var receiptRefreshLease: Duration = .seconds(300)
+        /// How many receipt exchanges a replica has in flight at once (`receipt-refresh.concurrency`): 1 to 64.
+        public var receiptRefreshConcurrency: Int = 8
+        /// The ceiling on receipt exchanges a second across every replica sharing the store
+        /// (`receipt-refresh.max-per-second`, kept in the store): 0 (none) to 100000.
+        public var receiptRefreshMaxPerSecond: Int = 50
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
         /// Whether this replica runs the background jobs (`background.jobs`: `run`, the default, or `off`): the
@@ -194,6 +199,12 @@ extension AttestKitApplication {
             }
             guard receiptRefreshLease >= .seconds(1), receiptRefreshLease <= .seconds(86_400) else {
                 throw ConfigurationError("receipt-refresh.lease", "is 1 to 86400 seconds")
+            }
+            guard (1...64).contains(receiptRefreshConcurrency) else {
+                throw ConfigurationError("receipt-refresh.concurrency", "is 1 to 64")
+            }
+            guard (0...100_000).contains(receiptRefreshMaxPerSecond) else {
+                throw ConfigurationError("receipt-refresh.max-per-second", "is 0 (no ceiling) to 100000")
             }
         }
     }

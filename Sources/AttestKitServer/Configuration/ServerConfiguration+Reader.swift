@@ -76,6 +76,8 @@ extension ServerConfiguration {
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `receipt-refresh.lease` | `ATTESTKIT_RECEIPT_REFRESH_LEASE` | `300` seconds a claimed key is kept from other replicas (1 to 86400) |
+    /// | `receipt-refresh.concurrency` | `ATTESTKIT_RECEIPT_REFRESH_CONCURRENCY` | `8` receipt exchanges in flight at once per replica (1 to 64) |
+    /// | `receipt-refresh.max-per-second` | `ATTESTKIT_RECEIPT_REFRESH_MAX_PER_SECOND` | `50` receipt exchanges a second across every replica sharing the store (0: no ceiling; up to 100000) |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
     /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
     /// | `storage.migrations` | `ATTESTKIT_STORAGE_MIGRATIONS` | `apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on) |
@@ -159,6 +161,12 @@ extension ServerConfiguration {
         }
         if let batch = try settings.int("receipt-refresh.batch") { self.receiptRefreshBatch = batch }
         if let lease = try Self.duration(settings, "receipt-refresh.lease") { self.receiptRefreshLease = lease }
+        if let concurrency = try settings.int("receipt-refresh.concurrency") {
+            self.receiptRefreshConcurrency = concurrency
+        }
+        if let ceiling = try settings.int("receipt-refresh.max-per-second") {
+            self.receiptRefreshMaxPerSecond = ceiling
+        }
         if let jobs = try settings.choice("background.jobs", as: BackgroundJobs.self) {
             self.runsBackgroundJobs = jobs == .run
         }

@@ -172,6 +172,12 @@ extension ServerSetting {
         ServerSetting(
             "receipt-refresh.lease", .number, default: "300",
             "`300` seconds a claimed key is kept from other replicas (1 to 86400)"),
+        ServerSetting(
+            "receipt-refresh.concurrency", .integer, default: "8",
+            "`8` receipt exchanges in flight at once per replica (1 to 64)"),
+        ServerSetting(
+            "receipt-refresh.max-per-second", .integer, default: "50",
+            "`50` receipt exchanges a second across every replica sharing the store (0: no ceiling; up to 100000)"),
         ServerSetting("challenge-cleanup.interval", .number, default: "60", "`60` seconds"),
         ServerSetting(
             "background.jobs", .choice, default: "run",

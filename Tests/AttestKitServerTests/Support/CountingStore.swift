@@ -75,6 +75,10 @@ final class CountingStore: AttestationStore {
         try await base.claimReceiptRefresh(now: now, limit: limit, lease: lease)
     }
 
+    func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError) -> ReceiptRefreshBacklog {
+        try await base.receiptRefreshBacklog(now: now, countingUpTo: cap)
+    }
+
     func acquireLease(on job: String, holder: String, duration: Duration, now: Date) async throws(StoreError) -> Bool {
         try await base.acquireLease(on: job, holder: holder, duration: duration, now: now)
     }
