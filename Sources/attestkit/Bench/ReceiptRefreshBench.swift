@@ -131,7 +131,8 @@ struct ReceiptRefreshBench {
                 guard let exchange = application.apple?.receiptExchange else {
                     throw ValidationError("no receipt exchange configured")
                 }
-                let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
+                let device = SimulatedDevice(
+                    apple: apple, configuration: .init(appID: appID, environment: .development))
                 var figures: [ReceiptRefreshFigure] = []
                 for concurrency in levels {
                     // Fresh keys at each level: an attestation's receipt is traded at once, a traded one not before
