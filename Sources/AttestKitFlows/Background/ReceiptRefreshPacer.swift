@@ -40,7 +40,7 @@ struct ReceiptRefreshPacer {
 
     /// Waits until the fleet's ceiling admits one call to Apple, or `deadline` passes, or the task is cancelled.
     mutating func admit(before deadline: ContinuousClock.Instant) async -> Admission {
-        guard !Task.isCancelled else { return .late }
+        guard !Task.isCancelled, ContinuousClock.now < deadline else { return .late }
         guard let budget else { return .admitted }
         var refusals = 0
         while true {

@@ -4,6 +4,7 @@ public import AttestKitStore
 public import Foundation
 public import Logging
 public import ServiceLifecycle
+import Synchronization
 
 /// Trades stored receipts with Apple for fresh ones (and their risk metric) once they are due, until graceful
 /// shutdown.
@@ -111,8 +112,15 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         }
     }
 
+    /// Whether an exchange of the round failed for every key, seen at once by the round's loop.
+    final class FailureFlag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .relaxed) }
+        func set() { value.store(true, ordering: .relaxed) }
+    }
+
     /// What trading one key came to.
-    enum Traded: Sendable {
+    enum Traded: Sendable, Equatable {
         case refreshed
         case postponed
         /// Apple (as a whole), the store or something else failed: the round stops, the key goes back.
@@ -134,6 +142,8 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         let deadline = ContinuousClock.now + lease / 2
         var untraded: [KeyRecord] = []
         var next = 0
+        // Set by the exchange that fails for every key, so that the round starts no other while it waits its turn.
+        let failed = FailureFlag()
         await withTaskGroup(of: (KeyRecord, Traded).self) { group in
             var running = 0
             var pacer = ReceiptRefreshPacer(store: store, maxPerSecond: maxPerSecond, now: now, logger: logger)
@@ -147,7 +157,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                     untraded.append(result.0)
                 }
             }
-            while next < due.count, !outcome.backedOff, !Task.isCancelled {
+            while next < due.count, !outcome.backedOff, !failed.isSet, !Task.isCancelled {
                 if running >= concurrency {
                     if let result = await group.next() { settle(result) }
                     continue
@@ -159,10 +169,14 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 }
                 let admission = await pacer.admit(before: deadline)
                 if admission == .failed { outcome.backedOff = true }
-                guard admission == .admitted else { break }
+                guard admission == .admitted, !failed.isSet else { break }
                 next += 1
                 running += 1
-                group.addTask { (record, await trade(record, receipt: receipt, client: client)) }
+                group.addTask {
+                    let traded = await trade(record, receipt: receipt, client: client)
+                    if traded == .failed { failed.set() }
+                    return (record, traded)
+                }
             }
             while let result = await group.next() { settle(result) }
         }
