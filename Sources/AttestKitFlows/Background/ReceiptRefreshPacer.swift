@@ -49,6 +49,7 @@ struct ReceiptRefreshPacer {
             try? await Task.sleep(until: attempt, clock: .continuous)
             guard !Task.isCancelled else { return .late }
             let wait: Int?
+            let taken = ContinuousClock.now
             do {
                 wait = try await store.take(from: budget, now: now())
             } catch {
@@ -56,7 +57,9 @@ struct ReceiptRefreshPacer {
                 return .failed
             }
             guard wait != nil else {
-                nextAttempt = .now + spacing
+                // The budget refills from the time the take names, not from its answer: the next request is there
+                // one spacing later (and a millisecond, the store's resolution), however long the store took.
+                nextAttempt = taken + spacing + .milliseconds(1)
                 return .admitted
             }
             refusals += 1
