@@ -68,6 +68,8 @@ struct FleetTests {
                 try await appleMock.settings() + [
                     "--set", "receipt-refresh.interval=0.2", "--set", "receipt-refresh.batch=10",
                     "--set", "receipt-refresh.lease=4",
+                    // Two exchanges in flight at once: what the killed replica can leave answered but not stored.
+                    "--set", "receipt-refresh.concurrency=2",
                 ]
             func replica(jobs: Bool) throws -> ServeProcess {
                 try ServeProcess(
@@ -133,8 +135,8 @@ struct FleetTests {
             }
             let trades = await mock.state.receiptTrades
             #expect(trades.count == 30, "every key's receipt was traded")
-            // Once each; at most the exchange the killed replica had in flight when it died was answered twice.
-            #expect(trades.values.reduce(0, +) <= 31, "\(trades.values.sorted())")
+            // Once each; at most the exchanges the killed replica had in flight when it died (two) were answered twice.
+            #expect(trades.values.reduce(0, +) <= 32, "\(trades.values.sorted())")
             #expect(trades.values.allSatisfy { $0 <= 2 }, "\(trades.values.sorted())")
             try await Self.withStore(schema: schema) { store in try await store.dropSchema() }
         }

@@ -10,7 +10,8 @@ import Testing
 /// One receipt Apple refuses postpones only its key; only Apple-wide failures back the whole service off.
 @Suite("Receipt refresh: one bad receipt never stalls the others")
 struct ReceiptRefreshIsolationTests {
-    /// Three registered keys whose receipts are due, in registration order (the order a round takes them).
+    /// Three registered keys whose receipts are due, in registration order (the order a round claims them; it
+    /// trades them concurrently, so a fault injected for the next request hits any one of them).
     static func dueKeys(_ harness: ServerHarness) async throws -> [TestDevice] {
         var devices: [TestDevice] = []
         for _ in 0..<3 {
@@ -32,17 +33,24 @@ struct ReceiptRefreshIsolationTests {
             let round = await refresh.round()
             #expect(round.refreshed == 2 && round.postponed == 1 && !round.backedOff, "\(round)")
 
-            let refused = try #require(try await harness.store.key(devices[0].keyID))
+            // The round trades its keys at once: the fault hits whichever exchange reaches the mock first.
+            var unrated: [TestDevice] = []
+            for device in devices where try await harness.store.key(device.keyID)?.riskMetric == nil {
+                unrated.append(device)
+            }
+            #expect(unrated.count == 1, "one refused key; the others are refreshed")
+            let refusedDevice = try #require(unrated.first)
+            let refused = try #require(try await harness.store.key(refusedDevice.keyID))
             let refreshAt = try #require(refused.receiptRefreshAt, "a refused key is retried, never dropped")
             let wait = refreshAt.timeIntervalSince(harness.clock.now())
             #expect(wait >= (status == 404 ? 2 * 86_400 : 3_600) - 1, "\(wait)")
-            for device in devices.dropFirst() {
+            for device in devices where device.keyID != refusedDevice.keyID {
                 #expect(try await harness.store.key(device.keyID)?.riskMetric == 7)
             }
 
             // Refused again later: it waits longer, up to a week, and is never dropped. (The other keys are revoked,
             // so that each later round takes this key only.)
-            for device in devices.dropFirst() {
+            for device in devices where device.keyID != refusedDevice.keyID {
                 _ = try await harness.store.revokeKey(device.keyID, now: harness.clock.now())
             }
             var previous = wait
@@ -51,7 +59,7 @@ struct ReceiptRefreshIsolationTests {
                 await harness.mock.state.inject(MockAppleFault(.status(status), endpoint: .attestationData))
                 let again = await refresh.round()
                 #expect(again.postponed == 1 && !again.backedOff, "\(again)")
-                let next = try #require(try await harness.store.key(devices[0].keyID)?.receiptRefreshAt)
+                let next = try #require(try await harness.store.key(refusedDevice.keyID)?.receiptRefreshAt)
                 let waited = next.timeIntervalSince(harness.clock.now())
                 #expect(waited >= previous || waited >= 7 * 86_400 - 1, "\(waited) after \(previous)")
                 #expect(waited <= 7 * 86_400 + 1)

@@ -191,6 +191,42 @@ struct KeyTests {
         }
     }
 
+    @Test(
+        "the receipt refresh backlog: the keys a claim would take, counted up to a cap, and the oldest due time",
+        arguments: await StoreBackend.all())
+    func receiptRefreshBacklog(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            #expect(try await store.receiptRefreshBacklog(now: t0, countingUpTo: 10) == .init(due: 0, oldestDue: nil))
+            for offset: TimeInterval in [-50, -3_600, -10, 0, 60] {
+                let registration = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(offset))
+                _ = try await store.registerKey(registration, now: t0)
+            }
+            _ = try await store.registerKey(try TestKeys.registration(receiptRefreshAt: nil), now: t0)
+            let revoked = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(-86_400))
+            _ = try await store.registerKey(revoked, now: t0)
+            _ = try await store.revokeKey(revoked.keyID, now: t0)
+
+            let oldest = t0.addingTimeInterval(-3_600)
+            let backlog = try await store.receiptRefreshBacklog(now: t0, countingUpTo: 10)
+            #expect(backlog == .init(due: 4, oldestDue: oldest))
+            let capped = try await store.receiptRefreshBacklog(now: t0, countingUpTo: 3)
+            #expect(capped == .init(due: 3, oldestDue: oldest))
+            #expect(
+                try await store.receiptRefreshBacklog(now: t0.addingTimeInterval(-20), countingUpTo: 10)
+                    == .init(due: 2, oldestDue: oldest))
+            // Claimed keys are no longer due (until their lease passes).
+            _ = try await store.claimReceiptRefresh(now: t0, limit: 2, lease: .seconds(60), activeSince: t0.addingTimeInterval(-86_400))
+            #expect(
+                try await store.receiptRefreshBacklog(now: t0, countingUpTo: 10)
+                    == .init(due: 2, oldestDue: t0.addingTimeInterval(-10)))
+            for cap in [0, 10_000_001] {
+                await #expect(throws: StoreError.invalidInput) {
+                    _ = try await store.receiptRefreshBacklog(now: t0, countingUpTo: cap)
+                }
+            }
+        }
+    }
+
     @Test("counts by environment and state", arguments: await StoreBackend.all())
     func counts(backend: StoreBackend) async throws {
         try await backend.withStore { store in

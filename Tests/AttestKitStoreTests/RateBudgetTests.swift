@@ -45,8 +45,34 @@ struct RateBudgetTests {
         }
     }
 
+    @Test(
+        "a budget of 50 a second with a burst of one: requests 20 ms apart, 50 in a second however hard it is asked",
+        arguments: await StoreBackend.all())
+    func perSecond(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let budget = try RateBudget(name: "receipt-refresh/apple", perSecond: 50)
+            func take(_ milliseconds: Int) async throws -> Int? {
+                try await store.take(from: budget, now: t0.addingTimeInterval(Double(milliseconds) / 1_000))
+            }
+            #expect(try await take(0) == nil)
+            #expect(try await take(0) == 1, "no burst: refused, with the whole-second wait at least")
+            #expect(try await take(19) != nil)
+            #expect(try await take(20) == nil)
+            // A pause never builds a burst: after a minute, still one request.
+            #expect(try await take(60_000) == nil)
+            #expect(try await take(60_000) != nil)
+            // Asked every millisecond for a second: 50 granted.
+            var granted = 0
+            for millisecond in 120_000..<121_000 where try await take(millisecond) == nil { granted += 1 }
+            #expect(granted == 50)
+        }
+    }
+
     @Test("names and rates out of range are refused")
     func bounds() {
+        #expect(throws: StoreError.self) { try RateBudget(name: "a", perSecond: 0) }
+        #expect(throws: StoreError.self) { try RateBudget(name: "a", perSecond: 5, burst: 0) }
+        #expect(throws: StoreError.self) { try RateBudget(name: "a", perSecond: 5, burst: 6) }
         #expect(throws: StoreError.self) { try RateBudget(name: "", perMinute: 1) }
         #expect(throws: StoreError.self) { try RateBudget(name: String(repeating: "a", count: 257), perMinute: 1) }
         #expect(throws: StoreError.self) { try RateBudget(name: "a", perMinute: 0) }

@@ -130,8 +130,17 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Counts the request, applies a pending fault, else hands the request to its service.
+    /// Answers a request, counted in flight until answered.
     private func respond(
+        _ endpoint: MockAppleEndpoint, _ request: Request, _ context: MockAppleRequestContext
+    ) async -> Response {
+        let response = await answer(endpoint, request, context)
+        await state.depart(from: endpoint)
+        return response
+    }
+
+    /// Counts the request, applies a pending fault, else hands the request to its service.
+    private func answer(
         _ endpoint: MockAppleEndpoint, _ request: Request, _ context: MockAppleRequestContext
     ) async -> Response {
         switch await state.arrive(at: endpoint) {

@@ -17,6 +17,12 @@ public actor MockAppleState {
     private var faults: [MockAppleFault] = []
     private var requests: [MockAppleEndpoint: Int] = [:]
     private var trades: [[UInt8]: Int] = [:]
+    private var inFlight: [MockAppleEndpoint: Int] = [:]
+    private var mostInFlight: [MockAppleEndpoint: Int] = [:]
+    private var arrivalTimes: [MockAppleEndpoint: [ContinuousClock.Instant]] = [:]
+
+    /// The most arrival times kept per endpoint (the latest).
+    public static let maximumArrivalTimes = 10_000
 
     /// Creates a state with faults to inject.
     public init(faults: [MockAppleFault] = []) {
@@ -50,6 +56,20 @@ public actor MockAppleState {
     /// How many requests `endpoint` received, faulty ones included.
     public func requestCount(_ endpoint: MockAppleEndpoint) -> Int { requests[endpoint, default: 0] }
 
+    /// The most requests to `endpoint` that were being answered at once (from arrival to answer, an injected
+    /// delay included): how many calls a client had in flight.
+    public func maximumInFlight(_ endpoint: MockAppleEndpoint) -> Int { mostInFlight[endpoint, default: 0] }
+
+    /// When the requests to `endpoint` arrived, oldest first (at most ``maximumArrivalTimes``, the latest).
+    public func arrivals(_ endpoint: MockAppleEndpoint) -> [ContinuousClock.Instant] {
+        arrivalTimes[endpoint, default: []]
+    }
+
+    /// Counts a request to `endpoint` answered.
+    func depart(from endpoint: MockAppleEndpoint) {
+        inFlight[endpoint, default: 1] -= 1
+    }
+
     /// How many times the receipts of each key were traded for a new one (answers 200 of the receipt exchange),
     /// by the key's credential certificate (DER): one entry per key.
     public var receiptTrades: [[UInt8]: Int] { trades }
@@ -59,9 +79,15 @@ public actor MockAppleState {
         trades[certificate, default: 0] += 1
     }
 
-    /// Counts a request to `endpoint` and takes the first pending fault that applies to it, if any.
+    /// Counts a request to `endpoint` (in flight until ``depart(from:)``) and takes the first pending fault that applies to it, if any.
     func arrive(at endpoint: MockAppleEndpoint) -> MockAppleFault.Action? {
         requests[endpoint, default: 0] += 1
+        inFlight[endpoint, default: 0] += 1
+        mostInFlight[endpoint] = max(mostInFlight[endpoint, default: 0], inFlight[endpoint, default: 0])
+        arrivalTimes[endpoint, default: []].append(.now)
+        if arrivalTimes[endpoint, default: []].count > Self.maximumArrivalTimes {
+            arrivalTimes[endpoint]?.removeFirst()
+        }
         guard let index = faults.firstIndex(where: { $0.applies(to: endpoint) }) else { return nil }
         let action = faults[index].action
         faults[index].count -= 1

@@ -26,6 +26,8 @@ extension AttestKitApplication {
             store: store, exchange: apple.receiptExchange, interval: configuration.receiptRefreshInterval,
             batch: configuration.receiptRefreshBatch, lease: configuration.receiptRefreshLease,
             activeWithin: configuration.receiptRefreshActiveWithin,
+            concurrency: configuration.receiptRefreshConcurrency,
+            maxPerSecond: configuration.receiptRefreshMaxPerSecond,
             riskThreshold: configuration.policy.riskMetricThreshold,
             metrics: metrics, logger: logger, now: now)
     }

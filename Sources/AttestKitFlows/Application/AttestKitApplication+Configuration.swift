@@ -79,6 +79,11 @@ extension AttestKitApplication {
         /// assertions are refused with `key_expired` (the app attests a new key), in seconds (`keys.expire-after`);
         /// `nil`, the default: keys never expire. 1 second to 10 years.
         public var keyExpiry: TimeInterval? = nil
+        /// How many receipt exchanges a replica has in flight at once (`receipt-refresh.concurrency`): 1 to 64.
+        public var receiptRefreshConcurrency: Int = 8
+        /// The ceiling on receipt exchanges a second across every replica sharing the store
+        /// (`receipt-refresh.max-per-second`, kept in the store): 0 (none) to 100000.
+        public var receiptRefreshMaxPerSecond: Int = 50
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
         /// Whether this replica runs the background jobs (`background.jobs`: `run`, the default, or `off`): the
@@ -211,6 +216,12 @@ extension AttestKitApplication {
             }
             if let keyExpiry, !(1...Self.longestKeyPeriod).contains(keyExpiry) {
                 throw ConfigurationError("keys.expire-after", "is 0 (off) or 1 second to 10 years")
+            }
+            guard (1...64).contains(receiptRefreshConcurrency) else {
+                throw ConfigurationError("receipt-refresh.concurrency", "is 1 to 64")
+            }
+            guard (0...100_000).contains(receiptRefreshMaxPerSecond) else {
+                throw ConfigurationError("receipt-refresh.max-per-second", "is 0 (no ceiling) to 100000")
             }
         }
     }

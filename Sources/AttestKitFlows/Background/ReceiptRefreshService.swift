@@ -4,23 +4,32 @@ public import AttestKitStore
 public import Foundation
 public import Logging
 public import ServiceLifecycle
+import Synchronization
 
 /// Trades stored receipts with Apple for fresh ones (and their risk metric) once they are due, until graceful
 /// shutdown.
 ///
 /// Each round claims the due keys (receipt refresh time passed) of keys used within `activeWithin` whose receipts
-/// have not expired, earliest first, and exchanges their receipts. The claim
-/// (`KeyStore.claimReceiptRefresh(now:limit:lease:activeSince:)` of AttestKitStore) moves each key's refresh time to the
-/// end of a lease in the same statement, so replicas sharing a store trade each due receipt once between them, and
-/// the keys of a replica that stops mid-round (a crash) are due again, for any replica, once the lease passes; keys
-/// a round claimed but did not reach because it was cancelled (shutdown) are handed back at once.
-/// a new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
+/// have not expired, earliest first, and exchanges their receipts, at most ``concurrency`` at once. The claim
+/// (`KeyStore.claimReceiptRefresh(now:limit:lease:activeSince:)` of AttestKitStore) moves each key's refresh time
+/// to the end of a lease in the same statement, so replicas sharing a store trade each due receipt once between
+/// them, and the keys of a replica that stops mid-round (a crash) are due again, for any replica, once the lease
+/// passes; keys a round claimed but did not reach (cancelled at shutdown, stopped by a failure, or still waiting
+/// for the ceiling at half the lease) are handed back at once.
+///
+/// Every call to Apple first takes one request from a budget in the store that every replica shares
+/// (``maxPerSecond``, a `RateBudget` of AttestKitStore with a burst of one): the fleet never asks Apple for more
+/// than that many receipts in any second; refused, the round waits for its turn.
+///
+/// A new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
 /// 304 moves the key's next refresh to the receipt's Not Before. An answer about one receipt (Apple refuses it
 /// with 400, 401, 403 or 404, or its answer does not verify) postpones only that key, longer each time
 /// (`postponement(after:receiptCreatedAt:now:)`), and the round goes on with the other keys: one bad receipt
 /// never stalls the others. When Apple rate limits, fails, cannot be reached or refuses this server's key, the
-/// round stops and the service backs off exponentially (from one interval to an hour) so that an outage is not
-/// hammered.
+/// round starts no more exchanges (those in flight finish) and the service backs off exponentially (from one
+/// interval to an hour) so that an outage is not hammered.
+///
+/// After each round the backlog (due keys left, the age of the oldest) is read from the store and set as gauges.
 public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let exchange: [AppAttestEnvironment: ReceiptExchangeClient]
@@ -28,10 +37,17 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let batch: Int
     let lease: Duration
     let activeWithin: TimeInterval
+    /// Receipt exchanges in flight at once in this replica.
+    public let concurrency: Int
+    /// The fleet's ceiling on receipt exchanges a second, shared through the store; 0: none.
+    public let maxPerSecond: Int
     let riskThreshold: Int?
     let metrics: FlowMetrics
     let logger: Logger
     let now: @Sendable () -> Date
+
+    /// The shared budget's name.
+    static let budgetName = "receipt-refresh/apple"
 
     /// The outcome of one round.
     public struct Round: Sendable, Hashable {
@@ -39,8 +55,11 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         public var refreshed = 0
         /// Keys postponed (304, 404, invalid receipt, store refusal).
         public var postponed = 0
-        /// Whether Apple failed and the round stopped early.
+        /// Whether Apple or the store failed and the round stopped early.
         public var backedOff = false
+        /// Keys claimed and handed back untraded (a failure, shutdown, or the ceiling's wait outlasting half the
+        /// lease).
+        public var handedBack = 0
     }
 
     /// Creates the service.
@@ -53,14 +72,17 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     ///   - lease: How long a claimed key is kept from other claimers (longer than a round takes).
     ///   - activeWithin: How recently, in seconds, a key must have been used for its receipt to be traded; the
     ///     claim parks the others (`KeyStore.claimReceiptRefresh(now:limit:lease:activeSince:)`).
+    ///   - concurrency: Receipt exchanges in flight at once in this replica (at least 1).
+    ///   - maxPerSecond: The ceiling on receipt exchanges a second across every replica sharing `store`; 0: none.
     ///   - riskThreshold: A risk metric above this is counted and logged (``RiskPolicy/threshold``).
-    ///   - metrics: Where refreshes are counted.
+    ///   - metrics: Where refreshes and the backlog are counted.
     ///   - logger: Where rounds, refusals and back-offs are logged (never a receipt).
     ///   - now: The clock (injected for tests).
     public init(
         store: any AttestationStore, exchange: [AppAttestEnvironment: ReceiptExchangeClient], interval: Duration,
-        batch: Int, lease: Duration = .seconds(300), activeWithin: TimeInterval = 30 * 86_400, riskThreshold: Int?,
-        metrics: FlowMetrics, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+        batch: Int, lease: Duration = .seconds(300), activeWithin: TimeInterval = 30 * 86_400, concurrency: Int = 8,
+        maxPerSecond: Int = 0, riskThreshold: Int?, metrics: FlowMetrics, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.exchange = exchange
@@ -68,15 +90,21 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         self.batch = batch
         self.lease = lease
         self.activeWithin = activeWithin
+        self.concurrency = max(1, concurrency)
+        self.maxPerSecond = max(0, maxPerSecond)
         self.riskThreshold = riskThreshold
         self.metrics = metrics
         self.logger = logger
         self.now = now
     }
 
-    /// `ReceiptRefreshService(interval: 60.0 seconds, batch: 100)`. ServiceLifecycle names services by their
-    /// description in its logs; the synthesized one would print every field, trust anchors included.
-    public var description: String { "ReceiptRefreshService(interval: \(interval), batch: \(batch))" }
+    /// `ReceiptRefreshService(interval: 60.0 seconds, batch: 100, concurrency: 8, maxPerSecond: 50)`.
+    /// ServiceLifecycle names services by their description in its logs; the synthesized one would print every
+    /// field, trust anchors included.
+    public var description: String {
+        "ReceiptRefreshService(interval: \(interval), batch: \(batch), concurrency: \(concurrency), "
+            + "maxPerSecond: \(maxPerSecond))"
+    }
 
     /// Runs rounds until graceful shutdown or cancellation.
     public func run() async throws {
@@ -88,6 +116,21 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 try? await Task.sleep(for: delay)
             }
         }
+    }
+
+    /// Whether an exchange of the round failed for every key, seen at once by the round's loop.
+    final class FailureFlag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .relaxed) }
+        func set() { value.store(true, ordering: .relaxed) }
+    }
+
+    /// What trading one key came to.
+    enum Traded: Sendable, Equatable {
+        case refreshed
+        case postponed
+        /// Apple (as a whole), the store or something else failed: the round stops, the key goes back.
+        case failed
     }
 
     /// One round over the keys due now.
@@ -103,72 +146,120 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             outcome.backedOff = true
             return outcome
         }
-        var reached = 0
-        for record in due {
-            guard !Task.isCancelled else { break }
-            reached += 1
-            guard let receipt = record.receipt, let client = exchange[record.environment] else { continue }
-            do {
-                switch try await client.exchange(receipt, appID: record.appID, keyID: record.keyID, logger: logger) {
-                case .refreshed(let fresh):
-                    _ = try await store.storeReceipt(ReceiptUpdate(fresh), for: record.keyID, now: now())
-                    metrics.receiptRefresh("refreshed")
-                    outcome.refreshed += 1
-                    if let metric = fresh.riskMetric { metrics.riskMetric(metric) }
-                    if let threshold = riskThreshold, let metric = fresh.riskMetric, metric > threshold {
-                        metrics.riskAboveThreshold(environment: record.environment)
-                        logger.notice(
-                            "risk metric above threshold; key marked for step-up",
-                            metadata: ["keyId": "\(record.keyID)", "riskMetric": "\(metric)"])
-                    }
-                case .notModified(let retryAfter):
-                    metrics.receiptRefresh("not_modified")
-                    try await postpone(record.keyID, until: max(retryAfter ?? .distantPast, now() + 3_600))
-                    outcome.postponed += 1
-                }
-            } catch let error as AppleServiceError {
-                metrics.receiptRefresh(error.code.rawValue)
-                guard Self.concernsOnlyThisReceipt(error.code) else {
-                    logger.warning("receipt refresh: Apple failed; backing off", metadata: ["code": "\(error.code)"])
+        // Past half the lease, another replica may soon claim the keys again: the rest go back instead.
+        let deadline = ContinuousClock.now + lease / 2
+        var untraded: [KeyRecord] = []
+        var next = 0
+        // Set by the exchange that fails for every key, so that the round starts no other while it waits its turn.
+        let failed = FailureFlag()
+        await withTaskGroup(of: (KeyRecord, Traded).self) { group in
+            var running = 0
+            var pacer = ReceiptRefreshPacer(store: store, maxPerSecond: maxPerSecond, now: now, logger: logger)
+            func settle(_ result: (KeyRecord, Traded)) {
+                running -= 1
+                switch result.1 {
+                case .refreshed: outcome.refreshed += 1
+                case .postponed: outcome.postponed += 1
+                case .failed:
                     outcome.backedOff = true
-                    break
+                    untraded.append(result.0)
                 }
-                let wait = Self.postponement(after: error.code, receiptCreatedAt: record.receiptCreatedAt, now: now())
-                logger.notice(
-                    "receipt refresh: Apple refused this receipt; the key waits",
-                    metadata: [
-                        "keyId": "\(record.keyID)", "code": "\(error.code)", "seconds": "\(Int(wait.rounded()))",
-                    ])
-                try? await postpone(record.keyID, until: now() + wait)
-                outcome.postponed += 1
-            } catch let error as StoreError {
-                metrics.receiptRefresh(error.code.rawValue)
-                if error.code == .storageUnavailable {
-                    outcome.backedOff = true
-                    break
-                }
-                // receipt_not_newer, key_revoked, key_not_found: nothing to store; look again later.
-                try? await postpone(record.keyID, until: now() + 86_400)
-                outcome.postponed += 1
-            } catch {
-                metrics.receiptRefresh("error")
-                outcome.backedOff = true
-                break
             }
+            while next < due.count, !outcome.backedOff, !failed.isSet, !Task.isCancelled {
+                if running >= concurrency {
+                    if let result = await group.next() { settle(result) }
+                    continue
+                }
+                let record = due[next]
+                guard let receipt = record.receipt, let client = exchange[record.environment] else {
+                    next += 1
+                    continue
+                }
+                let admission = await pacer.admit(before: deadline)
+                if admission == .failed { outcome.backedOff = true }
+                guard admission == .admitted, !failed.isSet else { break }
+                next += 1
+                running += 1
+                group.addTask {
+                    let traded = await trade(record, receipt: receipt, client: client)
+                    if traded == .failed { failed.set() }
+                    return (record, traded)
+                }
+            }
+            while let result = await group.next() { settle(result) }
         }
-        // Keys not traded because Apple failed (from the one that failed) or the service is stopping go back at once:
-        // their receipts did nothing wrong, and another replica need not wait for the lease.
-        if outcome.backedOff, reached > 0 {
-            await handBack(due[(reached - 1)...])
-        } else if reached < due.count {
-            await handBack(due[reached...])
+        // Keys not traded because Apple or the store failed (from the one that failed) or the service is stopping go
+        // back at once: their receipts did nothing wrong, and another replica need not wait for the lease.
+        untraded += due[next...]
+        if !untraded.isEmpty {
+            await handBack(untraded)
+            outcome.handedBack = untraded.count
         }
+        await measureBacklog()
         return outcome
+    }
+
+    /// Trades one key's receipt: what it came to.
+    private func trade(_ record: KeyRecord, receipt: [UInt8], client: ReceiptExchangeClient) async -> Traded {
+        do {
+            switch try await client.exchange(receipt, appID: record.appID, keyID: record.keyID, logger: logger) {
+            case .refreshed(let fresh):
+                _ = try await store.storeReceipt(ReceiptUpdate(fresh), for: record.keyID, now: now())
+                metrics.receiptRefresh("refreshed")
+                if let metric = fresh.riskMetric { metrics.riskMetric(metric) }
+                if let threshold = riskThreshold, let metric = fresh.riskMetric, metric > threshold {
+                    metrics.riskAboveThreshold(environment: record.environment)
+                    logger.notice(
+                        "risk metric above threshold; key marked for step-up",
+                        metadata: ["keyId": "\(record.keyID)", "riskMetric": "\(metric)"])
+                }
+                return .refreshed
+            case .notModified(let retryAfter):
+                metrics.receiptRefresh("not_modified")
+                try await postpone(record.keyID, until: max(retryAfter ?? .distantPast, now() + 3_600))
+                return .postponed
+            }
+        } catch let error as AppleServiceError {
+            metrics.receiptRefresh(error.code.rawValue)
+            guard Self.concernsOnlyThisReceipt(error.code) else {
+                logger.warning("receipt refresh: Apple failed; backing off", metadata: ["code": "\(error.code)"])
+                return .failed
+            }
+            let wait = Self.postponement(after: error.code, receiptCreatedAt: record.receiptCreatedAt, now: now())
+            logger.notice(
+                "receipt refresh: Apple refused this receipt; the key waits",
+                metadata: [
+                    "keyId": "\(record.keyID)", "code": "\(error.code)", "seconds": "\(Int(wait.rounded()))",
+                ])
+            try? await postpone(record.keyID, until: now() + wait)
+            return .postponed
+        } catch let error as StoreError {
+            metrics.receiptRefresh(error.code.rawValue)
+            if error.code == .storageUnavailable { return .failed }
+            // receipt_not_newer, key_revoked, key_not_found: nothing to store; look again later.
+            try? await postpone(record.keyID, until: now() + 86_400)
+            return .postponed
+        } catch {
+            metrics.receiptRefresh("error")
+            return .failed
+        }
+    }
+
+    /// Reads the backlog left after a round and sets its gauges; a store that cannot answer leaves them as they were.
+    private func measureBacklog() async {
+        let time = now()
+        do {
+            let backlog = try await store.receiptRefreshBacklog(
+                now: time, countingUpTo: ReceiptRefreshBacklog.defaultCap)
+            metrics.receiptRefreshBacklog(backlog, now: time)
+        } catch {
+            logger.debug("receipt refresh: backlog not measured", metadata: ["code": "\(error.code)"])
+        }
     }
 
     /// Makes claimed keys due again at once; best effort: a key not handed back is due when its lease passes. Runs
     /// in a task of its own: the round's task may be cancelled, and a store may refuse work for a cancelled task.
-    private func handBack(_ keys: ArraySlice<KeyRecord>) async {
+    private func handBack(_ keys: [KeyRecord]) async {
         let (store, time, keyIDs) = (store, now(), keys.map(\.keyID))
         await Task {
             for keyID in keyIDs { try? await store.postponeReceiptRefresh(of: keyID, until: time) }

@@ -1,6 +1,7 @@
 public import AttestKit
 public import AttestKitStore
 public import CoreMetrics
+public import Foundation
 import Metrics
 
 /// The metrics the flows record, through swift-metrics into an injected factory: the HTTP service passes its
@@ -41,6 +42,15 @@ public struct FlowMetrics: Sendable {
     public func receiptRefresh(_ result: String) {
         Counter(label: "attestkit_receipt_refresh_total", dimensions: [("result", result)], factory: factory)
             .increment()
+    }
+
+    /// The receipt refreshes due and not yet done, store-wide (every replica reports the same value):
+    /// `attestkit_receipt_refresh_backlog`, the due keys (counted up to a cap), and
+    /// `attestkit_receipt_refresh_oldest_due_seconds`, how long the oldest due one has waited at `now` (0 with none).
+    public func receiptRefreshBacklog(_ backlog: ReceiptRefreshBacklog, now: Date) {
+        Gauge(label: "attestkit_receipt_refresh_backlog", factory: factory).record(backlog.due)
+        let waited = backlog.oldestDue.map { max(0, now.timeIntervalSince($0)) } ?? 0
+        Gauge(label: "attestkit_receipt_refresh_oldest_due_seconds", factory: factory).record(waited)
     }
 
     /// One request decided by a ``RouteGuard``: its group, `enforce` or `report` (counted apart: what enforcing

@@ -73,6 +73,9 @@ struct ReplayStore: AttestationStore {
         throw Self.notRecorded
     }
     func keyCounts() async throws(StoreError) -> KeyCounts { throw Self.notRecorded }
+    func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError) -> ReceiptRefreshBacklog {
+        throw Self.notRecorded
+    }
     func take(from budget: RateBudget, now: Date) async throws(StoreError) -> Int? { throw Self.notRecorded }
     func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
         throw Self.notRecorded

@@ -78,6 +78,8 @@ extension ServerConfiguration {
     /// | `receipt-refresh.lease` | `ATTESTKIT_RECEIPT_REFRESH_LEASE` | `300` seconds a claimed key is kept from other replicas (1 to 86400) |
     /// | `receipt-refresh.active-within` | `ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN` | `2592000` seconds (30 days): only keys used within it have their receipts traded (60 to 10 years) |
     /// | `keys.expire-after` | `ATTESTKIT_KEYS_EXPIRE_AFTER` | `0`: off; a key unused for longer (seconds) is refused with `key_expired` (1 to 10 years) |
+    /// | `receipt-refresh.concurrency` | `ATTESTKIT_RECEIPT_REFRESH_CONCURRENCY` | `8` receipt exchanges in flight at once per replica (1 to 64) |
+    /// | `receipt-refresh.max-per-second` | `ATTESTKIT_RECEIPT_REFRESH_MAX_PER_SECOND` | `50` receipt exchanges a second across every replica sharing the store (0: no ceiling; up to 100000) |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
     /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
     /// | `storage.migrations` | `ATTESTKIT_STORAGE_MIGRATIONS` | `apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on) |
@@ -165,6 +167,12 @@ extension ServerConfiguration {
             self.receiptRefreshActiveWithin = within
         }
         if let expiry = try settings.double("keys.expire-after") { self.keyExpiry = expiry == 0 ? nil : expiry }
+        if let concurrency = try settings.int("receipt-refresh.concurrency") {
+            self.receiptRefreshConcurrency = concurrency
+        }
+        if let ceiling = try settings.int("receipt-refresh.max-per-second") {
+            self.receiptRefreshMaxPerSecond = ceiling
+        }
         if let jobs = try settings.choice("background.jobs", as: BackgroundJobs.self) {
             self.runsBackgroundJobs = jobs == .run
         }

@@ -178,6 +178,12 @@ extension ServerSetting {
         ServerSetting(
             "keys.expire-after", .number, default: "0",
             "`0`: off; a key unused for longer (seconds) is refused with `key_expired` (1 to 10 years)"),
+        ServerSetting(
+            "receipt-refresh.concurrency", .integer, default: "8",
+            "`8` receipt exchanges in flight at once per replica (1 to 64)"),
+        ServerSetting(
+            "receipt-refresh.max-per-second", .integer, default: "50",
+            "`50` receipt exchanges a second across every replica sharing the store (0: no ceiling; up to 100000)"),
         ServerSetting("challenge-cleanup.interval", .number, default: "60", "`60` seconds"),
         ServerSetting(
             "background.jobs", .choice, default: "run",

@@ -86,6 +86,9 @@ public final class AttestKitServer: Service, Sendable {
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.connectionPool.retryConnectionEstablishment = false
         httpConfiguration.redirectConfiguration = .disallow
+        // HTTP/1 (a mock, a proxy): room for every receipt exchange a refresh round has in flight at once.
+        httpConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
+            8, configuration.receiptRefreshConcurrency)
         let httpClient = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.httpClient = httpClient

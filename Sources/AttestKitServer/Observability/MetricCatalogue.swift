@@ -14,6 +14,10 @@ enum MetricCatalogue {
         "attestkit_rate_limited_total": "Requests refused by a rate limit, by limit.",
         "attestkit_receipt_refresh_total":
             "Receipt exchanges with Apple, by result (refreshed, not_modified, or an error code).",
+        "attestkit_receipt_refresh_backlog":
+            "Keys whose receipt refresh is due and not yet done, store-wide (counted up to 100000), as of the last refresh round.",
+        "attestkit_receipt_refresh_oldest_due_seconds":
+            "How long the oldest due receipt refresh has waited, store-wide (0 when none is due), as of the last refresh round.",
         "attestkit_risk_metric_above_threshold_total": "Receipts whose risk metric is above the step-up threshold.",
         "attestkit_devicecheck_requests_total":
             "DeviceCheck calls to Apple, by operation and outcome (ok or an error code).",

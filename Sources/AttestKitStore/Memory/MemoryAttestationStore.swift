@@ -249,6 +249,21 @@ public actor MemoryAttestationStore: AttestationStore {
         return KeyCounts(counts: counts)
     }
 
+    /// The due keys (counted up to `cap`) and the earliest due time; see
+    /// ``KeyStore/receiptRefreshBacklog(now:countingUpTo:)``.
+    public func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) throws(StoreError) -> ReceiptRefreshBacklog {
+        try checkOpen()
+        let instant = try StoreTime.normalized(now, "now")
+        try ReceiptRefreshBacklog.checkCap(cap)
+        let due = keys.values.compactMap { record -> Date? in
+            guard record.revokedAt == nil, record.receipt != nil, let refreshAt = record.receiptRefreshAt,
+                refreshAt <= instant
+            else { return nil }
+            return refreshAt
+        }
+        return ReceiptRefreshBacklog(due: min(cap, due.count), oldestDue: due.min())
+    }
+
     /// Takes one request from a budget.
     public func take(from budget: RateBudget, now: Date) throws(StoreError) -> Int? {
         try checkOpen()

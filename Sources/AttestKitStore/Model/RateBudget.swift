@@ -1,54 +1,86 @@
 import Foundation
 
-/// A request budget shared by every replica of one database: a token bucket that holds at most ``perMinute``
-/// requests and refills at ``perMinute`` a minute, spent with ``RateBudgetStore/take(from:now:)``.
+/// A request budget shared by every replica of one database: a token bucket that holds at most ``burst`` requests
+/// and refills at ``requests`` a ``period``, spent with ``RateBudgetStore/take(from:now:)``.
 ///
 /// The bucket is kept in the database in millionths of a request, so the stores' single atomic statement works
 /// on integers only: of many replicas taking the last request at once, exactly one gets it.
+///
+/// A budget of `perMinute` (the per-app attestation limit) holds a minute's worth; a budget of `perSecond` with a
+/// burst of one (the fleet's ceiling on Apple receipt calls) spaces requests a `1/perSecond` second apart, so that
+/// no window of one second ever holds more than `perSecond` of them (a burst of a whole second's worth would let a
+/// second-long window hold up to twice that).
 public struct RateBudget: Sendable, Hashable {
+    /// How long a budget takes to refill ``RateBudget/requests``.
+    public struct Period: Sendable, Hashable {
+        /// The period in milliseconds.
+        let milliseconds: Int64
+        /// A minute.
+        public static let minute = Period(milliseconds: 60_000)
+        /// A second.
+        public static let second = Period(milliseconds: 1_000)
+    }
+
     /// The budget's name, such as `attestations/TEAMID.com.example.app`: 1 to 256 bytes.
     public let name: String
-    /// Requests a minute, and the burst: 1 to 1,000,000.
-    public let perMinute: Int
+    /// Requests a ``period``: 1 to 1,000,000.
+    public let requests: Int
+    /// The time in which ``requests`` refill.
+    public let period: Period
+    /// The most requests the bucket holds (taken at once after a pause): 1 to ``requests``.
+    public let burst: Int
 
     /// One request, in the units the bucket is stored in.
     static let unit: Int64 = 1_000_000
-    /// The longest time a refill counts for: after a minute the bucket is full anyway.
-    static let maximumRefillMilliseconds: Int64 = 60_000
 
-    /// Creates a budget.
+    /// Creates a budget of `perMinute` requests a minute whose burst is a whole minute's worth.
     /// - Throws: ``StoreError/Code/invalidInput`` for a name or rate out of range.
     public init(name: String, perMinute: Int) throws(StoreError) {
+        try self.init(name: name, requests: perMinute, period: .minute, burst: perMinute)
+    }
+
+    /// Creates a budget of `perSecond` requests a second holding at most `burst` (by default one: requests spaced
+    /// evenly, never more than `perSecond` in any window of a second).
+    /// - Throws: ``StoreError/Code/invalidInput`` for a name, rate or burst out of range.
+    public init(name: String, perSecond: Int, burst: Int = 1) throws(StoreError) {
+        try self.init(name: name, requests: perSecond, period: .second, burst: burst)
+    }
+
+    private init(name: String, requests: Int, period: Period, burst: Int) throws(StoreError) {
         guard (1...256).contains(name.utf8.count) else {
             throw StoreError(.invalidInput, "a budget name is 1 to 256 bytes")
         }
-        guard (1...1_000_000).contains(perMinute) else {
-            throw StoreError(.invalidInput, "a budget is 1 to 1000000 requests a minute")
+        guard (1...1_000_000).contains(requests) else {
+            throw StoreError(.invalidInput, "a budget is 1 to 1000000 requests a period")
         }
-        self.name = name
-        self.perMinute = perMinute
+        guard (1...requests).contains(burst) else {
+            throw StoreError(.invalidInput, "a budget's burst is 1 to its requests a period")
+        }
+        (self.name, self.requests, self.period, self.burst) = (name, requests, period, burst)
     }
 
     /// The bucket's capacity in stored units.
-    var capacity: Int64 { Int64(perMinute) * Self.unit }
+    var capacity: Int64 { Int64(burst) * Self.unit }
 
     /// The stored tokens after refilling `tokens` (last updated at `updated`) up to `now`, in stored units: the
-    /// same arithmetic as the stores' SQL (integer division, refill counted for at most a minute).
+    /// same arithmetic as the stores' SQL (integer division, refill counted for at most one period, after which
+    /// the bucket is full anyway).
     func refilled(_ tokens: Int64, updated: Int64, now: Int64) -> Int64 {
-        let elapsed = min(Self.maximumRefillMilliseconds, max(0, now - updated))
-        return min(capacity, tokens + elapsed * Int64(perMinute) * 50 / 3)
+        let elapsed = min(period.milliseconds, max(0, now - updated))
+        return min(capacity, tokens + elapsed * Int64(requests) * Self.unit / period.milliseconds)
     }
 
     /// The statement that takes one request, for both SQL stores: `INSERT … ON CONFLICT DO UPDATE … WHERE …
     /// RETURNING`, with the refill computed in the database from the stored row under its lock (the same
     /// arithmetic as ``refilled(_:updated:now:)``). It returns a row only when the request fit. Parameters: 1 the
-    /// name, 2 requests a minute, 3 now in Unix milliseconds.
+    /// name, 2 the burst, 3 now in Unix milliseconds, 4 requests a period, 5 the period in milliseconds.
     static func takeStatement(table: String, dialect: SQLDialect) -> String {
-        let (name, rate, now) = (dialect.parameter(1), dialect.parameter(2), dialect.parameter(3))
-        let elapsed = dialect.least("\(maximumRefillMilliseconds)", dialect.greatest("0", "\(now) - b.updated_at_ms"))
-        let refilled = dialect.least("\(rate) * \(unit)", "b.tokens + \(elapsed) * \(rate) * 50 / 3")
+        let (name, burst, now) = (dialect.parameter(1), dialect.parameter(2), dialect.parameter(3))
+        let (rate, period) = (dialect.parameter(4), dialect.parameter(5))
+        let elapsed = dialect.least(period, dialect.greatest("0", "\(now) - b.updated_at_ms"))
+        let refilled = dialect.least("\(burst) * \(unit)", "b.tokens + \(elapsed) * \(rate) * \(unit) / \(period)")
         return """
-            INSERT INTO \(table) AS b (name, tokens, updated_at_ms) VALUES (\(name), \(rate) * \(unit) - \(unit), \(now))
+            INSERT INTO \(table) AS b (name, tokens, updated_at_ms) VALUES (\(name), \(burst) * \(unit) - \(unit), \(now))
             ON CONFLICT (name) DO UPDATE
             SET tokens = \(refilled) - \(unit), updated_at_ms = \(dialect.greatest("b.updated_at_ms", now))
             WHERE \(refilled) >= \(unit)
@@ -67,9 +99,11 @@ public struct RateBudget: Sendable, Hashable {
         return wait(available: refilled(row.tokens, updated: row.updated, now: now))
     }
 
-    /// Whole seconds until a request fits, from `tokens` stored units available now (less than one request).
+    /// Whole seconds until a request fits, from `tokens` stored units available now (less than one request): at
+    /// least one.
     func wait(available tokens: Int64) -> Int {
         let missing = Double(max(0, Self.unit - tokens)) / Double(Self.unit)
-        return max(1, Int((missing * 60 / Double(perMinute)).rounded(.up)))
+        let seconds = missing * Double(period.milliseconds) / 1_000 / Double(requests)
+        return max(1, Int(seconds.rounded(.up)))
     }
 }

@@ -73,6 +73,11 @@ public protocol KeyStore: Sendable {
 
     /// How many keys the store holds, by environment and state.
     func keyCounts() async throws(StoreError) -> KeyCounts
+
+    /// The keys ``claimReceiptRefresh(now:limit:lease:)`` would take at `now`, counted up to `cap` (an index
+    /// range read that stops at the cap), and the earliest refresh time among them (one index entry).
+    /// - Throws: ``StoreError/Code/invalidInput`` for a `cap` outside 1 to 10,000,000.
+    func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError) -> ReceiptRefreshBacklog
 }
 
 extension KeyStore {

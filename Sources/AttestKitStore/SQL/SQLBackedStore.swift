@@ -105,6 +105,13 @@ extension SQLBackedStore {
         try await sql.deleteKey(keyID)
     }
 
+    /// The due keys (counted up to `cap`) and the earliest due time, in one statement over the refresh index.
+    public func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError)
+        -> ReceiptRefreshBacklog
+    {
+        try await sql.receiptRefreshBacklog(now: now, countingUpTo: cap)
+    }
+
     /// Key counts by environment and state, in one `GROUP BY`.
     public func keyCounts() async throws(StoreError) -> KeyCounts {
         try await sql.keyCounts()

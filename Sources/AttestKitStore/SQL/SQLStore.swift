@@ -296,6 +296,28 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         guard !rows.isEmpty else { throw StoreError(.keyNotFound, "no key has this identifier") }
     }
 
+    /// The due keys and the earliest due time: two scalar subqueries over the partial index `keys_receipt_refresh`
+    /// (the claim's own condition), one counting at most `cap` entries, one reading the first.
+    func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError) -> ReceiptRefreshBacklog {
+        let instant = try StoreTime.milliseconds(now, "now")
+        try ReceiptRefreshBacklog.checkCap(cap)
+        let keys = executor.table("keys")
+        let due = "revoked_at_ms IS NULL AND receipt IS NOT NULL AND receipt_refresh_at_ms <= \(parameter(1))"
+        let rows = try await executor.query(
+            "measuring the receipt refresh backlog",
+            SQLStatement(
+                """
+                SELECT
+                    (SELECT COUNT(*) FROM (SELECT 1 AS one FROM \(keys) WHERE \(due) LIMIT \(parameter(2))) AS d) AS due,
+                    (SELECT receipt_refresh_at_ms FROM \(keys) WHERE \(due)
+                        ORDER BY receipt_refresh_at_ms LIMIT 1) AS oldest
+                """, [.integer(instant), .integer(Int64(cap))]), access: .read)
+        let row = try rows.first.map { row throws(StoreError) in
+            (try row.requiredInteger("due"), try row.integer("oldest"))
+        }
+        return ReceiptRefreshBacklog(due: Int(row?.0 ?? 0), oldestDue: StoreTime.date(ifPresent: row?.1))
+    }
+
     /// One round trip of constant cost: `SELECT 1`, reading no table.
     func ping() async throws(StoreError) {
         _ = try await executor.query("checking the store", SQLStatement("SELECT 1 AS one"), access: .read)
@@ -326,7 +348,10 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
             "taking from a budget",
             SQLStatement(
                 RateBudget.takeStatement(table: table, dialect: dialect),
-                [.text(budget.name), .integer(Int64(budget.perMinute)), .integer(instant)]), access: .write)
+                [
+                    .text(budget.name), .integer(Int64(budget.burst)), .integer(instant),
+                    .integer(Int64(budget.requests)), .integer(budget.period.milliseconds),
+                ]), access: .write)
         guard taken.isEmpty else { return nil }
         let rows = try await executor.query(
             "reading a budget",

@@ -26,8 +26,11 @@ struct BenchCommand: AsyncParsableCommand {
 
     @OptionGroup var storageOptions: StorageBenchOptions
 
+    @OptionGroup var receiptRefreshOptions: ReceiptRefreshBenchOptions
+
     func run() async throws {
         if try await storageOptions.runIfRequested(json: json) { return }
+        if try await receiptRefreshOptions.runIfRequested(json: json) { return }
         let fixtures = try BenchOperations()
         let bench = Bench(secondsPerMeasurement: seconds)
         let operations: [(String, () async throws -> Void)] = [

@@ -80,6 +80,9 @@ final class CountingStore: AttestationStore {
     }
 
     func deleteKey(_ keyID: KeyID) async throws(StoreError) { try await base.deleteKey(keyID) }
+    func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError) -> ReceiptRefreshBacklog {
+        try await base.receiptRefreshBacklog(now: now, countingUpTo: cap)
+    }
 
     func acquireLease(on job: String, holder: String, duration: Duration, now: Date) async throws(StoreError) -> Bool {
         try await base.acquireLease(on: job, holder: holder, duration: duration, now: now)

@@ -70,6 +70,13 @@ final class ServerHarness: Sendable {
         var connectionLimits = ServerConfiguration.ConnectionLimits()
         /// `apple.timeout`.
         var appleTimeout: TimeInterval = 30
+        /// `receipt-refresh.batch`.
+        var receiptRefreshBatch = 100
+        /// `receipt-refresh.concurrency`.
+        var receiptRefreshConcurrency = 8
+        /// `receipt-refresh.max-per-second`: none by default, since the harness's clock stands still (a shared
+        /// budget refills with the injected clock).
+        var receiptRefreshMaxPerSecond = 0
         /// Where the server finds Apple (DeviceCheck and the receipt exchange) instead of the mock, e.g. a listener
         /// that never answers.
         var appleBaseURL: String?
@@ -205,8 +212,11 @@ final class ServerHarness: Sendable {
                     backendListener: options.backendListener ? .init(host: "127.0.0.1", port: 0) : nil,
                     trustedProxies: options.trustedProxies, logLevel: .critical,
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
-                    receiptRefreshInterval: .seconds(3_600), challengeCleanupInterval: .seconds(3_600))
+                    receiptRefreshInterval: .seconds(3_600), receiptRefreshBatch: options.receiptRefreshBatch,
+                    challengeCleanupInterval: .seconds(3_600))
                 configuration.tokens = options.tokens
+                configuration.receiptRefreshConcurrency = options.receiptRefreshConcurrency
+                configuration.receiptRefreshMaxPerSecond = options.receiptRefreshMaxPerSecond
                 configuration.tokensAcceptDeviceTokens = options.tokensAcceptDeviceTokens
                 configuration.debugTokens = options.debugTokens
                 configuration.record = options.record

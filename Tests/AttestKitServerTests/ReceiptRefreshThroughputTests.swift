@@ -1,0 +1,127 @@
+import AttestKit
+import AttestKitAppleMock
+import AttestKitFlows
+import AttestKitServer
+import AttestKitStore
+import Foundation
+import Logging
+import Testing
+
+/// The refresh keeps up: exchanges run concurrently up to `receipt-refresh.concurrency`, the fleet never exceeds
+/// `receipt-refresh.max-per-second`, and the backlog is measured.
+@Suite("Receipt refresh: concurrency, the fleet's ceiling, the backlog")
+struct ReceiptRefreshThroughputTests {
+    /// `count` registered keys whose receipts are due.
+    static func dueKeys(_ harness: ServerHarness, count: Int) async throws -> [TestDevice] {
+        var devices: [TestDevice] = []
+        for _ in 0..<count { devices.append(try await TestDevice.registered(harness)) }
+        harness.clock.advance(by: 3_600)
+        return devices
+    }
+
+    @Test(
+        "a round has at most receipt-refresh.concurrency exchanges in flight, and trades every key",
+        arguments: await StoreKind.all())
+    func boundedConcurrency(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.receiptRefreshConcurrency = 3
+        try await ServerHarness.with(kind, options) { harness in
+            let devices = try await Self.dueKeys(harness, count: 10)
+            let refresh = try #require(harness.server.receiptRefresh)
+            // Apple answers in 200 ms: a sequential round has one exchange in flight, a concurrent one several.
+            await harness.mock.state.inject(
+                MockAppleFault(.delay(.milliseconds(200)), endpoint: .attestationData, count: 10))
+            let round = await refresh.round()
+            #expect(round.refreshed == 10 && round.postponed == 0 && !round.backedOff && round.handedBack == 0)
+            #expect(await harness.mock.state.maximumInFlight(.attestationData) == 3)
+            for device in devices { #expect(try await harness.store.key(device.keyID)?.riskMetric == 7) }
+        }
+    }
+
+    @Test(
+        "an Apple-wide failure under concurrency: no key postponed, every untraded key handed back, still due",
+        arguments: await StoreKind.all())
+    func failureUnderConcurrency(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.receiptRefreshConcurrency = 4
+        try await ServerHarness.with(kind, options) { harness in
+            let devices = try await Self.dueKeys(harness, count: 12)
+            let refresh = try #require(harness.server.receiptRefresh)
+            await harness.mock.state.inject(MockAppleFault(.status(503), endpoint: .attestationData, count: 100))
+            let round = await refresh.round()
+            #expect(round.backedOff && round.refreshed == 0 && round.postponed == 0, "\(round)")
+            #expect(round.handedBack == 12, "\(round)")
+            // The round stopped starting exchanges once one failed: far fewer calls than keys (each call is
+            // retried by the client's policy, so count arrivals per key at most).
+            #expect(await harness.mock.state.maximumInFlight(.attestationData) <= 4)
+            for device in devices {
+                let record = try #require(try await harness.store.key(device.keyID))
+                #expect((record.receiptRefreshAt ?? .distantFuture) <= harness.clock.now(), "still due")
+            }
+        }
+    }
+
+    @Test(
+        "two replicas sharing receipt-refresh.max-per-second never call Apple more often than it allows",
+        arguments: await StoreKind.all())
+    func sharedCeiling(kind: StoreKind) async throws {
+        let ceiling = 4
+        try await ServerHarness.with(kind) { harness in
+            let devices = try await Self.dueKeys(harness, count: 12)
+            let exchange = try #require(harness.server.application.apple?.receiptExchange)
+            // The budget refills with the service's clock: here the harness's time, running at the real rate.
+            let (start, origin) = (harness.clock.now(), Date())
+            let clock: @Sendable () -> Date = { start.addingTimeInterval(Date().timeIntervalSince(origin)) }
+            func replica() -> ReceiptRefreshService {
+                ReceiptRefreshService(
+                    store: harness.store, exchange: exchange, interval: .seconds(60), batch: 6, concurrency: 4,
+                    maxPerSecond: ceiling, riskThreshold: nil, metrics: FlowMetrics(),
+                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: clock)
+            }
+            await harness.mock.state.inject(
+                MockAppleFault(.delay(.milliseconds(50)), endpoint: .attestationData, count: 100))
+            async let first = replica().round()
+            async let second = replica().round()
+            let rounds = await [first, second]
+            #expect(rounds.map(\.refreshed).reduce(0, +) == 12, "\(rounds)")
+            for device in devices { #expect(try await harness.store.key(device.keyID)?.riskMetric == 7) }
+
+            // Calls are at least a quarter second apart when taken; counted on arrival at Apple, a window a little
+            // under a second (by half a spacing, for the time between taking and arriving) holds at most 4.
+            let arrivals = await harness.mock.state.arrivals(.attestationData)
+            #expect(arrivals.count == 12)
+            let window = Duration.seconds(1) - .seconds(1) / ceiling / 2
+            for (index, arrival) in arrivals.enumerated() {
+                let inWindow = arrivals[index...].prefix { $0 < arrival + window }.count
+                #expect(inWindow <= ceiling, "\(inWindow) calls within \(window) of call \(index)")
+            }
+            // And the fleet did not go much slower than the ceiling: 12 calls at 4 a second take about 3 seconds.
+            if let last = arrivals.last, let first = arrivals.first {
+                #expect(last - first >= .milliseconds(2_500), "\(last - first)")
+            }
+        }
+    }
+
+    @Test("after a round, the backlog gauges: keys still due and how long the oldest has waited")
+    func backlogMetrics() async throws {
+        var options = ServerHarness.Options()
+        options.receiptRefreshBatch = 1
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let devices = try await Self.dueKeys(harness, count: 3)
+            let now = harness.clock.now()
+            try await harness.store.postponeReceiptRefresh(of: devices[0].keyID, until: now.addingTimeInterval(-1_000))
+            try await harness.store.postponeReceiptRefresh(of: devices[1].keyID, until: now.addingTimeInterval(-10))
+            try await harness.store.postponeReceiptRefresh(of: devices[2].keyID, until: now.addingTimeInterval(600))
+            let refresh = try #require(harness.server.receiptRefresh)
+            // The round (batch 1) trades the oldest; the second is left due, 10 seconds late; the third is not due.
+            #expect(await refresh.round().refreshed == 1)
+            let metrics = try await harness.get("/metrics")
+            func gauge(_ name: String) -> Double? {
+                metrics.text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                    .flatMap { Double($0.dropFirst(name.count + 1)) }
+            }
+            #expect(gauge("attestkit_receipt_refresh_backlog") == 1, "\(metrics.text)")
+            #expect(gauge("attestkit_receipt_refresh_oldest_due_seconds") == 10)
+        }
+    }
+}
