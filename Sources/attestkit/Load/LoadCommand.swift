@@ -135,12 +135,13 @@ struct LoadCommand: AsyncParsableCommand {
             for level in keys {
                 let hot = try hotPlans(Array(keyIDs.prefix(level)), device: device)
                 reports.append(try await measure(hot, keys: level, device: device, http: http, port: port))
-                if let seeded {
-                    let plans = try seeded.plans(connections: level, requests: requests, body: Self.orderBody)
+                if var population = seeded {
+                    let plans = try population.plans(connections: level, requests: requests, body: Self.orderBody)
+                    seeded = population
                     spread.append(
                         try await measure(
                             plans, keys: level, device: device, http: http, port: port, run: "spread",
-                            population: seeded))
+                            population: population))
                 }
             }
             try await client.shutdown()

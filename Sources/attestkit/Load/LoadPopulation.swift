@@ -18,6 +18,15 @@ struct LoadPopulation {
     let count: Int
     /// How long seeding took, in seconds.
     let seedSeconds: Double
+    /// The counter of every signable key's last assertion, so that a later level goes on from it.
+    private var counters: [UInt32]
+
+    init(keys: KeyPopulation, count: Int, seedSeconds: Double) {
+        self.keys = keys
+        self.count = count
+        self.seedSeconds = seedSeconds
+        self.counters = Array(repeating: 0, count: keys.count)
+    }
 
     /// Keys written per transaction.
     static let rowsPerTransaction = 5_000
@@ -60,9 +69,8 @@ struct LoadPopulation {
 
     /// The spread run's request bodies, one list per connection: connection `c` cycles through the signable keys
     /// `c`, `c + connections`, `c + 2 × connections`, …, so every key's counter increases on one connection and
-    /// the requests reach all of them, `requests` per connection.
-    func plans(connections: Int, requests: Int, body: String) throws -> [[Data]] {
-        var counters = [UInt32](repeating: 0, count: keys.count)
+    /// the requests reach all of them, `requests` per connection. Each key's counters go on from the previous call's.
+    mutating func plans(connections: Int, requests: Int, body: String) throws -> [[Data]] {
         var plans: [[Data]] = []
         for connection in 0..<connections {
             let owned = Array(stride(from: connection, to: keys.count, by: connections))
