@@ -1,5 +1,5 @@
-public import AttestKit
-public import Foundation
+package import AttestKit
+package import Foundation
 
 /// A store that takes registered keys in bulk: the population of a benchmark (`attestkit load --population`),
 /// written straight into the tables before the server starts.
