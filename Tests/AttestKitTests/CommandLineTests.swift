@@ -134,6 +134,27 @@ import Testing
         }
     }
 
+    /// `attestkit load --population`: keys seeded straight into the store, then a hot and a spread run per level;
+    /// every answer of the spread runs is 200, so the server found every seeded key it was sent and verified the
+    /// assertions the load signed for them (300 requests over 500 signable keys at one connection, 600 at two: every
+    /// key is used, and the second level's counters go on from the first's).
+    @Test func loadSeedsAPopulationAndSpreadsRequestsOverIt() throws {
+        let result = try Self.run([
+            "load", "--population", "3000", "--signable-keys", "500", "--keys", "1", "2", "--requests", "300", "--json",
+        ])
+        #expect(result.status == 0, "\(result.output)")
+        let levels = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+        #expect(levels.count == 2)
+        for (level, connections) in zip(levels, [1, 2]) {
+            let hot = try #require(level["hot"] as? [String: Any])
+            let spread = try #require(level["spread"] as? [String: Any])
+            #expect(hot["run"] as? String == "hot" && spread["run"] as? String == "spread")
+            #expect(spread["population"] as? Int == 3_000 && spread["signableKeys"] as? Int == 500)
+            #expect(hot["requests"] as? Int == 300 * connections && spread["requests"] as? Int == 300 * connections)
+            #expect((level["spreadShare"] as? Double ?? 0) > 0)
+        }
+    }
+
     @Test func demoBehavesAsExpectedAndCleansUp() throws {
         let result = try Self.run(["demo"])
         #expect(result.status == 0)

@@ -31,6 +31,12 @@ struct LoadCommand: AsyncParsableCommand {
             each key sends a challenge request and an assertion check in turn. It prints how many requests \
             succeeded and failed (by kind: status and code, or a connection error) and exits non-zero when one \
             failed.
+
+            With --population N it first writes N registered keys straight into the storage (rows only, a \
+            benchmark path the server never takes; --signable-keys of them are keys this run can sign for, spread \
+            evenly through the others), then for each level runs the hot run (the --keys keys registered through \
+            the service) and the spread run (as many requests over as many connections, cycling through every \
+            signable key), and reports both rates and the spread run's share of the hot run's.
             """
     )
 
@@ -61,6 +67,14 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(name: .long, help: "With --target: how long to send, in seconds.")
     var duration: Double = 30
 
+    @Option(
+        name: .long,
+        help: "Seed this many registered keys first, then measure a hot run (--keys keys) and a spread run over them.")
+    var population: Int?
+
+    @Option(name: .long, help: "With --population: how many seeded keys the spread run signs for.")
+    var signableKeys = 16_384
+
     func validate() throws {
         guard !keys.isEmpty, keys.allSatisfy({ (1...256).contains($0) }) else {
             throw ValidationError("--keys is 1 to 256")
@@ -69,6 +83,19 @@ struct LoadCommand: AsyncParsableCommand {
         if target != nil {
             guard deviceState != nil else { throw ValidationError("--target needs --device-state") }
             guard duration > 0, duration <= 3_600 else { throw ValidationError("--duration is 0 to 3600 seconds") }
+        }
+        if let population {
+            guard target == nil else { throw ValidationError("--population starts its own server: not with --target") }
+            guard (1...10_000_000).contains(population) else { throw ValidationError("--population is 1 to 10000000") }
+            guard (1...1_000_000).contains(signableKeys) else {
+                throw ValidationError("--signable-keys is 1 to 1000000")
+            }
+            guard min(signableKeys, population) >= keys.max() ?? 1 else {
+                throw ValidationError("--population and --signable-keys must be at least the largest --keys")
+            }
+            guard storage.map({ !$0.hasPrefix("memory") }) ?? true else {
+                throw ValidationError("--population needs a SQLite or PostgreSQL storage")
+            }
         }
     }
 
@@ -84,9 +111,15 @@ struct LoadCommand: AsyncParsableCommand {
         let apple = try SoftwareApple()
         let appID = try AppID("ABCDE12345.com.example.load")
         let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
+        let storage = storage ?? "sqlite:\(workspace.path)/load.sqlite"
+        var seeded: LoadPopulation?
+        if let population {
+            seeded = try await LoadPopulation.seed(
+                storage: storage, count: population, signable: signableKeys, appID: appID)
+        }
         let server = try ChildServer(
             binary: serverBinary ?? Self.currentBinary(), workspace: workspace, apple: apple, appID: appID,
-            storage: storage ?? "sqlite:\(workspace.path)/load.sqlite")
+            storage: storage)
         defer { server.stop() }
         guard let port = try await server.waitForPort() else { throw LoadFailure("the server did not start") }
         let base = "http://127.0.0.1:\(port)"
@@ -98,11 +131,26 @@ struct LoadCommand: AsyncParsableCommand {
             let http = LoadHTTP(client: client, base: base, backendToken: server.backendToken)
             let keyIDs = try await register(keys.max() ?? 1, device: device, http: http)
             var reports: [LoadReport] = []
+            var spread: [LoadReport] = []
             for level in keys {
-                reports.append(try await measure(Array(keyIDs.prefix(level)), device: device, http: http, port: port))
+                let hot = try hotPlans(Array(keyIDs.prefix(level)), device: device)
+                reports.append(try await measure(hot, keys: level, device: device, http: http, port: port))
+                if var population = seeded {
+                    let plans = try population.plans(connections: level, requests: requests, body: Self.orderBody)
+                    seeded = population
+                    spread.append(
+                        try await measure(
+                            plans, keys: level, device: device, http: http, port: port, run: "spread",
+                            population: population))
+                }
             }
             try await client.shutdown()
-            print(json ? LoadReport.json(reports) : LoadReport.table(reports))
+            if let seeded {
+                let hot = reports.map { $0.run("hot", population: seeded) }
+                print(json ? LoadReport.json(hot: hot, spread: spread) : LoadReport.table(hot: hot, spread: spread))
+            } else {
+                print(json ? LoadReport.json(reports) : LoadReport.table(reports))
+            }
         } catch {
             try? await client.shutdown()
             throw error
@@ -159,15 +207,22 @@ struct LoadCommand: AsyncParsableCommand {
         return keyIDs
     }
 
-    /// Sends `--requests` assertions by each of `keyIDs` concurrently, each key's in order, one connection per key
-    /// (``LoadConnection``: requests encoded in advance, only the status read, so that the generator's own cost
-    /// stays small beside the server's).
-    private func measure(
-        _ keyIDs: [KeyID], device: SimulatedDevice, http: LoadHTTP, port: Int
-    ) async throws -> LoadReport {
-        // Sign every request in advance: the measurement is the server's, not the simulated device's.
-        let orderBody = #"{"item":"coffee","quantity":1}"#
-        let bodyBase64 = Data(orderBody.utf8).base64EncodedString()
+    /// The body every assertion is bound to.
+    static let orderBody = #"{"item":"coffee","quantity":1}"#
+
+    /// The body of one `POST /v1/assertions/verify`.
+    static func assertionRequest(keyID: KeyID, assertion: [UInt8], body: String, milliseconds: Int64) throws -> Data {
+        try WireJSON.encode(
+            AssertionRequest(
+                keyId: keyID.base64, assertion: Data(assertion).base64EncodedString(),
+                request: .init(
+                    method: "POST", target: "/v1/orders", body: Data(body.utf8).base64EncodedString(),
+                    timestamp: milliseconds)))
+    }
+
+    /// The hot run's request bodies: `--requests` assertions by each of `keyIDs`, in order, one list per key.
+    /// Signed in advance: the measurement is the server's, not the simulated device's.
+    private func hotPlans(_ keyIDs: [KeyID], device: SimulatedDevice) throws -> [[Data]] {
         var plans: [[Data]] = []
         for keyID in keyIDs {
             var bodies: [Data] = []
@@ -175,18 +230,25 @@ struct LoadCommand: AsyncParsableCommand {
             for _ in 0..<requests {
                 let milliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
                 let binding = try RequestBinding(
-                    method: "POST", target: "/v1/orders", body: Array(orderBody.utf8),
+                    method: "POST", target: "/v1/orders", body: Array(Self.orderBody.utf8),
                     freshness: .timestamp(milliseconds: milliseconds))
                 let assertion = try device.generateAssertion(keyID, clientDataHash: binding.clientDataHash)
                 bodies.append(
-                    try WireJSON.encode(
-                        AssertionRequest(
-                            keyId: keyID.base64, assertion: Data(assertion).base64EncodedString(),
-                            request: .init(
-                                method: "POST", target: "/v1/orders", body: bodyBase64, timestamp: milliseconds))))
+                    try Self.assertionRequest(
+                        keyID: keyID, assertion: assertion, body: Self.orderBody, milliseconds: milliseconds))
             }
             plans.append(bodies)
         }
+        return plans
+    }
+
+    /// Sends the request bodies of `plans` concurrently, each list in order on one connection of its own
+    /// (``LoadConnection``: requests encoded in advance, only the status read, so that the generator's own cost
+    /// stays small beside the server's).
+    private func measure(
+        _ plans: [[Data]], keys: Int, device: SimulatedDevice, http: LoadHTTP, port: Int, run: String? = nil,
+        population: LoadPopulation? = nil
+    ) async throws -> LoadReport {
         let inProcess = try Self.inProcessRate(device: device)
         let headers = [("Authorization", "Bearer \(http.backendToken)")]
         let requestPlans = plans.map { bodies in
@@ -206,11 +268,13 @@ struct LoadCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - start
         let cpu = cpuBefore.flatMap { before in MachineCPU.now()?.since(before, requests: latencies.count) }
         for connection in connections { await connection.close() }
-        return LoadReport(
+        let report = LoadReport(
             storage: storage.map { $0.hasPrefix("postgres") ? "postgres" : "sqlite" } ?? "sqlite",
-            keys: keyIDs.count, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
+            keys: keys, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
             latencies: latencies.sorted(), inProcessPerSecond: inProcess, machineBusyShare: cpu?.busyShare,
             machineMicrosecondsPerRequest: cpu?.microsecondsPerRequest)
+        guard let run, let population else { return report }
+        return report.run(run, population: population)
     }
 
     /// Sends each connection its requests, in order, all connections at once; the latency of every answer.

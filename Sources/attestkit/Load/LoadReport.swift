@@ -1,3 +1,4 @@
+import AttestKitTesting
 import Foundation
 
 /// What `attestkit load` measured.
@@ -17,6 +18,13 @@ struct LoadReport: Encodable {
     /// it, the database's and the load generator's (Linux; `nil` elsewhere, or for a level shorter than a clock
     /// tick). Steadier from run to run than the rate.
     let machineMicrosecondsPerRequest: Double?
+    /// With `--population`: `hot` (the keys registered through the service) or `spread` (the population's keys).
+    private(set) var run: String?
+    /// With `--population`: how many keys were seeded, how many of them the spread run signed for, and how long
+    /// seeding took.
+    private(set) var population: Int?
+    private(set) var signableKeys: Int?
+    private(set) var seedSeconds: Double?
 
     init(
         storage: String, keys: Int, requests: Int, seconds: Double, latencies: [Double], inProcessPerSecond: Double,
@@ -33,6 +41,16 @@ struct LoadReport: Encodable {
         self.inProcessPerSecond = inProcessPerSecond
         self.machineBusyShare = machineBusyShare
         self.machineMicrosecondsPerRequest = machineMicrosecondsPerRequest
+    }
+
+    /// This report, marked as `run` of a population benchmark.
+    func run(_ run: String, population: LoadPopulation) -> LoadReport {
+        var report = self
+        report.run = run
+        report.population = population.count
+        report.signableKeys = population.keys.count
+        report.seedSeconds = population.seedSeconds
+        return report
     }
 
     /// The nearest-rank percentile of sorted values.
@@ -87,6 +105,56 @@ struct LoadReport: Encodable {
             lines.append(zip(cells, widths).map { pad($0, $1) }.joined(separator: " "))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A population benchmark: how the keys were seeded, then the hot and spread runs of every level and the spread
+    /// run's rate as a share of the hot run's.
+    static func table(hot: [LoadReport], spread: [LoadReport]) -> String {
+        func f(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+        func pad(_ text: String, _ width: Int) -> String {
+            String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        guard let first = hot.first, let population = first.population, let seconds = first.seedSeconds else {
+            return table(hot + spread)
+        }
+        var lines = [
+            "population \(population) keys seeded in \(f(seconds, 1)) s (\(f(Double(population) / max(seconds, 0.001), 0)) "
+                + "keys/s), \(first.signableKeys ?? 0) of them signable",
+            ["storage", "keys", "run", "requests", "req/s", "p50 ms", "p99 ms", "cpu µs/req", "spread/hot"].enumerated()
+                .map { pad($1, [8, 5, 7, 9, 8, 8, 8, 11, 11][$0]) }.joined(separator: " "),
+        ]
+        for (hot, spread) in zip(hot, spread) {
+            for report in [hot, spread] {
+                let share =
+                    report.run == "spread"
+                    ? f(report.requestsPerSecond / max(hot.requestsPerSecond, 1) * 100, 1) + " %" : ""
+                let cells = [
+                    report.storage, "\(report.keys)", report.run ?? "", "\(report.requests)",
+                    f(report.requestsPerSecond, 0),
+                    f(report.p50Milliseconds, 2), f(report.p99Milliseconds, 2),
+                    report.machineMicrosecondsPerRequest.map { f($0, 0) } ?? "-", share,
+                ]
+                lines.append(zip(cells, [8, 5, 7, 9, 8, 8, 8, 11, 11]).map { pad($0, $1) }.joined(separator: " "))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A population benchmark as JSON: one object per level, `{"hot": …, "spread": …, "spreadShare": …}`.
+    static func json(hot: [LoadReport], spread: [LoadReport]) -> String {
+        struct Level: Encodable {
+            let hot: LoadReport
+            let spread: LoadReport
+            let spreadShare: Double
+        }
+        let levels = zip(hot, spread).map { hot, spread in
+            Level(
+                hot: hot, spread: spread,
+                spreadShare: hot.requestsPerSecond > 0 ? spread.requestsPerSecond / hot.requestsPerSecond : 0)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return (try? encoder.encode(levels)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
 
     /// The reports as JSON: one object for one level, an array for several.
