@@ -39,7 +39,7 @@ struct QueryPlanTests {
             var plans = recording.recorded.map { ($0.operation, $0.statement) }
             // The combined counter advance of several keys, as the group commit builds it.
             let keys = (0..<4).map { Self.seededKeyID($0) }
-            let rows: [[SQLValue]] = keys.map { [.bytes($0), .integer(5), .integer(Self.milliseconds)] }
+            let rows: [[SQLValue]] = keys.map { [.bytes($0), .integer(5), .integer(Self.milliseconds), .integer(0)] }
             plans.append(("advancing four counters at once", sql.advancingCounters(rows)))
             let operations = Set(plans.map(\.0))
             for expected in Self.operations {
@@ -63,7 +63,7 @@ struct QueryPlanTests {
         "claiming keys due for a receipt refresh", "checking the store", "counting keys", "taking from a budget",
         "reading a budget", "consuming a token", "deleting expired tokens", "opening a dashboard session",
         "reading a dashboard session", "closing a dashboard session", "deleting expired dashboard sessions",
-        "taking a job lease",
+        "taking a job lease", "deleting a key", "measuring the receipt refresh backlog",
     ]
 
     static let now = TestKeys.t0
@@ -136,17 +136,23 @@ struct QueryPlanTests {
         let registration = try TestKeys.registration(receiptRefreshAt: now.addingTimeInterval(-1))
         _ = try await sql.registerKey(registration, now: now)
         _ = try await sql.key(registration.keyID)
-        _ = try await sql.advanceCounter(of: registration.keyID, to: 3, now: now)
+        let usedSince = now.addingTimeInterval(-86_400)
+        _ = try await sql.advanceCounter(of: registration.keyID, to: 3, now: now, usedSince: usedSince)
         await #expect(throws: StoreError.self) {
-            _ = try await sql.advanceCounter(of: registration.keyID, to: 2, now: now)
+            _ = try await sql.advanceCounter(of: registration.keyID, to: 2, now: now, usedSince: usedSince)
         }
         _ = try await sql.storeReceipt(try TestKeys.receipt(at: 10, riskMetric: 4), for: registration.keyID, now: now)
         try await sql.postponeReceiptRefresh(of: registration.keyID, until: now.addingTimeInterval(-1))
         _ = try await sql.riskHistory(of: registration.keyID, limit: 10)
-        _ = try await sql.claimReceiptRefresh(now: now, limit: 16, lease: .seconds(60))
+        _ = try await sql.claimReceiptRefresh(
+            now: now, limit: 16, lease: .seconds(60), activeSince: now.addingTimeInterval(-30 * 86_400))
+        _ = try await sql.receiptRefreshBacklog(now: now, countingUpTo: 100_000)
         _ = try await sql.revokeKey(registration.keyID, now: now)
         _ = try await sql.revokeKey(registration.keyID, now: now)
         _ = try await sql.keyCounts()
+        let deleted = try TestKeys.registration(receiptRefreshAt: nil)
+        _ = try await sql.registerKey(deleted, now: now)
+        try await sql.deleteKey(deleted.keyID)
 
         let budget = try RateBudget(name: "budget-7", perMinute: 1)
         _ = try await sql.take(from: budget, now: now)
