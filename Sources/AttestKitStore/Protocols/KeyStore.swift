@@ -17,8 +17,12 @@ public protocol KeyStore: Sendable {
     /// stored counter, the key is active and, when `usedSince` is given, the key was last used (its last accepted
     /// assertion, or its registration before any: ``KeyRecord/lastUsedAt``) at or after `usedSince`. An accepted
     /// advance records `now` as the key's last assertion, in the same statement.
-    /// - Parameter usedSince: The oldest last use a key may have and still assert (`keys.expire-after`), or `nil`:
-    ///   keys never expire.
+    /// - Parameters:
+    ///   - keyID: The key.
+    ///   - counter: The assertion's counter.
+    ///   - now: The time of the assertion, recorded as the key's last use.
+    ///   - usedSince: The oldest last use a key may have and still assert (`keys.expire-after`), or `nil`: keys
+    ///     never expire.
     /// - Returns: The key as stored once advanced (its current risk metric and receipt included), read by the same
     ///   statement that advanced it.
     /// - Throws: ``StoreError/Code/counterNotIncreasing`` (a replay, or a concurrent copy that lost),
@@ -74,14 +78,15 @@ public protocol KeyStore: Sendable {
     /// How many keys the store holds, by environment and state.
     func keyCounts() async throws(StoreError) -> KeyCounts
 
-    /// The keys ``claimReceiptRefresh(now:limit:lease:)`` would take at `now`, counted up to `cap` (an index
+    /// The keys ``claimReceiptRefresh(now:limit:lease:activeSince:)`` would take at `now`, counted up to `cap` (an index
     /// range read that stops at the cap), and the earliest refresh time among them (one index entry).
     /// - Throws: ``StoreError/Code/invalidInput`` for a `cap` outside 1 to 10,000,000.
     func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError) -> ReceiptRefreshBacklog
 }
 
 extension KeyStore {
-    /// Advances a key's counter, keys never expiring: ``advanceCounter(of:to:now:usedSince:)`` with no `usedSince`.
+    /// Advances a key's counter, keys never expiring: ``KeyStore/advanceCounter(of:to:now:usedSince:)`` with no
+    /// `usedSince`.
     @discardableResult
     public func advanceCounter(of keyID: KeyID, to counter: UInt32, now: Date) async throws(StoreError) -> KeyRecord {
         try await advanceCounter(of: keyID, to: counter, now: now, usedSince: nil)
