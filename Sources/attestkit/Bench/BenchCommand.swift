@@ -59,9 +59,7 @@ struct BenchCommand: AsyncParsableCommand {
                 ratio: Bench.median(rounds.map { $0[name, default: 0] / max(floor($0), 1e-9) }))
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+            try BenchJSON.print(rows)
         } else {
             #if DEBUG
             print("warning: debug build; run `swift run -c release attestkit bench` for meaningful numbers")

@@ -45,9 +45,7 @@ struct ReceiptRefreshBenchOptions: ParsableArguments {
             keys: refreshKeys, latency: .milliseconds(appleLatencyMs), ceiling: refreshMaxPerSecond
         ).measure(levels)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(figures), as: UTF8.self))
+            try BenchJSON.print(figures)
         } else {
             #if DEBUG
                 print(

@@ -35,9 +35,7 @@ struct StorageBenchOptions: ParsableArguments {
             figures += try await StorageBench(seconds: storageSeconds).measurePostgres(url)
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(figures), as: UTF8.self))
+            try BenchJSON.print(figures)
         } else {
             #if DEBUG
                 print(
