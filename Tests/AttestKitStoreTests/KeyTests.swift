@@ -1,5 +1,5 @@
 import AttestKit
-import AttestKitStore
+@testable import AttestKitStore
 import Foundation
 import Testing
 
@@ -44,6 +44,27 @@ struct KeyTests {
             #expect(record.receipt == nil && record.receiptCreatedAt == nil && record.osVersion == nil)
             #expect(record.bundleVersion == nil && record.validationCategory == nil && record.lastAssertionAt == nil)
             #expect(try await store.key(key.keyID) == record)
+        }
+    }
+
+    @Test(
+        "the request path's read and advance carry every field but the receipt's bytes",
+        arguments: await StoreBackend.all())
+    func requestPathLeavesTheReceiptOut(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let registration = try TestKeys.registration(receiptRefreshAt: t0.addingTimeInterval(3600))
+            let registered = try await store.registerKey(registration, now: t0)
+            #expect(registered.receipt != nil)
+            var expected = registered
+            expected.receipt = nil
+            #expect(try await store.keyWithoutReceipt(registration.keyID) == expected)
+            #expect(try await store.keyWithoutReceipt(TestKeys.key().keyID) == nil)
+            let advanced = try await store.advanceCounter(of: registration.keyID, to: 3, now: t0.addingTimeInterval(5))
+            expected.counter = 3
+            expected.lastAssertionAt = t0.addingTimeInterval(5)
+            #expect(advanced == expected)
+            // The receipt itself is still stored, for the refresh and the key's reader.
+            #expect(try await store.key(registration.keyID)?.receipt == registration.receipt)
         }
     }
 

@@ -24,7 +24,7 @@ struct KeyRecordCache: DecisionStore {
     /// The key kept for `keyID`, or the store's (kept when active).
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
         if let cached = records[keyID] { return cached }
-        let found = try await store.key(keyID)
+        let found = try await store.keyWithoutReceipt(keyID)
         if let found, found.state == .active { records.insert(found, for: keyID) }
         return found
     }

@@ -12,7 +12,7 @@ protocol DecisionStore: Sendable {
         _ id: ChallengeID, purpose: ChallengePurpose, keyID: KeyID?, now: Date
     ) async throws(StoreError) -> StoredChallenge
 
-    /// The key `keyID`, or `nil` (``KeyStore/key(_:)``).
+    /// The key `keyID` without its receipt's bytes, or `nil` (``KeyStore/keyWithoutReceipt(_:)``).
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord?
 
     /// Advances a key's counter unless it expired (``KeyStore/advanceCounter(of:to:now:usedSince:)``).
@@ -36,7 +36,7 @@ struct DirectDecisionStore: DecisionStore {
     }
 
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
-        try await store.key(keyID)
+        try await store.keyWithoutReceipt(keyID)
     }
 
     func advanceCounter(

@@ -133,7 +133,7 @@ public actor MemoryAttestationStore: AttestationStore {
         record.counter = counter
         record.lastAssertionAt = instant
         keys[keyID] = record
-        return record
+        return record.withoutReceipt()
     }
 
     /// Stores a newer receipt; see ``KeyStore/storeReceipt(_:for:now:)``.

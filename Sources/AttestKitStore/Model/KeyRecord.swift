@@ -83,6 +83,13 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
             revokedAt: nil, receiptExpiresAt: registration.receiptExpiresAt)
     }
 
+    /// The record with its receipt's bytes left out (``KeyStore/keyWithoutReceipt(_:)``).
+    func withoutReceipt() -> KeyRecord {
+        var record = self
+        record.receipt = nil
+        return record
+    }
+
     /// When the key was last used: its last accepted assertion, or its registration before any.
     public var lastUsedAt: Date { lastAssertionAt ?? createdAt }
 

@@ -13,6 +13,12 @@ public protocol KeyStore: Sendable {
     /// The key with this identifier, or `nil`.
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord?
 
+    /// The key with this identifier without its receipt's bytes (``KeyRecord/receipt`` is `nil`; the receipt's
+    /// times and the risk metric are read), or `nil`: what verifying an assertion reads. The receipt is often a
+    /// few kilobytes that the request path never uses; a database keeps it out of line, and reading it costs a
+    /// second lookup.
+    func keyWithoutReceipt(_ keyID: KeyID) async throws(StoreError) -> KeyRecord?
+
     /// Advances a key's counter with one compare-and-set: accepted only when `counter` is greater than the
     /// stored counter, the key is active and, when `usedSince` is given, the key was last used (its last accepted
     /// assertion, or its registration before any: ``KeyRecord/lastUsedAt``) at or after `usedSince`. An accepted
@@ -23,8 +29,9 @@ public protocol KeyStore: Sendable {
     ///   - now: The time of the assertion, recorded as the key's last use.
     ///   - usedSince: The oldest last use a key may have and still assert (`keys.expire-after`), or `nil`: keys
     ///     never expire.
-    /// - Returns: The key as stored once advanced (its current risk metric and receipt included), read by the same
-    ///   statement that advanced it.
+    /// - Returns: The key as stored once advanced, read by the same statement that advanced it: its current risk
+    ///   metric included, its receipt's bytes not (``KeyRecord/receipt`` is `nil`, as
+    ///   ``keyWithoutReceipt(_:)`` reads it).
     /// - Throws: ``StoreError/Code/counterNotIncreasing`` (a replay, or a concurrent copy that lost),
     ///   ``StoreError/Code/keyNotFound``, ``StoreError/Code/keyRevoked``, ``StoreError/Code/keyExpired`` (and the
     ///   counter is not advanced).
@@ -85,6 +92,11 @@ public protocol KeyStore: Sendable {
 }
 
 extension KeyStore {
+    /// ``key(_:)`` with its receipt's bytes left out, for a store that reads the whole row anyway.
+    public func keyWithoutReceipt(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
+        try await key(keyID)?.withoutReceipt()
+    }
+
     /// Advances a key's counter, keys never expiring: ``KeyStore/advanceCounter(of:to:now:usedSince:)`` with no
     /// `usedSince`.
     @discardableResult

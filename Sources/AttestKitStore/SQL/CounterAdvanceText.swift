@@ -26,7 +26,7 @@ enum CounterAdvanceText {
 
     /// The compare-and-set of counter advances, one row per key: each key whose stored counter is lower, which is
     /// not revoked and whose last use (its last assertion, or its registration) is not older than the row's oldest
-    /// last use takes its new counter and the time as its last assertion; the keys changed are returned whole.
+    /// last use takes its new counter and the time as its last assertion; the keys changed are returned whole but for the receipt's bytes.
     private static func write(_ shape: Shape) -> String {
         let values = (0..<shape.rows).map { row in
             "(" + (4 * row + 1...4 * row + 4).map(shape.dialect.parameter).joined(separator: ", ") + ")"
@@ -38,7 +38,7 @@ enum CounterAdvanceText {
             FROM batch
             WHERE keys.key_id = batch.batch_key AND keys.counter < batch.batch_counter AND keys.revoked_at_ms IS NULL
                 AND COALESCE(keys.last_assertion_at_ms, keys.created_at_ms) >= batch.batch_used_since
-            RETURNING \(shape.dialect.returningAll(of: "keys"))
+            RETURNING \(StoreColumns.keyWithoutReceipt(shape.dialect))
             """
     }
 }

@@ -62,6 +62,11 @@ extension SQLBackedStore {
         try await sql.key(keyID)
     }
 
+    /// The key with this identifier without its receipt's bytes, or `nil`: the receipt's column is not read.
+    public func keyWithoutReceipt(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
+        try await sql.key(keyID, receipt: false)
+    }
+
     /// Advances a counter with one compare-and-set `UPDATE … RETURNING`, then a read only to name a refusal, by one
     /// deadline (PostgreSQL). Concurrent advances of different keys are applied by one statement (group commit).
     @discardableResult

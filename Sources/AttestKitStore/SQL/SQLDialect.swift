@@ -27,16 +27,6 @@ enum SQLDialect: Sendable {
         }
     }
 
-    /// Every column of the table an `UPDATE … FROM` changes, named `alias` in it, for its `RETURNING` clause:
-    /// SQLite's `*` (which names only the changed table there, and refuses `alias.*`); PostgreSQL's `alias.*`
-    /// (where `*` would add the `FROM` table's columns). Shorter than the column list, so cheaper to prepare.
-    func returningAll(of alias: String) -> String {
-        switch self {
-        case .sqlite: "*"
-        case .postgres: "\(alias).*"
-        }
-    }
-
     /// What a claiming subquery adds so that concurrent claimers take different rows: PostgreSQL's ` FOR UPDATE
     /// SKIP LOCKED`; nothing for SQLite, whose single writer runs one claim at a time.
     var skipLocked: String {

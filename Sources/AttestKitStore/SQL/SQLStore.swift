@@ -115,12 +115,16 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return try row.keyRecord()
     }
 
-    /// The key with this identifier, or `nil`; by `end` for the read that names a refusal.
-    func key(_ keyID: KeyID, by end: ContinuousClock.Instant? = nil) async throws(StoreError) -> KeyRecord? {
+    /// The key with this identifier (without its receipt's bytes unless `receipt`), or `nil`; by `end` for the
+    /// read that names a refusal.
+    func key(
+        _ keyID: KeyID, receipt: Bool = true, by end: ContinuousClock.Instant? = nil
+    ) async throws(StoreError) -> KeyRecord? {
+        let columns = receipt ? StoreColumns.key : StoreColumns.keyWithoutReceipt(dialect)
         let rows = try await executor.query(
             "reading a key",
             SQLStatement(
-                "SELECT \(StoreColumns.key) FROM \(executor.table("keys")) WHERE key_id = \(parameter(1))",
+                "SELECT \(columns) FROM \(executor.table("keys")) WHERE key_id = \(parameter(1))",
                 [.bytes(keyID.bytes)]), access: .read, by: end)
         return try rows.first.map { row throws(StoreError) in try row.keyRecord() }
     }
@@ -144,7 +148,7 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
                 combine: { [self] rows in advancingCounters(rows) }),
             by: end)
         guard let advanced = rows.first else {
-            let existing = try await key(keyID, by: end)
+            let existing = try await key(keyID, receipt: false, by: end)
             throw KeyRecord.counterRefusal(for: existing, usedSince: usedSince.map { _ in StoreTime.date(since) })
         }
         return try advanced.keyRecord()
@@ -152,8 +156,8 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
 
     /// The compare-and-set of counter advances, one row of four values per key (`key_id`, new counter, time and
     /// oldest last use in milliseconds): each key whose stored counter is lower, which is not revoked and was last
-    /// used at or after the oldest last use takes its new counter; the keys changed are returned whole. The keys
-    /// must be distinct.
+    /// used at or after the oldest last use takes its new counter; the keys changed are returned whole but for the
+    /// receipt's bytes. The keys must be distinct.
     func advancingCounters(_ rows: [[SQLValue]]) -> SQLStatement {
         SQLStatement(
             CounterAdvanceText.text(rows: rows.count, table: executor.table("keys"), dialect: dialect),

@@ -20,6 +20,16 @@ enum StoreColumns {
         risk_metric, os_version, bundle_version, validation_category, created_at_ms, last_assertion_at_ms, \
         revoked_at_ms, app_key, receipt_expires_at_ms
         """
+    /// Every column of `keys` but the receipt's bytes, which verifying an assertion never reads: the request
+    /// path's key read and counter advance (``KeyStore/keyWithoutReceipt(_:)``). `receipt` reads as `NULL`, so
+    /// that the row decodes as any other; the receipt is often a few kilobytes, which PostgreSQL keeps compressed
+    /// out of line, so reading it costs a second index lookup and its decompression.
+    static func keyWithoutReceipt(_ dialect: SQLDialect) -> String {
+        dialect == .postgres ? keyWithoutReceiptPostgres : keyWithoutReceiptSQLite
+    }
+    private static let keyWithoutReceiptPostgres = key.replacingOccurrences(
+        of: " receipt,", with: " NULL::bytea AS receipt,")
+    private static let keyWithoutReceiptSQLite = key.replacingOccurrences(of: " receipt,", with: " NULL AS receipt,")
     /// Every column of `challenges`.
     static let challenge = "id, challenge, purpose, key_id, created_at_ms, expires_at_ms, consumed_at_ms"
     /// The columns of `risk_metrics` a history returns.
