@@ -5,7 +5,7 @@ import PackageDescription
 // so it resolves Hummingbird and AttestKit's service (AttestKitServer) and never Vapor (scripts/examples checks
 // that). This copy depends on the repository next to it by path; an app of your own names the package by URL, with
 // the same traits:
-//     .package(url: "…/attestkit.git", from: "1.0.0", traits: ["Hummingbird"])
+//     .package(url: "https://github.com/attestkit/attestkit.git", from: "0.1.0", traits: ["Hummingbird"])
 let package = Package(
     name: "HummingbirdExample",
     platforms: [.macOS(.v15)],

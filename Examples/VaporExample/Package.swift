@@ -4,7 +4,7 @@ import PackageDescription
 // A Vapor app that guards a route with AttestKit. It depends on AttestKit with the `Vapor` trait alone, so it
 // resolves Vapor and AttestKit's Vapor edge and never Hummingbird (scripts/examples checks that). This copy depends on
 // the repository next to it by path; an app of your own names the package by URL, with the same traits:
-//     .package(url: "…/attestkit.git", from: "1.0.0", traits: ["Vapor"])
+//     .package(url: "https://github.com/attestkit/attestkit.git", from: "0.1.0", traits: ["Vapor"])
 let package = Package(
     name: "VaporExample",
     platforms: [.macOS(.v15)],
