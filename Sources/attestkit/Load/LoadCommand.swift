@@ -269,7 +269,7 @@ struct LoadCommand: AsyncParsableCommand {
         let cpu = cpuBefore.flatMap { before in MachineCPU.now()?.since(before, requests: latencies.count) }
         for connection in connections { await connection.close() }
         let report = LoadReport(
-            storage: storage.map { $0.hasPrefix("postgres") ? "postgres" : "sqlite" } ?? "sqlite",
+            storage: storage.map { url in ["postgres", "memory"].first { url.hasPrefix($0) } ?? "sqlite" } ?? "sqlite",
             keys: keys, requests: latencies.count, seconds: Self.milliseconds(elapsed) / 1_000,
             latencies: latencies.sorted(), inProcessPerSecond: inProcess, machineBusyShare: cpu?.busyShare,
             machineMicrosecondsPerRequest: cpu?.microsecondsPerRequest)
