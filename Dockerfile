@@ -72,9 +72,10 @@ COPY --from=build /staging/ /usr/local/bin/
 
 # Listen on every interface of the container (the server's own default is 127.0.0.1), and read secrets from one
 # file per setting in the mounted directory (admin-token, backend-tokens, storage-password, ...).
-ENV ATTESTKIT_HTTP_HOST=0.0.0.0 \
-    ATTESTKIT_SECRETS_DIR=/run/secrets/attestkit \
-    SWIFT_BACKTRACE=enable=yes,sanitize=yes,threads=all,images=all,interactive=no,swift-backtrace=/usr/local/bin/swift-backtrace-static
+ENV ATTESTKIT_HTTP_HOST=0.0.0.0 ATTESTKIT_SECRETS_DIR=/run/secrets/attestkit
+# A crash prints a backtrace of every thread to the log, with the static backtracer: paths sanitized, and no register
+# contents (a register may hold key material when the crash happens in the middle of a signature).
+ENV SWIFT_BACKTRACE=enable=yes,sanitize=yes,threads=all,images=all,registers=none,interactive=no,swift-backtrace=/usr/local/bin/swift-backtrace-static
 
 USER 10001:10001
 WORKDIR /var/lib/attestkit
