@@ -1,14 +1,15 @@
 # The AttestKit service (`attestkit serve`) as a container image: docs/container.md.
 #
 #   docker build -t attestkit .          (or: podman build -t attestkit .)
-#   docker run --rm -p 8080:8080 -v attestkit-secrets:/run/secrets/attestkit:ro attestkit
+#   docker run --rm -p 8080:8080 -v attestkit-data:/var/lib/attestkit attestkit serve --app ABCDE12345.com.example.app
 #
 # Two stages: a Swift toolchain image builds a release binary with the Swift standard library and Foundation linked
 # in statically, and a slim image runs it with only the C libraries and CA certificates it needs. Both base images
 # are build arguments, so that a machine which cannot pull them can build on images of its own (scripts/
 # container-check does: Debian bookworm made with mmdebstrap, and the host's toolchain mounted during the build).
 
-# The image the binary is built in: any with `swift` (6.2 or newer) on the PATH, git and the C library headers.
+# The image the binary is built in: any with `swift` (6.2 or newer) on the PATH, git, binutils and the C and C++
+# library headers.
 ARG BUILDER_IMAGE=swift:6.3-noble
 # The image the binary runs in: a glibc distribution with apt-get, as recent as the builder's (the binary needs the
 # builder's glibc or newer).
