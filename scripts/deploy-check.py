@@ -51,6 +51,7 @@ def settings():
 
 SETTINGS, SECRET_SETTINGS = settings()
 SECRET_FILES = {key.replace(".", "-") for key in SECRET_SETTINGS}
+SETTING_FILES = {key.replace(".", "-") for key in SETTINGS}
 
 
 def flatten(value, prefix=""):
@@ -285,6 +286,15 @@ def check_kubernetes():
             if document:
                 resources[(document["kind"], document["metadata"]["name"])] = document
 
+    def secret_keys(secret):
+        """The files a Secret volume holds: its items' paths, else every key of the Secret (secret.example.yaml)."""
+        if "items" in secret:
+            return {item["path"] for item in secret["items"]}
+        document = resources.get(("Secret", secret.get("secretName")))
+        if document is None:
+            return None
+        return set(document.get("stringData", {})) | set(document.get("data", {}))
+
     def pod_checks(name, pod, secret_files):
         security = pod.get("securityContext", {})
         if security.get("runAsNonRoot") is not True or security.get("runAsUser") != USER:
@@ -312,14 +322,20 @@ def check_kubernetes():
                 if config_map is None or os.path.basename(CONFIG_PATH) not in config_map.get("data", {}):
                     problem(f"{name}: {os.path.dirname(CONFIG_PATH)} is not a ConfigMap holding attestkit.yaml")
             elif mount["mountPath"].startswith(SECRETS_DIR + "/"):
-                file = os.path.basename(mount["mountPath"])
-                if "secret" not in volume or mount.get("subPath") != file or file not in SECRET_FILES:
-                    problem(f"{name}: {mount['mountPath']} is not a Secret's key {file} mounted by subPath (a Secret "
-                            "volume's files are symbolic links, which the secrets directory's reader skips)")
-                mounted.add(file)
+                problem(f"{name}: {mount['mountPath']} is mounted on its own (subPath): mount the Secret as the "
+                        f"directory {SECRETS_DIR} (a subPath file never receives the Secret's updates)")
             elif mount["mountPath"] == SECRETS_DIR:
-                problem(f"{name}: a whole Secret volume at {SECRETS_DIR}: its files are symbolic links, which the "
-                        "secrets directory's reader skips; mount each key by subPath")
+                secret = volume.get("secret", {})
+                if not secret or mount.get("subPath") or mount.get("readOnly") is not True:
+                    problem(f"{name}: {SECRETS_DIR} is not a Secret volume mounted whole and read-only")
+                keys = secret_keys(secret)
+                if keys is None:
+                    problem(f"{name}: the Secret {secret.get('secretName')} is not in deploy/kubernetes/")
+                    continue
+                for key in sorted(keys - SETTING_FILES):
+                    problem(f"{name}: the Secret {secret.get('secretName')}'s key {key} names no setting (the "
+                            "server refuses it at start)")
+                mounted |= keys
         for needed in secret_files:
             if needed not in mounted:
                 problem(f"{name}: {SECRETS_DIR}/{needed} is not mounted")
