@@ -104,6 +104,8 @@ struct SecretsDirectoryProvider: Sendable {
             break
         case .typeDirectory?:
             throw ServerConfigurationError("secrets-dir", "'\(path)' \(through) a directory, not a file")
+        case nil:
+            throw ServerConfigurationError("secrets-dir", "'\(path)' cannot be read")
         default:
             throw ServerConfigurationError(
                 "secrets-dir", "'\(path)' \(through) a special file (a device, pipe or socket), not a regular file")
@@ -112,8 +114,8 @@ struct SecretsDirectoryProvider: Sendable {
     }
 
     /// Reads at most ``fileLimit`` bytes of the regular file at `resolved` (a path without links). It is opened
-    /// without following a link and without blocking, so an entry swapped for a link or a pipe since it was checked
-    /// is an error, never a wait.
+    /// without following a link (one swapped in since the check is an error) and without blocking (a pipe swapped in
+    /// cannot make the start wait).
     private static func read(_ resolved: String, naming path: String) throws(ServerConfigurationError) -> Data {
         let descriptor: FileDescriptor
         do {

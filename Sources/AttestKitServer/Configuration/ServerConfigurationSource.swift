@@ -19,7 +19,7 @@ import Yams
 ///   space trimmed). Every value read from it is a secret. A file that names no setting is refused; hidden entries
 ///   (`.name`) are skipped. Symbolic links are read through (Kubernetes mounts a Secret as links into a hidden
 ///   timestamped directory), but a link to nothing, to a directory or special file, or out of the directory is
-///   refused at start, as is a file over 64 KiB: see ``SecretsDirectoryProvider``.
+///   refused at start, naming the entry, as is a file over 64 KiB.
 /// - The file holds one object, JSON, or YAML when its name ends in `.yaml` or `.yml` (swift-configuration's
 ///   `FileProvider` with `JSONSnapshot` or `YAMLSnapshot`). Keys may nest (`{"http": {"port": 8081}}`, the
 ///   documented form) or be dotted (`{"http.port": 8081}`); don't give one key both ways. Lists are arrays, numbers
@@ -164,7 +164,7 @@ public enum ServerConfigurationSource {
         SecretsDirectoryProvider.fileName(forKey: key)
     }
 
-    /// The secrets directory's provider (``SecretsDirectoryProvider``), after checking that every file in it names a
+    /// The secrets directory's provider (`SecretsDirectoryProvider`), after checking that every file in it names a
     /// setting and resolves, inside the directory, to a regular file of at most 64 KiB.
     private static func secretsProvider(
         directory: String,
