@@ -22,6 +22,32 @@ struct ConfigurationFilesTests {
         return directory
     }
 
+    /// A directory laid out as Kubernetes mounts a Secret (its atomic writer): the files in a hidden timestamped
+    /// directory, `..data` a link to it, and each key a link through `..data`. Removed by the caller.
+    static func kubernetesDirectory(_ files: [String: String], timestamp: String = "..2026_11_27_10_00_00.123456789")
+        throws -> URL
+    {
+        let directory = try Self.directory([:])
+        try Self.kubernetesUpdate(directory, files, timestamp: timestamp)
+        for name in files.keys {
+            try FileManager.default.createSymbolicLink(
+                atPath: directory.appendingPathComponent(name).path, withDestinationPath: "..data/\(name)")
+        }
+        return directory
+    }
+
+    /// Writes `files` to a new timestamped directory and points `..data` at it, as the kubelet updates a Secret.
+    static func kubernetesUpdate(_ directory: URL, _ files: [String: String], timestamp: String) throws {
+        let data = directory.appendingPathComponent(timestamp)
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        for (name, contents) in files {
+            try contents.write(to: data.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let link = directory.appendingPathComponent("..data")
+        try? FileManager.default.removeItem(at: link)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: timestamp)
+    }
+
     @Test("A YAML file nests keys like the JSON file, lists are sequences")
     func yamlFile() async throws {
         let file = try TemporaryFile(
@@ -104,6 +130,143 @@ struct ConfigurationFilesTests {
                 environment: [:], secretsDirectory: directory.appendingPathComponent("absent").path)
         } throws: { error in
             (error as? ServerConfigurationError)?.key == "secrets-dir"
+        }
+    }
+
+    @Test("A secrets directory mounted as Kubernetes mounts a Secret (links through ..data) is read fully, and secret")
+    func kubernetesSecretsDirectory() async throws {
+        let directory = try Self.kubernetesDirectory([
+            "admin-token": Self.adminToken + "\n",
+            "backend-tokens": "backend-token-0123456789,backend-token-abcdefghij",
+            "storage-url": "postgres://attestkit@db.internal:5432/attestkit",
+            "storage-password": "database-password-from-a-secret",
+        ])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let reporter = CollectingReporter()
+        let reader = try await ServerConfigurationSource.reader(
+            environment: [:], secretsDirectory: directory.path, accessReporter: reporter)
+        let loaded = try ServerConfiguration(reader: reader)
+        #expect(loaded.adminToken == Self.adminToken)
+        #expect(loaded.backendTokens == ["backend-token-0123456789", "backend-token-abcdefghij"])
+        #expect(loaded.storageURL == "postgres://attestkit@db.internal:5432/attestkit")
+        #expect(loaded.storagePassword == "database-password-from-a-secret")
+        let printed = reporter.events.map(\.description) + [String(describing: reader), String(reflecting: reader)]
+        for secret in [Self.adminToken, "backend-token-0123456789", "database-password-from-a-secret"] {
+            #expect(printed.allSatisfy { !$0.contains(secret) }, "\(secret) printed")
+        }
+
+        // The kubelet's update (a new timestamped directory, ..data swapped) is what the next start reads.
+        try Self.kubernetesUpdate(
+            directory,
+            [
+                "admin-token": Self.adminToken + "-rotated", "backend-tokens": "backend-token-0123456789",
+                "storage-url": "postgres://attestkit@db2.internal:5432/attestkit", "storage-password": "rotated",
+            ],
+            timestamp: "..2026_11_28_10_00_00.987654321")
+        let updated = try await ServerConfigurationSource.load(environment: [:], secretsDirectory: directory.path)
+        #expect(updated.adminToken == Self.adminToken + "-rotated" && updated.storagePassword == "rotated")
+    }
+
+    @Test("Plain files give typed settings as the environment does; hidden entries are skipped, dangling or not")
+    func plainSecretsDirectory() async throws {
+        let directory = try Self.directory([
+            "admin-token": "  \(Self.adminToken)\t\n", "http-port": "8087\n",
+            "apps": "ABCDE12345.com.example.app, ABCDE12345.com.example.clip", ".hidden": "ignored",
+        ])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.appendingPathComponent(".dangling").path, withDestinationPath: "nowhere")
+        let loaded = try await ServerConfigurationSource.load(environment: [:], secretsDirectory: directory.path)
+        #expect(loaded.adminToken == Self.adminToken && loaded.port == 8_087)
+        #expect(loaded.appIDs.map(\.description) == ["ABCDE12345.com.example.app", "ABCDE12345.com.example.clip"])
+    }
+
+    /// An entry of a secrets directory the server must refuse at start, and how to make it.
+    struct Unreadable: CustomTestStringConvertible, Sendable {
+        let testDescription: String
+        /// The name of the entry the refusal names.
+        let name: String
+        /// What the refusal says.
+        let reason: String
+        /// Makes the entry in the directory (which holds `target`, a regular file, and `folder/`, a directory).
+        let make: @Sendable (URL) throws -> Void
+
+        static func link(_ name: String, to destination: String) -> @Sendable (URL) throws -> Void {
+            { directory in
+                try FileManager.default.createSymbolicLink(
+                    atPath: directory.appendingPathComponent(name).path, withDestinationPath: destination)
+            }
+        }
+
+        static let all: [Unreadable] = [
+            Unreadable(
+                testDescription: "a dangling link", name: "admin-token", reason: "symbolic link to nothing",
+                make: link("admin-token", to: "..data/admin-token")),
+            Unreadable(
+                testDescription: "a link to a directory", name: "admin-token", reason: "directory",
+                make: link("admin-token", to: "..folder")),
+            Unreadable(
+                testDescription: "a directory", name: "admin-token", reason: "directory",
+                make: { directory in
+                    try FileManager.default.createDirectory(
+                        at: directory.appendingPathComponent("admin-token"), withIntermediateDirectories: false)
+                }),
+            Unreadable(
+                testDescription: "a link out of the directory", name: "admin-token", reason: "outside",
+                make: { directory in
+                    let outside = directory.deletingLastPathComponent().appendingPathComponent(
+                        "outside-\(directory.lastPathComponent)")
+                    try ConfigurationFilesTests.secretText.write(to: outside, atomically: true, encoding: .utf8)
+                    try link("admin-token", to: outside.path)(directory)
+                }),
+            Unreadable(
+                testDescription: "a loop of links", name: "admin-token", reason: "loop",
+                make: { directory in
+                    try link("admin-token", to: "..loop")(directory)
+                    try link("..loop", to: "admin-token")(directory)
+                }),
+            Unreadable(
+                testDescription: "a named pipe", name: "admin-token", reason: "special file",
+                make: { directory in
+                    guard mkfifo(directory.appendingPathComponent("..pipe").path, 0o600) == 0 else {
+                        throw CocoaError(.fileWriteUnknown)
+                    }
+                    try link("admin-token", to: "..pipe")(directory)
+                }),
+            Unreadable(
+                testDescription: "a file over 64 KiB", name: "backend-tokens", reason: "larger than 65536 bytes",
+                make: { directory in
+                    let big = String(repeating: ConfigurationFilesTests.secretText + ",", count: 2_000)
+                    try big.write(to: directory.appendingPathComponent("..big"), atomically: true, encoding: .utf8)
+                    try link("backend-tokens", to: "..big")(directory)
+                }),
+            Unreadable(
+                testDescription: "a link named after no setting", name: "admin_token", reason: "names no setting",
+                make: link("admin_token", to: "..target")),
+        ]
+    }
+
+    /// The text of the files the refusals must never repeat.
+    static let secretText = "hunter2-secret-file-content-0123456789"
+
+    @Test(
+        "An entry that is not a readable file is refused at start, naming it and never its content",
+        .timeLimit(.minutes(1)), arguments: Unreadable.all)
+    func unreadableSecrets(entry: Unreadable) async throws {
+        let directory = try Self.directory(["..target": Self.secretText])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("..folder"), withIntermediateDirectories: false)
+        try entry.make(directory)
+        let outside = directory.deletingLastPathComponent().appendingPathComponent(
+            "outside-\(directory.lastPathComponent)")
+        defer { try? FileManager.default.removeItem(at: outside) }
+        await #expect {
+            _ = try await ServerConfigurationSource.load(environment: [:], secretsDirectory: directory.path)
+        } throws: { error in
+            guard let error = error as? ServerConfigurationError else { return false }
+            return error.key == "secrets-dir" && error.reason.contains("\(directory.path)/\(entry.name)'")
+                && error.reason.contains(entry.reason) && !error.description.contains(Self.secretText)
         }
     }
 }

@@ -1,7 +1,10 @@
+import AsyncHTTPClient
 import AttestKit
 import AttestKitTestSupport
 import AttestKitTesting
 import Foundation
+import NIOCore
+import NIOHTTP1
 import Testing
 
 /// `attestkit` as a newcomer meets it: the version, a busy port and a mistyped App ID said in plain words.
@@ -119,6 +122,40 @@ import Testing
         #expect(!result.output.contains("listening"), "\(result.output)")
         #expect(!result.output.contains("hunter2"), "\(result.output)")
         #expect(result.output.contains("ATTESTKIT_"), "\(result.output)")
+    }
+
+    @Test("serve honours the admin token of a secrets directory mounted as Kubernetes mounts a Secret")
+    func kubernetesSecretsDirectory() async throws {
+        let token = ConfigurationFilesTests.adminToken
+        let directory = try ConfigurationFilesTests.kubernetesDirectory(["admin-token": token + "\n"])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ServeProcess(
+            apple: try SoftwareApple(), appID: try AppID("ABCDE12345.com.example.app"),
+            arguments: ["--secrets-dir", directory.path])
+        defer { server.stop() }
+        let base = try await server.baseURL().absoluteString
+        let client = HTTPClient.shared
+        func status(_ path: String, bearer: String) async throws -> UInt {
+            var request = HTTPClientRequest(url: base + path)
+            request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
+            let response = try await client.execute(request, timeout: .seconds(30))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            return response.status.code
+        }
+        // Without the token the dashboard answers 503 admin_not_configured; with it, 200 to the token, 401 to another.
+        #expect(try await status("/dashboard", bearer: token) == 200)
+        #expect(try await status("/dashboard", bearer: token + "-wrong") == 401)
+
+        // A dangling link in the same directory stops serve at start, naming the file.
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.appendingPathComponent("backend-tokens").path,
+            withDestinationPath: "..data/backend-tokens")
+        let refused = try await Self.run([
+            "serve", "--port", "0", "--storage", "memory:", "--secrets-dir", directory.path,
+        ])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("backend-tokens' is a symbolic link to nothing"), "\(refused.output)")
+        #expect(!refused.output.contains(token) && !refused.output.contains("listening"), "\(refused.output)")
     }
 
     @Test("simulate refuses the same App ID mistakes")

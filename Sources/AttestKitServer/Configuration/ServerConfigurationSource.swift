@@ -2,7 +2,6 @@ public import AttestKitFlows
 import AttestKitStore
 public import Configuration
 public import Foundation
-import SystemPackage
 import Yams
 
 /// Where `attestkit serve` reads its settings: command-line flags, then `ATTESTKIT_*` environment variables, then a
@@ -17,8 +16,10 @@ import Yams
 ///   Other variables are not read; lists are comma-separated.
 /// - A secrets directory (as container platforms mount secrets) holds one file per setting, named after the key
 ///   with `.` as `-` (`admin-token`, `backend-tokens`, `storage-url`), the file's text the value (surrounding white
-///   space trimmed). Every value read from it is a secret. A file that names no setting is refused; hidden files
-///   (`.name`) are skipped. Read with swift-configuration's `DirectoryFilesProvider`.
+///   space trimmed). Every value read from it is a secret. A file that names no setting is refused; hidden entries
+///   (`.name`) are skipped. Symbolic links are read through (Kubernetes mounts a Secret as links into a hidden
+///   timestamped directory), but a link to nothing, to a directory or special file, or out of the directory is
+///   refused at start, naming the entry, as is a file over 64 KiB.
 /// - The file holds one object, JSON, or YAML when its name ends in `.yaml` or `.yml` (swift-configuration's
 ///   `FileProvider` with `JSONSnapshot` or `YAMLSnapshot`). Keys may nest (`{"http": {"port": 8081}}`, the
 ///   documented form) or be dotted (`{"http.port": 8081}`); don't give one key both ways. Lists are arrays, numbers
@@ -111,7 +112,7 @@ public enum ServerConfigurationSource {
                 .prefixKeys(with: "attestkit"),
         ]
         if let directory = secretsDirectory ?? environment[secretsDirectoryVariable] {
-            providers.append(try await secretsProvider(directory: directory, known: known))
+            providers.append(try secretsProvider(directory: directory, known: known))
         }
         if let file {
             providers.append(try await fileProvider(path: file, known: known, secrets: secrets))
@@ -157,41 +158,19 @@ public enum ServerConfigurationSource {
         return URLComponents(string: url)?.password != nil
     }
 
-    /// The file name of a key in a secrets directory, as swift-configuration's `DirectoryFilesProvider` looks it up:
+    /// The file name of a key in a secrets directory, as swift-configuration's `DirectoryFilesProvider` names it:
     /// `admin.token` → `admin-token`.
     public static func secretFileName(for key: String) -> String {
-        key.replacingOccurrences(of: ".", with: "-")
+        SecretsDirectoryProvider.fileName(forKey: key)
     }
 
-    /// The secrets directory's provider, after checking that every file in it names a setting.
+    /// The secrets directory's provider (`SecretsDirectoryProvider`), after checking that every file in it names a
+    /// setting and resolves, inside the directory, to a regular file of at most 64 KiB.
     private static func secretsProvider(
         directory: String,
         known: Set<String>
-    ) async throws(ServerConfigurationError) -> any ConfigProvider {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ServerConfigurationError("secrets-dir", "'\(directory)' is not a directory")
-        }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            throw ServerConfigurationError("secrets-dir", "'\(directory)' cannot be read")
-        }
-        let fileNames = Dictionary(known.map { (secretFileName(for: $0), $0) }, uniquingKeysWith: { first, _ in first })
-        for name in names.sorted() where !name.hasPrefix(".") {
-            guard fileNames[name] != nil else {
-                let example = secretFileName(for: "admin.token")
-                throw ServerConfigurationError(
-                    "secrets-dir", "'\(directory)/\(name)' names no setting (files are named like \(example))")
-            }
-            _ = try contents(ofFile: "\(directory)/\(name)", key: fileNames[name] ?? name, limit: fileLimit)
-        }
-        do {
-            return try await DirectoryFilesProvider(directoryPath: FilePath(directory), secretsSpecifier: .all)
-        } catch {
-            throw ServerConfigurationError("secrets-dir", "'\(directory)' cannot be loaded: \(error)")
-        }
+    ) throws(ServerConfigurationError) -> any ConfigProvider {
+        try SecretsDirectoryProvider(directory: directory, known: known)
     }
 
     /// The environment variable of a dotted key:
