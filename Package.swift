@@ -16,9 +16,12 @@ let strictSettings: [SwiftSetting] =
     ] + ciFlags
 
 /// Package traits decide what a consumer fetches: SwiftPM resolves only the dependencies that the enabled traits
-/// use. The core (`AttestKit`, `AttestKitWire`, `AttestKitClient`, the software Apple) needs none and depends on
-/// swift-crypto, swift-certificates and swift-asn1 alone; a package that uses only those depends on AttestKit with
-/// `traits: []`. The defaults enable everything, the command line and the servers included. See
+/// use, whatever products the consumer links (it does not prune by product). The core (`AttestKit`, `AttestKitWire`,
+/// `AttestKitClient`, the software Apple) needs none and depends on swift-crypto, swift-certificates and swift-asn1
+/// alone. No trait is on by default, so that an app which adds the package in Xcode (which, before Xcode 26.4,
+/// cannot choose a dependency's traits) fetches those 3 repositories and not the server stack. A server names its
+/// trait (`traits: ["Hummingbird"]`, `["Vapor"]`, `["Flows"]`), and so does a build of this repository:
+/// `swift run --traits Hummingbird attestkit serve`, `swift build --build-tests --traits Hummingbird,Vapor`. See
 /// docs/architecture.md, "Dependencies and traits".
 let traits: Set<Trait> = [
     .trait(
@@ -32,7 +35,7 @@ let traits: Set<Trait> = [
         description: "AttestKitServer, AttestKitAppleMock and the attestkit command line (Hummingbird 2).",
         enabledTraits: ["Flows"]),
     .trait(name: "Vapor", description: "AttestKitVapor: the Vapor 4 integration.", enabledTraits: ["Flows"]),
-    .default(enabledTraits: ["Hummingbird", "Vapor"]),
+    .default(enabledTraits: []),
 ]
 
 /// The trait under which a target uses a dependency that is not part of the core.

@@ -26,7 +26,7 @@ REPOSITORY = pathlib.Path(__file__).resolve().parents[3]
 
 
 def attestkit_binary() -> pathlib.Path:
-    """``ATTESTKIT_BINARY``, else the ``attestkit`` that ``swift build`` built in this repository."""
+    """``ATTESTKIT_BINARY``, else the ``attestkit`` that ``swift build --traits Hummingbird`` built in this repository."""
     configured = os.environ.get("ATTESTKIT_BINARY")
     if configured:
         binary = pathlib.Path(configured)
@@ -36,7 +36,7 @@ def attestkit_binary() -> pathlib.Path:
         )
         binary = pathlib.Path(shown.stdout.strip()) / "attestkit"
     if not os.access(binary, os.X_OK):
-        raise RuntimeError(f"no attestkit binary at {binary}: run `swift build` at the repository's root first")
+        raise RuntimeError(f"no attestkit binary at {binary}: run `swift build --traits Hummingbird` at the repository's root first")
     return binary
 
 
