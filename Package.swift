@@ -16,10 +16,25 @@ let strictSettings: [SwiftSetting] =
     ] + ciFlags
 
 /// Package traits decide what a consumer fetches: SwiftPM resolves only the dependencies that the enabled traits
-/// use. The core (`AttestKit`, `AttestKitWire`, `AttestKitClient`, the software Apple) needs none and depends on
-/// swift-crypto, swift-certificates and swift-asn1 alone; a package that uses only those depends on AttestKit with
-/// `traits: []`. The defaults enable everything, the command line and the servers included. See
-/// docs/architecture.md, "Dependencies and traits".
+/// use, whatever products the consumer links (it does not prune by product). The core (`AttestKit`, `AttestKitWire`,
+/// `AttestKitClient`, the software Apple) needs none and depends on swift-crypto, swift-certificates and swift-asn1
+/// alone. A server names its trait (`traits: ["Hummingbird"]`, `["Vapor"]`, `["Flows"]`). See docs/architecture.md,
+/// "Dependencies and traits".
+///
+/// The default traits depend on who reads this manifest. Read as another package's dependency (an app that adds
+/// the package in Xcode, which before Xcode 26.4 cannot choose a dependency's traits), no trait is on, so the app
+/// fetches those 3 repositories and not the server stack. Read as the root (a clone: `swift run attestkit serve`,
+/// `swift build`, CI), `Hummingbird` and `Vapor` are on, so the README's first command builds the service. SwiftPM
+/// reads a dependency's manifest from its repository (the package directory is then `/`) and from its checkout
+/// (a directory under `checkouts`); neither is ever a clone's directory. A layout this does not recognise gives the
+/// root's defaults: the dependency resolves everything, as it did before, and still builds. scripts/dependency-count
+/// resolves a consumer that names no trait through a git URL, as Xcode does, and fails if it fetches more than 3.
+let readAsDependency: Bool = {
+    let directory = Context.packageDirectory
+    let parent = URL(fileURLWithPath: directory).deletingLastPathComponent().lastPathComponent
+    return directory == "/" || parent == "checkouts"
+}()
+
 let traits: Set<Trait> = [
     .trait(
         name: "AppleServices", description: "AttestKitApple: DeviceCheck and receipt exchange (AsyncHTTPClient, JWTKit)."),
@@ -32,7 +47,7 @@ let traits: Set<Trait> = [
         description: "AttestKitServer, AttestKitAppleMock and the attestkit command line (Hummingbird 2).",
         enabledTraits: ["Flows"]),
     .trait(name: "Vapor", description: "AttestKitVapor: the Vapor 4 integration.", enabledTraits: ["Flows"]),
-    .default(enabledTraits: ["Hummingbird", "Vapor"]),
+    .default(enabledTraits: readAsDependency ? [] : ["Hummingbird", "Vapor"]),
 ]
 
 /// The trait under which a target uses a dependency that is not part of the core.
@@ -42,10 +57,11 @@ let whenFlows = TargetDependencyCondition.when(traits: ["Flows"])
 let whenHummingbird = TargetDependencyCondition.when(traits: ["Hummingbird"])
 let whenVapor = TargetDependencyCondition.when(traits: ["Vapor"])
 
-/// `ATTESTKIT_DOCS=1` (set by scripts/docs) adds swift-docc-plugin to build the DocC catalogs; nobody else, adopters
+/// `ATTESTKIT_DOCS=1` (set by scripts/docs) or `SPI_GENERATE_DOCS=1` (the Swift Package Index's documentation
+/// build) adds swift-docc-plugin to build the DocC catalogs; nobody else, adopters
 /// included, fetches it.
 let documentationDependencies: [Package.Dependency] =
-    ProcessInfo.processInfo.environment["ATTESTKIT_DOCS"] == "1"
+    ["ATTESTKIT_DOCS", "SPI_GENERATE_DOCS"].contains { ProcessInfo.processInfo.environment[$0] == "1" }
     ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0")] : []
 
 let package = Package(

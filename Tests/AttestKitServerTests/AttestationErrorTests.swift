@@ -177,6 +177,30 @@ struct AttestationErrorTests {
         }
     }
 
+    @Test(
+        "a development key against a production-only service: 403 environment_mismatch that explains itself",
+        arguments: await StoreKind.all())
+    func developmentKeyAgainstProduction(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.environments = .production
+        try await ServerHarness.with(kind, options) { harness in
+            // What an app run from Xcode with the App Attest capability sends first.
+            let device = TestDevice(
+                harness, configuration: .init(appID: Fixture.appID, environment: .development))
+            let answer = try await device.register()
+            #expect(answer.status == 403 && answer.errorCode == "environment_mismatch", "\(answer)")
+            let message = try #require(answer.errorMessage)
+            #expect(message.contains("the key was attested in development"), "\(message)")
+            #expect(message.contains("accepts production only"), "\(message)")
+            #expect(message.contains("`environments` setting (development, or both)"), "\(message)")
+            #expect(message.contains("com.apple.developer.devicecheck.appattest-environment"), "\(message)")
+            // Nothing of the attestation or the key is echoed.
+            #expect(!message.contains(device.keyID.base64), "\(message)")
+            let counts = try await harness.store.keyCounts()
+            #expect(counts.count(environment: .development, state: .active) == 0)
+        }
+    }
+
     @Test("policy: validation category and minimum OS version", arguments: await StoreKind.all())
     func policy(kind: StoreKind) async throws {
         var options = ServerHarness.Options()

@@ -99,6 +99,28 @@ import X509
         _ = try await Self.verify(verifier: try Self.verifier(environments: .both))
     }
 
+    /// The refusal explains itself: which environment the key was attested in, which the verifier accepts, and
+    /// what to change (the `environments` setting, the entitlement), for a real device's key each way.
+    @Test func environmentMismatchExplainsItself() async throws {
+        let development = await #expect(throws: AttestKitError.code(.environmentMismatch)) {
+            try await Self.verify(verifier: try Self.verifier(environments: .production))
+        }
+        let toProduction = try #require(development?.reason)
+        #expect(toProduction.contains("the key was attested in development"), "\(toProduction)")
+        #expect(toProduction.contains("this verifier accepts production only"), "\(toProduction)")
+        #expect(toProduction.contains("allow development in the `environments` setting"), "\(toProduction)")
+        #expect(toProduction.contains("com.apple.developer.devicecheck.appattest-environment"), "\(toProduction)")
+
+        let vector = TestVectors.named("apple_doc_sample_2024_prod_attestation")
+        let production = await #expect(throws: AttestKitError.code(.environmentMismatch)) {
+            try await Self.verify(vector, verifier: try Self.verifier(vector, environments: .development))
+        }
+        let toDevelopment = try #require(production?.reason)
+        #expect(toDevelopment.contains("the key was attested in production"), "\(toDevelopment)")
+        #expect(toDevelopment.contains("this verifier accepts development only"), "\(toDevelopment)")
+        #expect(toDevelopment.contains("allow production in the `environments` setting"), "\(toDevelopment)")
+    }
+
     @Test func severalAppIDsMatchTheRightOne() async throws {
         let verifier = try Self.verifier(appIDs: ["ABCDE12345.com.example.other", Self.vector.appId ?? ""])
         let result = try await Self.verify(verifier: verifier)

@@ -205,9 +205,7 @@ public struct AttestationVerifier: Sendable {
             throw AttestKitError(.aaguidUnknown, "the AAGUID is neither appattest nor appattestdevelop")
         }
         guard configuration.environments.allows(environment) else {
-            throw AttestKitError(
-                .environmentMismatch,
-                "the key is from \(environment.rawValue), the policy allows \(configuration.environments)")
+            throw AttestKitError(.environmentMismatch, configuration.environments.refusal(of: environment))
         }
         // Step 9: the credential is the key.
         guard ConstantTime.equal(credential.credentialID, keyID.bytes) else {

@@ -53,4 +53,24 @@ public struct EnvironmentPolicy: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         allowed.count == 2 ? "production+development" : (allowed.first?.rawValue ?? "none")
     }
+    /// Why a key attested in `environment` is refused, and what changes that: the environment the key was attested
+    /// in (what its AAGUID says), the environments accepted, the `environments` setting and the app's
+    /// `com.apple.developer.devicecheck.appattest-environment` entitlement. The first answer an app built from Xcode
+    /// gets from a service that accepts production only, so it explains itself; it names nothing secret (the
+    /// accepted environments are the deployment's, not a credential).
+    func refusal(of environment: AppAttestEnvironment) -> String {
+        let entitlement = "com.apple.developer.devicecheck.appattest-environment"
+        switch environment {
+        case .development:
+            return "the key was attested in development (a development-signed build, such as one run from Xcode, "
+                + "attests there unless its entitlement \(entitlement) is production) and this verifier accepts "
+                + "\(self) only: allow development in the `environments` setting (development, or both), or set "
+                + "the app's entitlement to production"
+        case .production:
+            return "the key was attested in production (TestFlight, App Store and Enterprise builds always are, and "
+                + "so is a development-signed build whose entitlement \(entitlement) is production) and this verifier "
+                + "accepts \(self) only: allow production in the `environments` setting (production, or both), or "
+                + "set a development build's entitlement to development"
+        }
+    }
 }

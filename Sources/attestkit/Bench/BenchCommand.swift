@@ -62,7 +62,9 @@ struct BenchCommand: AsyncParsableCommand {
             try BenchJSON.print(rows)
         } else {
             #if DEBUG
-            print("warning: debug build; run `swift run -c release attestkit bench` for meaningful numbers")
+            print(
+                "warning: debug build; run `swift run -c release attestkit bench` for "
+                    + "meaningful numbers")
             #endif
             print(Self.pad("operation", 26) + Self.pad("µs/op", 10, left: true) + "   " + Self.pad("floor", 16) + "µs      ratio")
             for row in rows {

@@ -49,8 +49,8 @@ struct ReceiptRefreshBenchOptions: ParsableArguments {
         } else {
             #if DEBUG
                 print(
-                    "warning: debug build; run `swift run -c release attestkit bench --receipt-refresh` for "
-                        + "meaningful numbers")
+                    "warning: debug build; run `swift run -c release attestkit bench "
+                        + "--receipt-refresh` for meaningful numbers")
             #endif
             print("concurrency   keys  latency ms  ceiling/s   seconds   receipts/s   floor/s")
             for figure in figures {

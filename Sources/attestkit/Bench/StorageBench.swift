@@ -39,7 +39,8 @@ struct StorageBenchOptions: ParsableArguments {
         } else {
             #if DEBUG
                 print(
-                    "warning: debug build; run `swift run -c release attestkit bench --storage` for meaningful numbers")
+                    "warning: debug build; run `swift run -c release attestkit bench --storage` "
+                        + "for meaningful numbers")
             #endif
             print("store      operation                  tasks        ops/s")
             for figure in figures {

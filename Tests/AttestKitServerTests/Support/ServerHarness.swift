@@ -47,6 +47,9 @@ final class ServerHarness: Sendable {
         /// `.router` unless the connection is the subject; a second listener (``backendListener``) is always live.
         var transport = Transport.router
         var appIDs: [AppID] = [Fixture.appID]
+        /// The environments the service accepts. Allowing production trusts Apple's roots alone (the service refuses
+        /// the software Apple's roots then): only refusals that come before the chain is checked can be tested.
+        var environments = EnvironmentPolicy.development
         /// Whether the server gets the Apple key (DeviceCheck, receipt refresh).
         var apple = true
         var adminToken: String? = Fixture.adminToken
@@ -195,7 +198,7 @@ final class ServerHarness: Sendable {
                 var mockURL = try await mock.baseURL()
                 if let appleBaseURL = options.appleBaseURL { mockURL = appleBaseURL }
                 var configuration = ServerConfiguration(
-                    appIDs: options.appIDs, environments: .development, host: "127.0.0.1", port: 0,
+                    appIDs: options.appIDs, environments: options.environments, host: "127.0.0.1", port: 0,
                     storageURL: "memory:",  // unused: the server is given the store
                     apple: options.apple
                         ? .init(
@@ -204,7 +207,9 @@ final class ServerHarness: Sendable {
                             deviceCheckBaseURL: mockURL, receiptExchangeURL: mockURL + "/v1/attestationData",
                             timeout: options.appleTimeout)
                         : nil,
-                    trustAnchors: Fixture.apple.trustAnchors, timestampWindow: options.timestampWindow,
+                    trustAnchors: options.environments.allows(.production)
+                        ? try TrustAnchors.apple() : Fixture.apple.trustAnchors,
+                    timestampWindow: options.timestampWindow,
                     policy: options.policy, rateLimits: options.rateLimits, bodyLimit: options.bodyLimit,
                     connectionLimits: options.connectionLimits,
                     deviceCheckStates: options.deviceCheckStates, adminToken: options.adminToken,

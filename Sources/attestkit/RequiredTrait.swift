@@ -1,0 +1,7 @@
+// The attestkit command line is built only with the package trait Hummingbird (Package.swift): without it, the
+// dependencies it imports are not part of the graph, and this message says so before the compiler's "no such module".
+#if !Hummingbird
+    #error(
+        "attestkit needs the package trait Hummingbird: swift run --traits Hummingbird attestkit"
+    )
+#endif
