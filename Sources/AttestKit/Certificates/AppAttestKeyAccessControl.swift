@@ -86,7 +86,8 @@ public struct AppAttestKeyAccessControl: Sendable, Hashable {
     ///   structure described above.
     public init(_ ext: Certificate.Extension) throws(AttestKitError) {
         guard ext.oid == Self.oid else {
-            throw AttestKitError(.keyAccessControlMalformed, "expected the key access-control extension, got \(ext.oid)")
+            throw AttestKitError(
+                .keyAccessControlMalformed, "expected the key access-control extension, got \(ext.oid)")
         }
         try self.init(extensionValue: Array(ext.value))
     }
@@ -115,7 +116,8 @@ public struct AppAttestKeyAccessControl: Sendable, Hashable {
         }
         guard (1...Self.maximumPolicyLength).contains(policy.count) else {
             throw AttestKitError(
-                .keyAccessControlMalformed, "the policy holds \(policy.count) bytes, at most \(Self.maximumPolicyLength)")
+                .keyAccessControlMalformed,
+                "the policy holds \(policy.count) bytes, at most \(Self.maximumPolicyLength)")
         }
         let (version, operations) = try Self.parsePolicy(policy)
         self.extensionValue = extensionValue
