@@ -170,7 +170,7 @@ import Testing
         #expect(code != .policyOSVersion)
         #expect(
             AttestKitError.Code.allCases.filter { $0.check == .policy }.map(\.rawValue).sorted()
-                == ["policy_os_version", "policy_validation_category"])
+                == ["policy_key_access_control", "policy_os_version", "policy_validation_category"])
         let reason = PolicyFailureReason(code, "closed")
         #expect(reason.description == "policy_maintenance: closed")
         #expect(reason.error().check == .policy)

@@ -46,6 +46,9 @@ struct WireSampleTests {
         adminRecord.riskStatus = "assessed"
         adminRecord.stepUp = true
         adminRecord.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")
+        adminRecord.keyAccessControl = .init(
+            policy: "macos_full_security",
+            value: "MEajRARCMEAMAjExMDowCQwCb2uhAwEB/zAJDAJvYaEDAQH/MAsMBG9kZWyhAwEB/zAVDARvc2duoAYMBHJzZWMwBaYDAgEB")
         let fullRecord = adminRecord
         var keyAttestation = keyRecord
         keyAttestation.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")

@@ -225,6 +225,7 @@ public struct AttestationVerifier: Sendable {
             certificateNotBefore: leaf.notValidBefore,
             certificateNotAfter: leaf.notValidAfter,
             osVersion: Self.osVersion(of: leaf),
+            keyAccessControl: AppAttestKeyAccessControl.reading(of: leaf),
             authenticatorData: authenticatorData)
         // The deployment's rules, once Apple's checks passed: a policy decides on verified facts only.
         if case .failsToMeetPolicy(let reason) = policy.check(verified) { throw reason.error() }

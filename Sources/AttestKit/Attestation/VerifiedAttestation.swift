@@ -19,6 +19,10 @@ public struct VerifiedAttestation: Sendable {
     public let certificateNotAfter: Date
     /// OS version from extension 1.2.840.113635.100.8.7, e.g. `"17.4"`.
     public let osVersion: String?
+    /// What the credential certificate says about the key's access control (extension 1.2.840.113635.100.8.6):
+    /// absent before 2026, the policy the Secure Enclave enforced otherwise, or the raw value when malformed. Only a
+    /// policy such as ``MacOSKeyAccessControlPolicy`` refuses a key on it.
+    public let keyAccessControl: AppAttestKeyAccessControl.Reading
     /// The parsed authenticator data.
     public let authenticatorData: AuthenticatorData
 

@@ -38,7 +38,7 @@ extension AttestKitError {
                 .authenticatorDataMalformed, .assertionMalformed, .keyIdMalformed, .publicKeyMalformed,
                 .clientDataHashMalformed, .appIdMalformed,
                 .certificateMalformed, .certificateChainLength, .certificateUntrusted, .certificateExpired,
-                .certificateNotYetValid, .trustAnchorPinMismatch,
+                .certificateNotYetValid, .trustAnchorPinMismatch, .keyAccessControlMalformed,
                 .nonceMissing, .nonceMismatch,
                 .keyIdMismatch, .credentialIdMismatch,
                 .appIdMismatch,
@@ -50,6 +50,7 @@ extension AttestKitError {
                 .receiptSignerNotAuthorized, .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected,
                 .receiptTooOld, .receiptFromFuture,
                 .policyValidationCategory, .policyOSVersion,
+                .policyKeyAccessControl,
             ]
         }
 
@@ -93,6 +94,10 @@ extension AttestKitError {
         public static let certificateNotYetValid = Code("certificate_not_yet_valid", .certificate)
         /// An embedded or configured trust anchor does not match its SHA-256 pin.
         public static let trustAnchorPinMismatch = Code("trust_anchor_pin_mismatch", .certificate)
+        /// The credential certificate's key access-control extension (1.2.840.113635.100.8.6) is not the structure
+        /// Apple writes (``AppAttestKeyAccessControl``). Thrown by its parser; the verifier itself only exposes a
+        /// malformed extension, and ``MacOSKeyAccessControlPolicy`` refuses it for the App IDs it covers.
+        public static let keyAccessControlMalformed = Code("key_access_control_malformed", .certificate)
 
         // MARK: nonce
 
@@ -172,6 +177,10 @@ extension AttestKitError {
         public static let policyValidationCategory = Code("policy_validation_category", .policy)
         /// The attestation's OS version is below the deployment's minimum, or unknown (``MinimumOSVersionPolicy``).
         public static let policyOSVersion = Code("policy_os_version", .policy)
+        /// A key of an App ID the deployment declares macOS lacks the access policy Apple documents for macOS keys
+        /// (System Integrity Protection and Full Security mode), or its extension is absent or malformed
+        /// (``MacOSKeyAccessControlPolicy``).
+        public static let policyKeyAccessControl = Code("policy_key_access_control", .policy)
     }
 }
 

@@ -19,9 +19,12 @@ extension AttestKitApplication {
                 keyId: request.keyId, attestation: request.attestation, challengeId: request.challengeId,
                 client: client)
             return try await registering { admit throws(FlowError) in
-                let record = try await registrar.register(
+                let registered = try await registrar.registerVerified(
                     keyID: keyID, attestation: attestation, challengeID: challengeID, now: now(), admit: admit)
-                return (record, KeyRecordResponse(record, policy: configuration.policy.riskPolicy))
+                let answer = KeyRecordResponse(
+                    registered.record, policy: configuration.policy.riskPolicy,
+                    keyAccessControl: registered.attestation.keyAccessControl)
+                return (registered.record, answer)
             }
         }
     }

@@ -21,6 +21,8 @@ extension FlowError.Code {
     public static let policyValidationCategory = FlowError.Code(AttestKitError.Code.policyValidationCategory.rawValue)
     /// An attestation whose OS version is below the deployment's minimum (`policy_os_version`).
     public static let policyOSVersion = FlowError.Code(AttestKitError.Code.policyOSVersion.rawValue)
+    /// A key of a macOS App ID without Apple's macOS access policy (`policy_key_access_control`).
+    public static let policyKeyAccessControl = FlowError.Code(AttestKitError.Code.policyKeyAccessControl.rawValue)
     /// A spent request budget (`rate_limited`).
     public static let rateLimited = FlowError.Code("rate_limited")
     /// No key has the identifier (`key_not_found`, the store's code).

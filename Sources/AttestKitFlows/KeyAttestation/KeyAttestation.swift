@@ -28,11 +28,13 @@ public struct KeyAttestation: Sendable {
         public let appKey: AppKey
         /// The certificate the ``AppKeyAuthority`` issued for the app key (DER), or `nil` without a CA.
         public let certificate: [UInt8]?
+        /// The verified attestation the key was registered from.
+        public let attestation: VerifiedAttestation
 
         /// The answer of `POST /v1/key-attestations`: the key record with the app key's thumbprint and
         /// certificate.
         public func response(policy: RiskPolicy) -> KeyAttestationResponse {
-            var response = KeyRecordResponse(record, policy: policy)
+            var response = KeyRecordResponse(record, policy: policy, keyAccessControl: attestation.keyAccessControl)
             response.appKey?.certificate = certificate.map { Base64.encode($0) }
             return response
         }
@@ -82,11 +84,13 @@ public struct KeyAttestation: Sendable {
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
     ) async throws(FlowError) -> Registered {
         let appKey = try AppKey(request: appKey)
-        let record = try await registrar.register(
+        let registered = try await registrar.register(
             keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now, admit: admit)
+        let record = registered.record
         let certificate = try authority?.issue(
             for: appKey, keyID: record.keyID, appID: record.appID, now: now, using: &generator)
-        return Registered(record: record, appKey: appKey, certificate: certificate)
+        return Registered(
+            record: record, appKey: appKey, certificate: certificate, attestation: registered.attestation)
     }
 
     /// Introspects an app key certificate for a backend (RFC 7662), as `POST /v1/tokens/introspect` with

@@ -1,11 +1,15 @@
-import AttestKit
+public import AttestKit
 public import AttestKitStore
 public import AttestKitWire
 
 extension KeyRecordResponse {
     /// The answer that shows `record`: its risk status and step-up decided by `policy`, with `riskHistory` for
-    /// the operator's view, and the thumbprint of its app key when a key attestation bound one.
-    public init(_ record: KeyRecord, policy: RiskPolicy, riskHistory: [RiskMetricEntry]? = nil) {
+    /// the operator's view, the thumbprint of its app key when a key attestation bound one, and, in the answer of a
+    /// registration, the key's access control as its attestation certified it (`keyAccessControl`; not stored).
+    public init(
+        _ record: KeyRecord, policy: RiskPolicy, riskHistory: [RiskMetricEntry]? = nil,
+        keyAccessControl: AppAttestKeyAccessControl.Reading = .absent
+    ) {
         self.init(
             keyId: record.keyID.base64, appId: record.appID.description, environment: record.environment.rawValue,
             state: record.state.rawValue, counter: record.counter, createdAt: APITime.format(record.createdAt),
@@ -22,6 +26,24 @@ extension KeyRecordResponse {
                     riskMetric: $0.riskMetric, receiptCreatedAt: APITime.format($0.receiptCreatedAt),
                     recordedAt: APITime.format($0.recordedAt))
             },
-            appKey: record.appKey.map { AppKey(thumbprint: $0.thumbprint) })
+            appKey: record.appKey.map { AppKey(thumbprint: $0.thumbprint) },
+            keyAccessControl: KeyAccessControl(keyAccessControl))
+    }
+}
+
+extension KeyRecordResponse.KeyAccessControl {
+    /// The wire form of `reading`: `macos_full_security`, `other` or `malformed` with the extension's value; `nil`
+    /// when the extension is absent.
+    public init?(_ reading: AppAttestKeyAccessControl.Reading) {
+        switch reading {
+        case .absent:
+            return nil
+        case .present(let accessControl):
+            self.init(
+                policy: accessControl.isMacOSFullSecurityPolicy ? "macos_full_security" : "other",
+                value: Base64.encode(accessControl.extensionValue))
+        case .malformed(let value):
+            self.init(policy: "malformed", value: Base64.encode(value))
+        }
     }
 }

@@ -12,6 +12,9 @@ public struct DeploymentPolicy: Sendable, Hashable {
     /// The lowest OS version accepted (dotted, `17.4`); `nil` accepts any. An attestation without an OS
     /// version is refused when this is set.
     public var minimumOSVersion: String?
+    /// The App IDs of the deployment's macOS apps, whose keys must carry the access policy Apple documents for macOS
+    /// keys (AttestKit's `MacOSKeyAccessControlPolicy`); empty (the default) checks no key.
+    public var macOSAppIDs: Set<AppID>
     /// A receipt's risk metric above this marks the key for step-up; `nil` never does.
     public var riskMetricThreshold: Int?
     /// Whether a key whose risk is still unknown (its receipt not yet traded with Apple) is marked for step-up.
@@ -21,20 +24,24 @@ public struct DeploymentPolicy: Sendable, Hashable {
     public init(
         allowedValidationCategories: Set<UInt32>? = nil,
         minimumOSVersion: String? = nil,
+        macOSAppIDs: Set<AppID> = [],
         riskMetricThreshold: Int? = nil,
         stepUpWhileRiskUnknown: Bool = false
     ) {
         self.allowedValidationCategories = allowedValidationCategories
         self.minimumOSVersion = minimumOSVersion
+        self.macOSAppIDs = macOSAppIDs
         self.riskMetricThreshold = riskMetricThreshold
         self.stepUpWhileRiskUnknown = stepUpWhileRiskUnknown
     }
 
     /// The attestation rules of this deployment, composed: AttestKit's `ValidationCategoryPolicy` when categories
-    /// are restricted, then its `MinimumOSVersionPolicy` when a (valid) minimum is set.
+    /// are restricted, then its `MinimumOSVersionPolicy` when a (valid) minimum is set, then its
+    /// `MacOSKeyAccessControlPolicy` when macOS App IDs are named.
     @AttestationPolicyBuilder public var attestationPolicy: some AttestationPolicy {
         if let allowed = allowedValidationCategories { ValidationCategoryPolicy(allowed: allowed) }
         if let minimum = minimumOSVersion.flatMap({ OSVersion($0) }) { MinimumOSVersionPolicy(minimum) }
+        if !macOSAppIDs.isEmpty { MacOSKeyAccessControlPolicy(appIDs: macOSAppIDs) }
     }
 
     /// When a key's risk asks for step-up.

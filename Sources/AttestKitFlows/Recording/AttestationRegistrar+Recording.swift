@@ -9,7 +9,7 @@ extension AttestationRegistrar {
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
         verifier: AttestationVerifier, admit: (AppID) async throws(FlowError) -> Void,
         recordingTo recorder: VerificationRecorder
-    ) async throws(FlowError) -> KeyRecord {
+    ) async throws(FlowError) -> Registered {
         let answers = RecordingStore(DirectDecisionStore(store: store))
         var admitting = false
         do {

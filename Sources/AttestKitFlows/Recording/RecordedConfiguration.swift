@@ -22,6 +22,8 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     public var allowedValidationCategories: [UInt32]?
     /// The deployment policy's minimum OS version, for attestations.
     public var minimumOSVersion: String?
+    /// The deployment policy's macOS App IDs, whose keys must carry Apple's macOS access policy, for attestations.
+    public var macOSAppIds: [String]?
     /// How far an assertion's timestamp may be from the server's clock, in seconds, for assertions.
     public var timestampWindow: Double?
 
@@ -46,6 +48,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
         }
         allowedValidationCategories = policy?.allowedValidationCategories.map { $0.sorted() }
         minimumOSVersion = policy?.minimumOSVersion
+        if let macOS = policy?.macOSAppIDs, !macOS.isEmpty { macOSAppIds = macOS.map(\.description).sorted() }
     }
 
     /// The verifier configuration recorded.
@@ -101,6 +104,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     /// The deployment policy recorded.
     var deploymentPolicy: DeploymentPolicy {
         DeploymentPolicy(
-            allowedValidationCategories: allowedValidationCategories.map(Set.init), minimumOSVersion: minimumOSVersion)
+            allowedValidationCategories: allowedValidationCategories.map(Set.init), minimumOSVersion: minimumOSVersion,
+            macOSAppIDs: Set((macOSAppIds ?? []).compactMap { try? AppID($0) }))
     }
 }

@@ -19,6 +19,15 @@ public import Foundation
 ///     keyID: keyID, attestation: bytes, challengeID: challengeID, now: Date())
 /// ```
 public struct AttestationRegistrar: Sendable {
+    /// What a registration stored, and the verified attestation it stored it from (what the attestation certified
+    /// beyond the stored record, such as the key's access control, which the store does not keep).
+    public struct Registered: Sendable {
+        /// The stored key.
+        public let record: KeyRecord
+        /// The verified attestation.
+        public let attestation: VerifiedAttestation
+    }
+
     /// The verifier of the deployment's apps, with the deployment's policy (its `policy`), or `nil` when no app is
     /// configured (every attestation is then refused with `apps_not_configured`).
     public let verifier: AttestationVerifier?
@@ -57,6 +66,20 @@ public struct AttestationRegistrar: Sendable {
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
     ) async throws(FlowError) -> KeyRecord {
+        try await registerVerified(
+            keyID: keyID, attestation: attestation, challengeID: challengeID, now: now, admit: admit
+        ).record
+    }
+
+    /// ``register(keyID:attestation:challengeID:now:admit:)``, answering the verified attestation with the stored
+    /// key.
+    ///
+    /// - Returns: The stored key and the verified attestation.
+    /// - Throws: As ``register(keyID:attestation:challengeID:now:admit:)``.
+    public func registerVerified(
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date,
+        admit: (AppID) async throws(FlowError) -> Void = { _ in }
+    ) async throws(FlowError) -> Registered {
         try await register(
             keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: nil, now: now, admit: admit)
     }
@@ -68,7 +91,7 @@ public struct AttestationRegistrar: Sendable {
     func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
         admit: (AppID) async throws(FlowError) -> Void
-    ) async throws(FlowError) -> KeyRecord {
+    ) async throws(FlowError) -> Registered {
         guard let verifier else { throw FlowError.appsNotConfigured }
         guard let recorder else {
             return try await decide(
@@ -84,7 +107,7 @@ public struct AttestationRegistrar: Sendable {
     func decide(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
         verifier: AttestationVerifier, store: some DecisionStore, admit: (AppID) async throws(FlowError) -> Void
-    ) async throws(FlowError) -> KeyRecord {
+    ) async throws(FlowError) -> Registered {
         let challenge: StoredChallenge
         do throws(StoreError) {
             challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
@@ -121,7 +144,8 @@ public struct AttestationRegistrar: Sendable {
         }
         try await admit(verified.appID)
         do throws(StoreError) {
-            return try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
+            let record = try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
+            return Registered(record: record, attestation: verified)
         } catch {
             throw FlowError(error)
         }

@@ -50,6 +50,7 @@ extension ServerConfiguration {
     /// | `assertion.timestamp-window` | `ATTESTKIT_ASSERTION_TIMESTAMP_WINDOW` | `300` seconds |
     /// | `policy.validation-categories` | `ATTESTKIT_POLICY_VALIDATION_CATEGORIES` | any: integer list |
     /// | `policy.minimum-os-version` | `ATTESTKIT_POLICY_MINIMUM_OS_VERSION` | any: dotted, such as `17.4` |
+    /// | `policy.macos-app-ids` | `ATTESTKIT_POLICY_MACOS_APP_IDS` | none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy |
     /// | `policy.risk-metric-threshold` | `ATTESTKIT_POLICY_RISK_METRIC_THRESHOLD` | none |
     /// | `policy.unknown-risk` | `ATTESTKIT_POLICY_UNKNOWN_RISK` | `allow` (or `step-up`: step-up until Apple rated the key) |
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
@@ -306,6 +307,12 @@ extension ServerConfiguration {
             policy.allowedValidationCategories = allowed
         }
         policy.minimumOSVersion = try settings.string("minimum-os-version")
+        for text in try settings.strings("macos-app-ids") ?? [] {
+            guard let appID = try? AppID(text) else {
+                throw ServerConfigurationError(settings.key("macos-app-ids"), "holds App IDs such as TEAMID.signing.id")
+            }
+            policy.macOSAppIDs.insert(appID)
+        }
         policy.riskMetricThreshold = try settings.int("risk-metric-threshold")
         if let unknownRisk = try settings.choice("unknown-risk", as: UnknownRisk.self) {
             policy.stepUpWhileRiskUnknown = unknownRisk == .stepUp

@@ -118,6 +118,9 @@ extension ServerSetting {
         ServerSetting("assertion.timestamp-window", .number, default: "300", "`300` seconds"),
         ServerSetting("policy.validation-categories", .integers, default: nil, "any: integer list"),
         ServerSetting("policy.minimum-os-version", .string, default: nil, "any: dotted, such as `17.4`"),
+        ServerSetting(
+            "policy.macos-app-ids", .strings, default: nil,
+            "none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy"),
         ServerSetting("policy.risk-metric-threshold", .integer, default: nil, "none"),
         ServerSetting(
             "policy.unknown-risk", .choice, default: "allow",

@@ -13,7 +13,8 @@ import X509
 ///   keyEncipherment, dataEncipherment), both critical; optionally the 2026 EKU 1.2.840.113635.100.4.24; the
 ///   undocumented 1.2.840.113635.100.8.5 with the App ID in field `[1204]` and the other fields of Apple's 2026
 ///   sample; the device extension 1.2.840.113635.100.8.7 with the OS version in `[1400]` and fields shaped like a
-///   2024 device's; the nonce extension 1.2.840.113635.100.8.2, encoded exactly `30 24 A1 22 04 20 <nonce>`.
+///   2024 device's; the nonce extension 1.2.840.113635.100.8.2, encoded exactly `30 24 A1 22 04 20 <nonce>`;
+///   optionally, last, the key access-control extension 1.2.840.113635.100.8.6 (2026 leaves), its value as given.
 ///   All non-critical; no key identifiers, as in Apple's leaves.
 enum CredentialCertificate {
     /// The organizational unit of every credential certificate.
@@ -37,6 +38,8 @@ enum CredentialCertificate {
         var issuedAt: Date
         /// The validity window.
         var validity: ClosedRange<Date>
+        /// The DER value of the key access-control extension, written as given (even malformed), or `nil` for none.
+        var keyAccessControl: [UInt8]? = nil
     }
 
     /// Issues the DER of a credential certificate for `publicKey`, signed by `issuer`.
@@ -74,6 +77,10 @@ enum CredentialCertificate {
                 Certificate.Extension(
                     oid: AppAttestNonceExtension.oid, critical: false,
                     value: ArraySlice(AppAttestNonceExtension(nonce: contents.nonce).derValue())))
+            if let value = contents.keyAccessControl {
+                try extensions.append(
+                    Certificate.Extension(oid: AppAttestKeyAccessControl.oid, critical: false, value: value[...]))
+            }
             return try issuer.issueCertificate(
                 publicKey: Certificate.PublicKey(publicKey), serialNumber: serialNumber(issuedAt: contents.issuedAt),
                 subject: subject, notBefore: contents.validity.lowerBound, notAfter: contents.validity.upperBound,

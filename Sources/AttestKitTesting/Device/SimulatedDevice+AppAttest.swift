@@ -110,7 +110,8 @@ extension SimulatedDevice {
         let contents = CredentialCertificate.Contents(
             appID: appID.description, nonce: Array(SHA256.hash(data: authData + boundHash)), osVersion: configuration.osVersion,
             extendedKeyUsage: configuration.appleExtendedKeyUsage, issuedAt: time,
-            validity: apple.leafValidity(issuedAt: time, fault: fault))
+            validity: apple.leafValidity(issuedAt: time, fault: fault),
+            keyAccessControl: try configuration.keyAccessControl.extensionValue())
         let (attestationCA, _) = try apple.hierarchies(stranger: fault == .strangerCA)
         let certificate = try CredentialCertificate.issue(for: publicKey, contents, by: attestationCA.intermediate)
         let receipt = try apple.attestReceipt(

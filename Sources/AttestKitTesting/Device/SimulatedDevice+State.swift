@@ -23,6 +23,8 @@ extension SimulatedDevice {
         var bundleVersion: String
         var validationCategory: UInt32
         var appleExtendedKeyUsage: Bool
+        /// Absent in files written before the option existed: no extension then.
+        var keyAccessControl: KeyAccessControl?
         var keys: [KeyState]
     }
 
@@ -57,7 +59,8 @@ extension SimulatedDevice {
                 appID: configuration.appID.description, environment: configuration.environment,
                 osVersion: configuration.osVersion, iOS27Extensions: configuration.iOS27Extensions,
                 bundleVersion: configuration.bundleVersion, validationCategory: configuration.validationCategory,
-                appleExtendedKeyUsage: configuration.appleExtendedKeyUsage, keys: keys))
+                appleExtendedKeyUsage: configuration.appleExtendedKeyUsage,
+                keyAccessControl: configuration.keyAccessControl, keys: keys))
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -103,6 +106,7 @@ extension SimulatedDevice {
             appID: appID, environment: state.environment, iOS27: state.iOS27Extensions, osVersion: state.osVersion,
             bundleVersion: state.bundleVersion, validationCategory: state.validationCategory)
         configuration.appleExtendedKeyUsage = state.appleExtendedKeyUsage
+        configuration.keyAccessControl = state.keyAccessControl ?? .none
         var keys = [Key]()
         for key in state.keys {
             guard let raw = Data(base64Encoded: key.privateKey),

@@ -32,6 +32,9 @@ public final class SimulatedDevice: Sendable, CustomStringConvertible {
         public var validationCategory: UInt32
         /// Whether credential certificates carry the 2026 EKU 1.2.840.113635.100.4.24.
         public var appleExtendedKeyUsage: Bool
+        /// The key access-control extension (1.2.840.113635.100.8.6) credential certificates carry: none before
+        /// 2026, iOS's policy, Apple's macOS policy, or any value (malformed ones included).
+        public var keyAccessControl: KeyAccessControl
 
         /// Creates a configuration.
         ///
@@ -42,13 +45,15 @@ public final class SimulatedDevice: Sendable, CustomStringConvertible {
         ///   - osVersion: The OS version; "18.5", or "27.0" for iOS 27, by default.
         ///   - bundleVersion: The bundle version of the extension map.
         ///   - validationCategory: The validation category of the extension map.
+        ///   - keyAccessControl: The access-control extension; iOS's policy for iOS 27, none otherwise, by default.
         public init(
             appID: AppID,
             environment: AppAttestEnvironment,
             iOS27: Bool = false,
             osVersion: String? = nil,
             bundleVersion: String = "1",
-            validationCategory: UInt32 = 1
+            validationCategory: UInt32 = 1,
+            keyAccessControl: KeyAccessControl? = nil
         ) {
             self.appID = appID
             self.environment = environment
@@ -57,6 +62,7 @@ public final class SimulatedDevice: Sendable, CustomStringConvertible {
             self.bundleVersion = bundleVersion
             self.validationCategory = validationCategory
             self.appleExtendedKeyUsage = iOS27
+            self.keyAccessControl = keyAccessControl ?? (iOS27 ? .iOS : .none)
         }
     }
 

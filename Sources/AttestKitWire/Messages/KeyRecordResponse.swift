@@ -32,6 +32,22 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
         }
     }
 
+    /// What the credential certificate of the key's attestation says about the key's access control (extension
+    /// 1.2.840.113635.100.8.6). Only in the answer of the registration: the service does not store it.
+    public struct KeyAccessControl: Codable, Sendable, Hashable {
+        /// `macos_full_security` (exactly the policy Apple documents for macOS keys: System Integrity Protection
+        /// and Full Security mode), `other` (another well-formed policy, such as iOS keys carry), or `malformed`.
+        public var policy: String
+        /// The extension's DER value as signed, Base64.
+        public var value: String
+
+        /// Creates the access-control information.
+        public init(policy: String, value: String) {
+            self.policy = policy
+            self.value = value
+        }
+    }
+
     /// The key id, Base64.
     public var keyId: String
     /// Team id and bundle id.
@@ -66,6 +82,9 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
     public var riskHistory: [RiskEntry]?
     /// The app key bound to this key by a key attestation (`POST /v1/key-attestations`); absent when none is.
     public var appKey: AppKey?
+    /// The key's access control as its attestation certified it: only in the answer of a registration, and absent
+    /// when the credential certificate has no access-control extension (keys attested before 2026).
+    public var keyAccessControl: KeyAccessControl?
 
     /// Creates a key record answer.
     public init(
@@ -73,7 +92,7 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
         lastAssertionAt: String? = nil, revokedAt: String? = nil, osVersion: String? = nil,
         bundleVersion: String? = nil, validationCategory: UInt32? = nil, receipt: ReceiptInfo? = nil,
         riskMetric: Int? = nil, riskStatus: String, stepUp: Bool, riskHistory: [RiskEntry]? = nil,
-        appKey: AppKey? = nil
+        appKey: AppKey? = nil, keyAccessControl: KeyAccessControl? = nil
     ) {
         self.keyId = keyId
         self.appId = appId
@@ -92,5 +111,6 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
         self.stepUp = stepUp
         self.riskHistory = riskHistory
         self.appKey = appKey
+        self.keyAccessControl = keyAccessControl
     }
 }
