@@ -115,7 +115,8 @@ public struct AttestKitApplication: Sendable {
         }
         let gate = AssertionGate(
             store: store, timestampWindow: configuration.timestampWindow, keyExpiry: configuration.keyExpiry,
-            recorder: recorder, now: now)
+            recorder: recorder,
+            acceptance: KeyAcceptance(appIDs: configuration.appIDs, environments: configuration.environments), now: now)
         self.gate = gate
         let debugTokens: DebugTokens
         do {

@@ -17,7 +17,8 @@ public import Foundation
 /// the counter (`… AND revoked_at_ms IS NULL`): a revocation, made by this process or by another replica, refuses
 /// the very next assertion with `key_revoked`. So is its expiry: with ``keyExpiry``, a key unused for longer is
 /// refused with `key_expired` by the same statement, and never advances. The accepted key is the row that statement
-/// returned.
+/// returned. A key whose App ID or environment the configuration no longer accepts (``acceptance``) is refused with
+/// `app_not_accepted` or `environment_not_accepted` before its challenge is consumed or its counter advanced.
 ///
 /// ```swift
 /// let gate = AssertionGate(store: store)
@@ -34,6 +35,9 @@ public struct AssertionGate: Sendable {
     public let keyExpiry: TimeInterval?
     /// Writes a bundle for every failed verification (opt-in), or `nil`.
     public let recorder: VerificationRecorder?
+    /// The apps and environments whose keys may still assert, or `nil`: any registered key (a gate built by hand).
+    /// ``AttestKitApplication`` gives its configuration's.
+    public let acceptance: KeyAcceptance?
     /// The clock.
     let now: @Sendable () -> Date
     private let verifier = AssertionVerifier()
@@ -43,13 +47,15 @@ public struct AssertionGate: Sendable {
     /// Creates a gate.
     public init(
         store: any AttestationStore, timestampWindow: TimeInterval = 300, keyExpiry: TimeInterval? = nil,
-        recorder: VerificationRecorder? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        recorder: VerificationRecorder? = nil, acceptance: KeyAcceptance? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.keys = KeyRecordCache(store: store)
         self.store = store
         self.timestampWindow = timestampWindow
         self.keyExpiry = keyExpiry
         self.recorder = recorder
+        self.acceptance = acceptance
         self.now = now
     }
 
@@ -80,7 +86,8 @@ public struct AssertionGate: Sendable {
     ///
     /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
     /// - Throws: ``FlowError``: `timestamp_outside_window`; the store's `key_not_found`, `key_revoked`,
-    ///   `key_expired` (with ``keyExpiry``), `challenge_*`, `counter_not_increasing`; AttestKit's `signature_invalid`, `app_id_mismatch`,
+    ///   `key_expired` (with ``keyExpiry``), `challenge_*`, `counter_not_increasing`; `app_not_accepted`,
+    ///   `environment_not_accepted` (with ``acceptance``); AttestKit's `signature_invalid`, `app_id_mismatch`,
     ///   `counter_not_increasing` and format codes.
     public func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
@@ -118,6 +125,8 @@ public struct AssertionGate: Sendable {
         } catch {
             throw FlowError(error)
         }
+        // A key the configuration no longer accepts is refused before anything is consumed or advanced.
+        try acceptance?.check(record)
         let verified: VerifiedAssertion
         do throws(AttestKitError) {
             verified = try verifier.verify(
