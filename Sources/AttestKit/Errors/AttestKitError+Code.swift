@@ -49,7 +49,7 @@ extension AttestKitError {
                 .receiptCertificateUntrusted, .receiptCertificateExpired, .receiptCertificateNotYetValid,
                 .receiptSignerNotAuthorized, .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected,
                 .receiptTooOld, .receiptFromFuture,
-                .policyValidationCategory, .policyOSVersion,
+                .policyValidationCategory, .policyOSVersion, .policyBundleVersion, .policyValidationCategoryChanged,
             ]
         }
 
@@ -172,6 +172,12 @@ extension AttestKitError {
         public static let policyValidationCategory = Code("policy_validation_category", .policy)
         /// The attestation's OS version is below the deployment's minimum, or unknown (``MinimumOSVersionPolicy``).
         public static let policyOSVersion = Code("policy_os_version", .policy)
+        /// The iOS 27 bundle version is below the deployment's minimum, not dot-separated integers, or not reported
+        /// where one is required (``MinimumBundleVersionPolicy``).
+        public static let policyBundleVersion = Code("policy_bundle_version", .policy)
+        /// The assertion's iOS 27 validation category is not the one its key was registered with
+        /// (``ValidationCategoryChangePolicy``).
+        public static let policyValidationCategoryChanged = Code("policy_validation_category_changed", .policy)
     }
 }
 

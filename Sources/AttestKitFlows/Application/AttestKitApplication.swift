@@ -116,7 +116,8 @@ public struct AttestKitApplication: Sendable {
         let gate = AssertionGate(
             store: store, timestampWindow: configuration.timestampWindow, keyExpiry: configuration.keyExpiry,
             recorder: recorder,
-            acceptance: KeyAcceptance(appIDs: configuration.appIDs, environments: configuration.environments), now: now)
+            acceptance: KeyAcceptance(appIDs: configuration.appIDs, environments: configuration.environments),
+            policy: configuration.policy.assertionPolicy, now: now)
         self.gate = gate
         let debugTokens: DebugTokens
         do {

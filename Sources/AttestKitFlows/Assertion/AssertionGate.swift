@@ -38,6 +38,10 @@ public struct AssertionGate: Sendable {
     /// The apps and environments whose keys may still assert, or `nil`: any registered key (a gate built by hand).
     /// ``AttestKitApplication`` gives its configuration's.
     public let acceptance: KeyAcceptance?
+    /// The deployment's assertion rules (``DeploymentPolicy/assertionPolicy``: iOS 27 category, minimum bundle
+    /// version, category change), checked once the signature and counter verified and before the challenge is
+    /// consumed or the counter advanced; `nil`: none.
+    public let policy: (any AssertionPolicy)?
     /// The clock.
     let now: @Sendable () -> Date
     private let verifier = AssertionVerifier()
@@ -48,7 +52,7 @@ public struct AssertionGate: Sendable {
     public init(
         store: any AttestationStore, timestampWindow: TimeInterval = 300, keyExpiry: TimeInterval? = nil,
         recorder: VerificationRecorder? = nil, acceptance: KeyAcceptance? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        policy: (any AssertionPolicy)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.keys = KeyRecordCache(store: store)
         self.store = store
@@ -56,6 +60,7 @@ public struct AssertionGate: Sendable {
         self.keyExpiry = keyExpiry
         self.recorder = recorder
         self.acceptance = acceptance
+        self.policy = policy
         self.now = now
     }
 
@@ -87,7 +92,8 @@ public struct AssertionGate: Sendable {
     /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
     /// - Throws: ``FlowError``: `timestamp_outside_window`; the store's `key_not_found`, `key_revoked`,
     ///   `key_expired` (with ``keyExpiry``), `challenge_*`, `counter_not_increasing`; `app_not_accepted`,
-    ///   `environment_not_accepted` (with ``acceptance``); AttestKit's `signature_invalid`, `app_id_mismatch`,
+    ///   `environment_not_accepted` (with ``acceptance``); the policy codes of ``policy`` (`policy_validation_category`,
+    ///   `policy_bundle_version`, `policy_validation_category_changed`); AttestKit's `signature_invalid`, `app_id_mismatch`,
     ///   `counter_not_increasing` and format codes.
     public func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
@@ -135,6 +141,14 @@ public struct AssertionGate: Sendable {
         } catch {
             throw FlowError(error)
         }
+        // The iOS 27 data the assertion signed, held to the deployment's rules before anything moves.
+        if let policy,
+            case .failsToMeetPolicy(let reason) = policy.check(
+                verified,
+                of: RegisteredKey(bundleVersion: record.bundleVersion, validationCategory: record.validationCategory))
+        {
+            throw FlowError(reason.error())
+        }
         do throws(StoreError) {
             if let challengeID {
                 _ = try await store.consumeChallenge(challengeID, purpose: .assert, keyID: keyID, now: time)
@@ -143,7 +157,9 @@ public struct AssertionGate: Sendable {
             let usedSince = keyExpiry.map { time.addingTimeInterval(-$0) }
             let advanced = try await store.advanceCounter(
                 of: keyID, to: verified.counter, now: time, usedSince: usedSince)
-            return AcceptedAssertion(key: advanced, counter: verified.counter)
+            return AcceptedAssertion(
+                key: advanced, counter: verified.counter, bundleVersion: verified.bundleVersion,
+                validationCategory: verified.validationCategory)
         } catch {
             throw FlowError(error)
         }
@@ -156,4 +172,17 @@ public struct AcceptedAssertion: Sendable {
     public let key: KeyRecord
     /// The counter this assertion carried, now the key's stored counter (unless a later one overtook it).
     public let counter: UInt32
+    /// iOS 27+: the bundle version this assertion reported (signed with it); `nil` before iOS 27.
+    public let bundleVersion: String?
+    /// iOS 27+: the validation category this assertion reported (AttestKit's `ValidationCategory` names it); `nil`
+    /// before iOS 27.
+    public let validationCategory: UInt32?
+
+    /// An accepted assertion.
+    public init(key: KeyRecord, counter: UInt32, bundleVersion: String? = nil, validationCategory: UInt32? = nil) {
+        self.key = key
+        self.counter = counter
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
+    }
 }

@@ -22,6 +22,10 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     public var allowedValidationCategories: [UInt32]?
     /// The deployment policy's minimum OS version, for attestations.
     public var minimumOSVersion: String?
+    /// Whether the deployment policy accepted devices that report no iOS 27 data (`unreported`), for attestations.
+    public var acceptsUnreported: Bool?
+    /// The deployment policy's minimum iOS 27 bundle version, for attestations.
+    public var minimumBundleVersion: String?
     /// How far an assertion's timestamp may be from the server's clock, in seconds, for assertions.
     public var timestampWindow: Double?
 
@@ -46,6 +50,8 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
         }
         allowedValidationCategories = policy?.allowedValidationCategories.map { $0.sorted() }
         minimumOSVersion = policy?.minimumOSVersion
+        acceptsUnreported = policy?.acceptsUnreported == true ? true : nil
+        minimumBundleVersion = policy?.minimumBundleVersion
     }
 
     /// The verifier configuration recorded.
@@ -101,6 +107,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     /// The deployment policy recorded.
     var deploymentPolicy: DeploymentPolicy {
         DeploymentPolicy(
-            allowedValidationCategories: allowedValidationCategories.map(Set.init), minimumOSVersion: minimumOSVersion)
+            allowedValidationCategories: allowedValidationCategories.map(Set.init), minimumOSVersion: minimumOSVersion,
+            acceptsUnreported: acceptsUnreported ?? false, minimumBundleVersion: minimumBundleVersion)
     }
 }
