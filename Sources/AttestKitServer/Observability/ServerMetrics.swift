@@ -73,7 +73,7 @@ public final class ServerMetrics: Sendable {
         "counter_not_increasing", "challenge_consumed", "signature_invalid", "key_not_found", "key_revoked",
         "key_expired", "challenge_not_found", "challenge_expired", "timestamp_outside_window", "certificate_untrusted",
         "nonce_mismatch", "app_id_mismatch", "policy_validation_category", "policy_os_version", "app_not_accepted",
-        "environment_not_accepted",
+        "environment_not_accepted", "policy_bundle_version", "policy_validation_category_changed",
     ]
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) {
