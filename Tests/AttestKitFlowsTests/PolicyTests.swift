@@ -29,7 +29,9 @@ struct PolicyTests {
             return
         }
         #expect(reason.code == .policyValidationCategory)
-        #expect(reason.reason == "the validation category none is not allowed by this deployment")
+        #expect(
+            reason.reason
+                == "the device reports no validation category (before iOS 27) and this deployment requires one")
     }
 
     @Test("the registrar throws the policy's reason, refused")

@@ -158,6 +158,26 @@ struct ServerConfigurationTests {
         #expect(loaded.challengeCleanupInterval == .seconds(2))
     }
 
+    @Test(
+        "policy.validation-categories: Apple's names, numbers, unreported; the iOS 27 minimum and category change",
+        arguments: [
+            (#"{"policy": {"validation-categories": ["app-store", "TestFlight", "5", "unreported"]}}"#, true),
+            (#"{"policy": {"validation-categories": [4, 2, 5]}}"#, false),
+            (#"{"policy": {"validation-categories": "app-store, 2, enterprise"}}"#, false),
+        ])
+    func iOS27Policy(json: String, unreported: Bool) async throws {
+        let settings = #", "minimum-bundle-version": "2.10", "validation-category-change": "allow"}}"#
+        let file = try TemporaryFile(json: String(json.dropLast(2)) + settings)
+        let loaded = try await ServerConfigurationSource.load(environment: [:], file: file.path)
+        #expect(loaded.policy.allowedValidationCategories == [4, 2, 5])
+        #expect(loaded.policy.acceptsUnreported == unreported)
+        #expect(loaded.policy.minimumBundleVersion == "2.10")
+        #expect(!loaded.policy.refusesValidationCategoryChange)
+        let defaults = try await ServerConfigurationSource.load(environment: [:])
+        #expect(defaults.policy.refusesValidationCategoryChange && !defaults.policy.acceptsUnreported)
+        #expect(defaults.policy.allowedValidationCategories == nil && defaults.policy.minimumBundleVersion == nil)
+    }
+
     @Test("init(reader:) reads every key of the table of settings, and only those")
     func keysRead() async throws {
         let reporter = CollectingReporter()
@@ -211,6 +231,17 @@ struct ServerConfigurationTests {
         Refusal(json: #"{"policy": {"validation-categories": [-1]}}"#, key: "policy.validation-categories"),
         Refusal(json: #"{"policy": {"minimum-os-version": 17.4}}"#, key: "policy.minimum-os-version"),
         Refusal(environment: ["ATTESTKIT_POLICY_MINIMUM_OS_VERSION": "seventeen"], key: "policy.minimum-os-version"),
+        Refusal(environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORIES": "ad-hoc"], key: "policy.validation-categories"),
+        Refusal(
+            environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORIES": "app-store,appstore"],
+            key: "policy.validation-categories"),
+        Refusal(environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORIES": ","], key: "policy.validation-categories"),
+        Refusal(
+            environment: ["ATTESTKIT_POLICY_MINIMUM_BUNDLE_VERSION": "2.0b1"], key: "policy.minimum-bundle-version"),
+        Refusal(json: #"{"policy": {"minimum-bundle-version": "1..2"}}"#, key: "policy.minimum-bundle-version"),
+        Refusal(
+            environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE": "step-up"],
+            key: "policy.validation-category-change"),
         Refusal(environment: ["ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP": "-1"], key: "rate-limit.attestations-per-ip"),
         Refusal(environment: ["ATTESTKIT_ADMIN_TOKEN": "short"], key: "admin.token"),
         Refusal(environment: ["ATTESTKIT_ENFORCEMENT_MODE": "warn"], key: "enforcement.mode"),

@@ -78,7 +78,7 @@ import Testing
         let refused = await Fixture.rejection { _ = try await Self.verify(verifier, try Self.attested(category: 1)) }
         #expect(refused?.code == .policyValidationCategory)
         #expect(refused?.check == .policy)
-        #expect(refused?.reason == "the validation category 1 is not allowed by this deployment")
+        #expect(refused?.reason == "the validation category platform (1) is not allowed by this deployment")
         let accepted = try await Self.verify(verifier, try Self.attested(category: 2))
         #expect(accepted.validationCategory == 2)
     }
@@ -170,7 +170,10 @@ import Testing
         #expect(code != .policyOSVersion)
         #expect(
             AttestKitError.Code.allCases.filter { $0.check == .policy }.map(\.rawValue).sorted()
-                == ["policy_key_access_control", "policy_os_version", "policy_validation_category"])
+                == [
+                    "policy_bundle_version", "policy_key_access_control", "policy_os_version",
+                    "policy_validation_category", "policy_validation_category_changed",
+                ])
         let reason = PolicyFailureReason(code, "closed")
         #expect(reason.description == "policy_maintenance: closed")
         #expect(reason.error().check == .policy)

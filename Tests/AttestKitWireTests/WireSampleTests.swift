@@ -99,7 +99,9 @@ struct WireSampleTests {
                         keyId: keyID, counter: 2, environment: "development",
                         riskMetric: kind == .challenge ? 5 : nil,
                         riskStatus: kind == .challenge ? "assessed" : "unknown",
-                        stepUp: kind == .challenge, freshness: kind))
+                        stepUp: kind == .challenge, freshness: kind,
+                        bundleVersion: kind == .challenge ? "2.10.1" : nil,
+                        validationCategory: kind == .challenge ? 4 : nil))
             }
             + [
                 Sample(
@@ -119,7 +121,7 @@ struct WireSampleTests {
                     "RequestVerificationResult",
                     RequestVerificationResponse(
                         allowed: true, group: "payments", enforced: true, trust: "app_attest", keyId: keyID,
-                        counter: 7, stepUp: false)),
+                        counter: 7, stepUp: false, bundleVersion: "2.10.1", validationCategory: 4)),
                 Sample(
                     "RequestVerificationResult",
                     RequestVerificationResponse(

@@ -90,4 +90,9 @@ public struct VerifiedAssertion: Sendable, Hashable {
     public let counter: UInt32
     /// The parsed authenticator data (iOS 27+ extensions included).
     public let authenticatorData: AuthenticatorData
+    /// iOS 27+: the app's bundle version (`apple_bundle_version_01`), signed with the assertion; `nil` before.
+    public var bundleVersion: String? { authenticatorData.extensions?.bundleVersion }
+    /// iOS 27+: the launch validation category (`apple_validation_category_01`, ``ValidationCategory`` names it);
+    /// `nil` before.
+    public var validationCategory: UInt32? { authenticatorData.extensions?.validationCategory }
 }

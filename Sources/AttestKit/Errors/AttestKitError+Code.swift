@@ -49,7 +49,7 @@ extension AttestKitError {
                 .receiptCertificateUntrusted, .receiptCertificateExpired, .receiptCertificateNotYetValid,
                 .receiptSignerNotAuthorized, .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected,
                 .receiptTooOld, .receiptFromFuture,
-                .policyValidationCategory, .policyOSVersion,
+                .policyValidationCategory, .policyOSVersion, .policyBundleVersion, .policyValidationCategoryChanged,
                 .policyKeyAccessControl,
             ]
         }
@@ -181,6 +181,12 @@ extension AttestKitError {
         /// (System Integrity Protection and Full Security mode), or its extension is absent or malformed
         /// (``MacOSKeyAccessControlPolicy``).
         public static let policyKeyAccessControl = Code("policy_key_access_control", .policy)
+        /// The iOS 27 bundle version is below the deployment's minimum, not dot-separated integers, or not reported
+        /// where one is required (``MinimumBundleVersionPolicy``).
+        public static let policyBundleVersion = Code("policy_bundle_version", .policy)
+        /// The assertion's iOS 27 validation category is not the one its key was registered with
+        /// (``ValidationCategoryChangePolicy``).
+        public static let policyValidationCategoryChanged = Code("policy_validation_category_changed", .policy)
     }
 }
 

@@ -199,6 +199,11 @@ extension AttestKitApplication {
             if let minimum = policy.minimumOSVersion, OSVersion(minimum) == nil {
                 throw ConfigurationError("policy.minimum-os-version", "is a dotted version such as 17.4")
             }
+            if let minimum = policy.minimumBundleVersion, BundleVersion(minimum) == nil {
+                throw ConfigurationError(
+                    "policy.minimum-bundle-version",
+                    "is 1 to 8 dot-separated integers of 1 to 9 digits, such as 2.10.1")
+            }
             if let threshold = policy.riskMetricThreshold, threshold < 0 {
                 throw ConfigurationError("policy.risk-metric-threshold", "is 0 or more")
             }

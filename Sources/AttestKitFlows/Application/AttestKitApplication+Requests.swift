@@ -40,7 +40,8 @@ extension AttestKitApplication {
             return RequestVerificationResponse(
                 allowed: true, group: decision.group, enforced: decision.enforced, trust: decision.trust?.rawValue,
                 keyId: decision.key?.keyID.base64, counter: decision.key?.counter, stepUp: decision.stepUp,
-                error: decision.refusal.map { ErrorResponse.Detail(code: $0.code.rawValue, message: $0.reason) })
+                error: decision.refusal.map { ErrorResponse.Detail(code: $0.code.rawValue, message: $0.reason) },
+                bundleVersion: decision.bundleVersion, validationCategory: decision.validationCategory)
         }
     }
 

@@ -115,7 +115,9 @@ public struct AttestKitApplication: Sendable {
         }
         let gate = AssertionGate(
             store: store, timestampWindow: configuration.timestampWindow, keyExpiry: configuration.keyExpiry,
-            recorder: recorder, now: now)
+            recorder: recorder,
+            acceptance: KeyAcceptance(appIDs: configuration.appIDs, environments: configuration.environments),
+            policy: configuration.policy.assertionPolicy, now: now)
         self.gate = gate
         let debugTokens: DebugTokens
         do {

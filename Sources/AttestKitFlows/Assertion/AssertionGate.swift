@@ -17,7 +17,8 @@ public import Foundation
 /// the counter (`… AND revoked_at_ms IS NULL`): a revocation, made by this process or by another replica, refuses
 /// the very next assertion with `key_revoked`. So is its expiry: with ``keyExpiry``, a key unused for longer is
 /// refused with `key_expired` by the same statement, and never advances. The accepted key is the row that statement
-/// returned.
+/// returned. A key whose App ID or environment the configuration no longer accepts (``acceptance``) is refused with
+/// `app_not_accepted` or `environment_not_accepted` before its challenge is consumed or its counter advanced.
 ///
 /// ```swift
 /// let gate = AssertionGate(store: store)
@@ -34,6 +35,13 @@ public struct AssertionGate: Sendable {
     public let keyExpiry: TimeInterval?
     /// Writes a bundle for every failed verification (opt-in), or `nil`.
     public let recorder: VerificationRecorder?
+    /// The apps and environments whose keys may still assert, or `nil`: any registered key (a gate built by hand).
+    /// ``AttestKitApplication`` gives its configuration's.
+    public let acceptance: KeyAcceptance?
+    /// The deployment's assertion rules (``DeploymentPolicy/assertionPolicy``: iOS 27 category, minimum bundle
+    /// version, category change), checked once the signature and counter verified and before the challenge is
+    /// consumed or the counter advanced; `nil`: none.
+    public let policy: (any AssertionPolicy)?
     /// The clock.
     let now: @Sendable () -> Date
     private let verifier = AssertionVerifier()
@@ -43,13 +51,16 @@ public struct AssertionGate: Sendable {
     /// Creates a gate.
     public init(
         store: any AttestationStore, timestampWindow: TimeInterval = 300, keyExpiry: TimeInterval? = nil,
-        recorder: VerificationRecorder? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        recorder: VerificationRecorder? = nil, acceptance: KeyAcceptance? = nil,
+        policy: (any AssertionPolicy)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.keys = KeyRecordCache(store: store)
         self.store = store
         self.timestampWindow = timestampWindow
         self.keyExpiry = keyExpiry
         self.recorder = recorder
+        self.acceptance = acceptance
+        self.policy = policy
         self.now = now
     }
 
@@ -80,7 +91,9 @@ public struct AssertionGate: Sendable {
     ///
     /// - Returns: The key, with the counter this assertion was accepted with (the store is not read again).
     /// - Throws: ``FlowError``: `timestamp_outside_window`; the store's `key_not_found`, `key_revoked`,
-    ///   `key_expired` (with ``keyExpiry``), `challenge_*`, `counter_not_increasing`; AttestKit's `signature_invalid`, `app_id_mismatch`,
+    ///   `key_expired` (with ``keyExpiry``), `challenge_*`, `counter_not_increasing`; `app_not_accepted`,
+    ///   `environment_not_accepted` (with ``acceptance``); the policy codes of ``policy`` (`policy_validation_category`,
+    ///   `policy_bundle_version`, `policy_validation_category_changed`); AttestKit's `signature_invalid`, `app_id_mismatch`,
     ///   `counter_not_increasing` and format codes.
     public func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
@@ -118,6 +131,8 @@ public struct AssertionGate: Sendable {
         } catch {
             throw FlowError(error)
         }
+        // A key the configuration no longer accepts is refused before anything is consumed or advanced.
+        try acceptance?.check(record)
         let verified: VerifiedAssertion
         do throws(AttestKitError) {
             verified = try verifier.verify(
@@ -125,6 +140,14 @@ public struct AssertionGate: Sendable {
                 previousCounter: record.counter)
         } catch {
             throw FlowError(error)
+        }
+        // The iOS 27 data the assertion signed, held to the deployment's rules before anything moves.
+        if let policy,
+            case .failsToMeetPolicy(let reason) = policy.check(
+                verified,
+                of: RegisteredKey(bundleVersion: record.bundleVersion, validationCategory: record.validationCategory))
+        {
+            throw FlowError(reason.error())
         }
         do throws(StoreError) {
             if let challengeID {
@@ -134,7 +157,9 @@ public struct AssertionGate: Sendable {
             let usedSince = keyExpiry.map { time.addingTimeInterval(-$0) }
             let advanced = try await store.advanceCounter(
                 of: keyID, to: verified.counter, now: time, usedSince: usedSince)
-            return AcceptedAssertion(key: advanced, counter: verified.counter)
+            return AcceptedAssertion(
+                key: advanced, counter: verified.counter, bundleVersion: verified.bundleVersion,
+                validationCategory: verified.validationCategory)
         } catch {
             throw FlowError(error)
         }
@@ -147,4 +172,17 @@ public struct AcceptedAssertion: Sendable {
     public let key: KeyRecord
     /// The counter this assertion carried, now the key's stored counter (unless a later one overtook it).
     public let counter: UInt32
+    /// iOS 27+: the bundle version this assertion reported (signed with it); `nil` before iOS 27.
+    public let bundleVersion: String?
+    /// iOS 27+: the validation category this assertion reported (AttestKit's `ValidationCategory` names it); `nil`
+    /// before iOS 27.
+    public let validationCategory: UInt32?
+
+    /// An accepted assertion.
+    public init(key: KeyRecord, counter: UInt32, bundleVersion: String? = nil, validationCategory: UInt32? = nil) {
+        self.key = key
+        self.counter = counter
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
+    }
 }

@@ -15,10 +15,15 @@ public struct RequestAttestation: Sendable {
     /// Whether the route should ask for step-up: the key's risk metric is above the deployment's threshold, or
     /// unknown while the deployment steps up on unknown risk (a DeviceCheck or debug request has no metric).
     public let stepUp: Bool
+    /// iOS 27+: the bundle version the verified assertion reported, at ``TrustLevel/appAttest``.
+    public let bundleVersion: String?
+    /// iOS 27+: the validation category the verified assertion reported, at ``TrustLevel/appAttest``.
+    public let validationCategory: UInt32?
 
     /// Creates a decision.
     public init(
-        group: String, trust: TrustLevel?, key: KeyRecord?, enforced: Bool, refusal: FlowError?, stepUp: Bool
+        group: String, trust: TrustLevel?, key: KeyRecord?, enforced: Bool, refusal: FlowError?, stepUp: Bool,
+        bundleVersion: String? = nil, validationCategory: UInt32? = nil
     ) {
         self.group = group
         self.trust = trust
@@ -26,6 +31,8 @@ public struct RequestAttestation: Sendable {
         self.enforced = enforced
         self.refusal = refusal
         self.stepUp = stepUp
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
     }
 
     /// Whether something proved the request.

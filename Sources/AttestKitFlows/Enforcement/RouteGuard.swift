@@ -98,16 +98,17 @@ public struct RouteGuard: Sendable {
         let enforced = subject.map(policy.enforces) ?? enforcesByKey(lookup)
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
-            let (trust, key) = try await prove(
+            let (trust, accepted) = try await prove(
                 lookup: lookup, method: method, targets: [target] + alternativeTargets, body: body,
                 enforced: enforced, client: client)
             guard trust >= policy.minimumTrust else {
                 throw FlowError.trustInsufficient(trust, required: policy.minimumTrust)
             }
             metrics.guardOutcome(group: policy.group, mode: mode, trust: trust.rawValue, code: nil)
-            let stepUp = riskPolicy.requiresStepUp(trust: trust, metric: key?.riskMetric)
+            let stepUp = riskPolicy.requiresStepUp(trust: trust, metric: accepted?.key.riskMetric)
             return RequestAttestation(
-                group: policy.group, trust: trust, key: key, enforced: enforced, refusal: nil, stepUp: stepUp)
+                group: policy.group, trust: trust, key: accepted?.key, enforced: enforced, refusal: nil, stepUp: stepUp,
+                bundleVersion: accepted?.bundleVersion, validationCategory: accepted?.validationCategory)
         } catch {
             metrics.guardOutcome(group: policy.group, mode: mode, trust: "none", code: error.code.rawValue)
             error.signalStorageFailure(metrics: metrics, logger: logger)
@@ -143,7 +144,7 @@ public struct RouteGuard: Sendable {
     private func prove(
         lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: RequestBody,
         enforced: Bool, client: String?
-    ) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
+    ) async throws(FlowError) -> (TrustLevel, AcceptedAssertion?) {
         if !AssertionHeaders.presented(lookup: lookup) {
             if let token = try lookup(AttestKitHeaderNames.deviceToken).single() {
                 guard let deviceTokens else {
@@ -167,7 +168,7 @@ public struct RouteGuard: Sendable {
             }
         }
         let headers = try AssertionHeaders(lookup: lookup)
-        func verify(_ target: String) async throws(FlowError) -> (TrustLevel, KeyRecord?) {
+        func verify(_ target: String) async throws(FlowError) -> (TrustLevel, AcceptedAssertion?) {
             let binding =
                 switch body {
                 case .bytes(let bytes):
@@ -177,7 +178,7 @@ public struct RouteGuard: Sendable {
                         method: method, target: target, bodySHA256: digest, freshness: headers.freshness)
                 }
             let accepted = try await gate.verify(keyID: headers.keyID, assertion: headers.assertion, binding: binding)
-            return (.appAttest, accepted.key)
+            return (.appAttest, accepted)
         }
         for target in targets.dropLast() {
             do {

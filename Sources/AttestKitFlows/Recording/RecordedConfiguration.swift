@@ -24,6 +24,10 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     public var minimumOSVersion: String?
     /// The deployment policy's macOS App IDs, whose keys must carry Apple's macOS access policy, for attestations.
     public var macOSAppIds: [String]?
+    /// Whether the deployment policy accepted devices that report no iOS 27 data (`unreported`), for attestations.
+    public var acceptsUnreported: Bool?
+    /// The deployment policy's minimum iOS 27 bundle version, for attestations.
+    public var minimumBundleVersion: String?
     /// How far an assertion's timestamp may be from the server's clock, in seconds, for assertions.
     public var timestampWindow: Double?
 
@@ -49,6 +53,8 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
         allowedValidationCategories = policy?.allowedValidationCategories.map { $0.sorted() }
         minimumOSVersion = policy?.minimumOSVersion
         if let macOS = policy?.macOSAppIDs, !macOS.isEmpty { macOSAppIds = macOS.map(\.description).sorted() }
+        acceptsUnreported = policy?.acceptsUnreported == true ? true : nil
+        minimumBundleVersion = policy?.minimumBundleVersion
     }
 
     /// The verifier configuration recorded.
@@ -105,6 +111,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     var deploymentPolicy: DeploymentPolicy {
         DeploymentPolicy(
             allowedValidationCategories: allowedValidationCategories.map(Set.init), minimumOSVersion: minimumOSVersion,
-            macOSAppIDs: Set((macOSAppIds ?? []).compactMap { try? AppID($0) }))
+            macOSAppIDs: Set((macOSAppIds ?? []).compactMap { try? AppID($0) }),
+            acceptsUnreported: acceptsUnreported ?? false, minimumBundleVersion: minimumBundleVersion)
     }
 }

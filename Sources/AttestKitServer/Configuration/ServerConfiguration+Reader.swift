@@ -48,9 +48,11 @@ extension ServerConfiguration {
     /// | `challenge.ttl` | `ATTESTKIT_CHALLENGE_TTL` | `300` seconds |
     /// | `leeway` | `ATTESTKIT_LEEWAY` | `60` seconds |
     /// | `assertion.timestamp-window` | `ATTESTKIT_ASSERTION_TIMESTAMP_WINDOW` | `300` seconds |
-    /// | `policy.validation-categories` | `ATTESTKIT_POLICY_VALIDATION_CATEGORIES` | any: integer list |
+    /// | `policy.validation-categories` | `ATTESTKIT_POLICY_VALIDATION_CATEGORIES` | any: names (`app-store`, `testflight`, `development`, `enterprise`, …) or numbers, and `unreported` |
     /// | `policy.minimum-os-version` | `ATTESTKIT_POLICY_MINIMUM_OS_VERSION` | any: dotted, such as `17.4` |
     /// | `policy.macos-app-ids` | `ATTESTKIT_POLICY_MACOS_APP_IDS` | none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy |
+    /// | `policy.minimum-bundle-version` | `ATTESTKIT_POLICY_MINIMUM_BUNDLE_VERSION` | any: dot-separated integers, such as `2.10.1` |
+    /// | `policy.validation-category-change` | `ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE` | `refuse` (or `allow`: an assertion may report another category than its key's attestation) |
     /// | `policy.risk-metric-threshold` | `ATTESTKIT_POLICY_RISK_METRIC_THRESHOLD` | none |
     /// | `policy.unknown-risk` | `ATTESTKIT_POLICY_UNKNOWN_RISK` | `allow` (or `step-up`: step-up until Apple rated the key) |
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
@@ -291,18 +293,29 @@ extension ServerConfiguration {
     /// The `policy.*` settings, from the reader scoped to `policy`.
     private static func policy(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Policy {
         var policy = Policy()
-        if let categories = try settings.ints("validation-categories") {
-            guard !categories.isEmpty else {
-                throw ServerConfigurationError(
-                    settings.key("validation-categories"), "lists at least one category (leave it out to accept any)")
+        if let entries = try settings.words("validation-categories") {
+            let key = settings.key("validation-categories")
+            guard !entries.isEmpty else {
+                throw ServerConfigurationError(key, "lists at least one category (leave it out to accept any)")
             }
             var allowed: Set<UInt32> = []
-            for category in categories {
-                guard let value = UInt32(exactly: category) else {
+            for entry in entries {
+                if entry.lowercased() == "unreported" {
+                    policy.acceptsUnreported = true
+                } else if let category = ValidationCategory(parsing: entry) {
+                    allowed.insert(category.rawValue)
+                } else if entry.lowercased() == "ad-hoc" {
                     throw ServerConfigurationError(
-                        settings.key("validation-categories"), "holds integers 0 to 4294967295")
+                        key,
+                        "names ad-hoc, which Apple gives no category of its own: ad hoc builds report enterprise (5); "
+                            + "write enterprise, which admits both")
+                } else {
+                    throw ServerConfigurationError(
+                        key,
+                        "holds category names ("
+                            + ValidationCategory.names.map(\.name).joined(separator: ", ")
+                            + "), numbers 0 to 4294967295, or unreported")
                 }
-                allowed.insert(value)
             }
             policy.allowedValidationCategories = allowed
         }
@@ -313,11 +326,21 @@ extension ServerConfiguration {
             }
             policy.macOSAppIDs.insert(appID)
         }
+        policy.minimumBundleVersion = try settings.string("minimum-bundle-version")
+        if let change = try settings.choice("validation-category-change", as: CategoryChange.self) {
+            policy.refusesValidationCategoryChange = change == .refuse
+        }
         policy.riskMetricThreshold = try settings.int("risk-metric-threshold")
         if let unknownRisk = try settings.choice("unknown-risk", as: UnknownRisk.self) {
             policy.stepUpWhileRiskUnknown = unknownRisk == .stepUp
         }
         return policy
+    }
+
+    /// The values of `policy.validation-category-change`.
+    private enum CategoryChange: String, CaseIterable {
+        case refuse
+        case allow
     }
 
     /// The values of `policy.unknown-risk`.

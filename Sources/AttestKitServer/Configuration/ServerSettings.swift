@@ -116,11 +116,19 @@ extension ServerSetting {
         ServerSetting("challenge.ttl", .number, default: "300", "`300` seconds"),
         ServerSetting("leeway", .number, default: "60", "`60` seconds"),
         ServerSetting("assertion.timestamp-window", .number, default: "300", "`300` seconds"),
-        ServerSetting("policy.validation-categories", .integers, default: nil, "any: integer list"),
+        ServerSetting(
+            "policy.validation-categories", .strings, default: nil,
+            "any: names (`app-store`, `testflight`, `development`, `enterprise`, …) or numbers, and `unreported`"),
         ServerSetting("policy.minimum-os-version", .string, default: nil, "any: dotted, such as `17.4`"),
         ServerSetting(
             "policy.macos-app-ids", .strings, default: nil,
             "none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy"),
+        ServerSetting(
+            "policy.minimum-bundle-version", .string, default: nil,
+            "any: dot-separated integers, such as `2.10.1`"),
+        ServerSetting(
+            "policy.validation-category-change", .choice, default: "refuse",
+            "`refuse` (or `allow`: an assertion may report another category than its key's attestation)"),
         ServerSetting("policy.risk-metric-threshold", .integer, default: nil, "none"),
         ServerSetting(
             "policy.unknown-risk", .choice, default: "allow",

@@ -124,6 +124,16 @@ struct StrictConfigReader {
         return nil
     }
 
+    /// A list of words and integers (an array of strings, an array of integers, or a comma-separated string), as
+    /// text, or `nil` when absent.
+    func words(_ name: String) throws(ServerConfigurationError) -> [String]? {
+        if let values = reader.intArray(forKey: ConfigKey(name)) {
+            readLog?.record(key(name), .strings)
+            return values.map(String.init)
+        }
+        return try strings(name)
+    }
+
     /// A list of integers (an array, or a comma-separated string), or `nil` when absent.
     func ints(_ name: String) throws(ServerConfigurationError) -> [Int]? {
         let key = self.key(name)

@@ -67,11 +67,13 @@ public final class ServerMetrics: Sendable {
         Gauge(label: "attestkit_storage_up", factory: factory).record(1)
     }
 
-    /// The rejection codes whose series exist from the start: replays, signatures, keys, challenges, freshness.
+    /// The rejection codes whose series exist from the start: replays, signatures, keys (stranded ones too),
+    /// challenges, freshness.
     static let watchedCodes = [
         "counter_not_increasing", "challenge_consumed", "signature_invalid", "key_not_found", "key_revoked",
         "key_expired", "challenge_not_found", "challenge_expired", "timestamp_outside_window", "certificate_untrusted",
-        "nonce_mismatch", "app_id_mismatch", "policy_validation_category", "policy_os_version",
+        "nonce_mismatch", "app_id_mismatch", "policy_validation_category", "policy_os_version", "app_not_accepted",
+        "environment_not_accepted", "policy_bundle_version", "policy_validation_category_changed",
     ]
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) {

@@ -37,18 +37,28 @@ enum AppAttestEncoder {
         cose.byteString(point.suffix(32))
         var bytes = header(rpIDHash: rpIDHash, counter: counter) + environment.aaguid
         bytes += [UInt8(keyID.count >> 8), UInt8(keyID.count & 0xFF)] + keyID + cose.bytes
-        if let extensions {
-            // Apple's 2026 sample: the category as 4 little-endian bytes.
-            let category = (0..<4).map { UInt8(truncatingIfNeeded: extensions.validationCategory >> (8 * UInt32($0))) }
-            var map = CBORWriter()
-            map.mapHeader(count: 2)
-            map.text("apple_bundle_version_01")
-            map.text(extensions.bundleVersion)
-            map.text("apple_validation_category_01")
-            map.byteString(category)
-            bytes += map.bytes
-        }
+        if let extensions { bytes += extensionMap(extensions) }
         return bytes
+    }
+
+    /// Assertion authenticator data: the header and, for iOS 27, the extension map, as in attestations.
+    static func assertion(
+        rpIDHash: [UInt8], counter: UInt32, extensions: (bundleVersion: String, validationCategory: UInt32)?
+    ) -> [UInt8] {
+        header(rpIDHash: rpIDHash, counter: counter) + (extensions.map(extensionMap) ?? [])
+    }
+
+    /// The iOS 27 extension map `{"apple_bundle_version_01": text, "apple_validation_category_01": 4 bytes}`, the
+    /// category as 4 little-endian bytes (Apple's 2026 sample), the flags left as they are (ED clear, as Apple).
+    static func extensionMap(_ extensions: (bundleVersion: String, validationCategory: UInt32)) -> [UInt8] {
+        let category = (0..<4).map { UInt8(truncatingIfNeeded: extensions.validationCategory >> (8 * UInt32($0))) }
+        var map = CBORWriter()
+        map.mapHeader(count: 2)
+        map.text("apple_bundle_version_01")
+        map.text(extensions.bundleVersion)
+        map.text("apple_validation_category_01")
+        map.byteString(category)
+        return map.bytes
     }
 
     /// The attestation object `{"fmt": "apple-appattest", "attStmt": {"x5c": […], "receipt": …}, "authData": …}`,

@@ -38,7 +38,9 @@ extension SimulatedDevice {
     }
 
     /// Signs an assertion, as `DCAppAttestService.generateAssertion(_:clientDataHash:)`: the CBOR map
-    /// `{"signature": DER ECDSA, "authenticatorData": rpIdHash ‖ 0x40 ‖ counter}` with the counter advanced by one.
+    /// `{"signature": DER ECDSA, "authenticatorData": rpIdHash ‖ 0x40 ‖ counter}` with the counter advanced by one;
+    /// on iOS 27 (``Configuration/iOS27Extensions``) the authenticator data ends with the same extension map as the
+    /// attestation's (bundle version and validation category), as Apple's devices do.
     /// The signature is ECDSA P-256 with SHA-256 over SHA-256(authenticatorData ‖ clientDataHash).
     ///
     /// - Parameters:
@@ -63,7 +65,10 @@ extension SimulatedDevice {
             return (key.privateKey, key.counter)
         }
         let appID = fault == .wrongAppID ? try otherAppID() : configuration.appID
-        let authData = AppAttestEncoder.header(rpIDHash: appID.rpIDHash, counter: counter)
+        let authData = AppAttestEncoder.assertion(
+            rpIDHash: appID.rpIDHash, counter: counter,
+            extensions: configuration.iOS27Extensions
+                ? (configuration.bundleVersion, configuration.validationCategory) : nil)
         let nonce = Array(SHA256.hash(data: authData + clientDataHash))
         let signature = try SigningIdentity.signing("an assertion signature") {
             Array(try privateKey.signature(for: nonce).derRepresentation)

@@ -8,7 +8,8 @@ import Synchronization
 /// It behaves like the real service: ``generateKey()`` returns the key identifier (SHA-256 of the X9.63 public
 /// key), ``attestKey(_:clientDataHash:fault:at:)`` returns a CBOR attestation object with Apple's layout and
 /// fails for a key attested before, ``generateAssertion(_:clientDataHash:fault:)`` returns
-/// `{signature, authenticatorData}` with a 37-byte authenticator data (flags 0x40) and the key's counter advanced,
+/// `{signature, authenticatorData}` with a 37-byte authenticator data (flags 0x40; on iOS 27 followed by the
+/// extension map, as in the attestation) and the key's counter advanced,
 /// and fails for a key not attested yet. Faults (``SoftwareAppleFault``) build specific defects on request.
 ///
 /// The device is a reference type, like the real service: copies share its keys and counters. It is safe to use
@@ -94,6 +95,17 @@ public final class SimulatedDevice: Sendable, CustomStringConvertible {
         self.apple = apple
         self.configuration = configuration
         self.keys = Mutex(keys)
+    }
+
+    /// The same device after its app was replaced by another build (an update, a TestFlight build installed over
+    /// the App Store one, a re-signed copy): a new device with a copy of this one's keys and counters (the keychain
+    /// survives), running `configuration` (its bundle version, validation category, even its App ID). Use the new
+    /// device from then on: the two no longer share counters.
+    ///
+    /// - Parameter configuration: What the new build runs.
+    /// - Returns: The device running the new build.
+    public func updated(to configuration: Configuration) -> SimulatedDevice {
+        SimulatedDevice(apple: apple, configuration: configuration, keys: keys.withLock { $0 })
     }
 
     /// The App ID, environment and number of keys; never key material.

@@ -14,11 +14,15 @@ public struct AssertionResponse: Codable, Sendable, Hashable {
     public var stepUp: Bool
     /// The freshness the service enforced.
     public var freshness: Freshness.Kind
+    /// iOS 27+: the bundle version the assertion reported (signed with it); absent before iOS 27.
+    public var bundleVersion: String?
+    /// iOS 27+: the validation category the assertion reported (a number: 4 is the App Store); absent before iOS 27.
+    public var validationCategory: UInt32?
 
     /// Creates an answer.
     public init(
         keyId: String, counter: UInt32, environment: String, riskMetric: Int? = nil, riskStatus: String,
-        stepUp: Bool, freshness: Freshness.Kind
+        stepUp: Bool, freshness: Freshness.Kind, bundleVersion: String? = nil, validationCategory: UInt32? = nil
     ) {
         self.keyId = keyId
         self.counter = counter
@@ -27,5 +31,7 @@ public struct AssertionResponse: Codable, Sendable, Hashable {
         self.riskStatus = riskStatus
         self.stepUp = stepUp
         self.freshness = freshness
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
     }
 }

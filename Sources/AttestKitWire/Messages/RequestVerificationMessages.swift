@@ -68,12 +68,17 @@ public struct RequestVerificationResponse: Codable, Sendable, Hashable {
     /// For a refused request: the refusal; for a request let through unverified (report mode, outside the
     /// rollout): what enforcing would have refused.
     public var error: ErrorResponse.Detail?
+    /// iOS 27+: the bundle version the verified assertion reported, at trust `app_attest`; absent before iOS 27.
+    public var bundleVersion: String?
+    /// iOS 27+: the validation category the verified assertion reported (a number: 4 is the App Store), at trust
+    /// `app_attest`; absent before iOS 27.
+    public var validationCategory: UInt32?
 
     /// Creates an answer.
     public init(
         allowed: Bool, group: String, enforced: Bool, trust: String? = nil, keyId: String? = nil,
         counter: UInt32? = nil, stepUp: Bool = false, status: Int? = nil, retryAfter: Int? = nil,
-        error: ErrorResponse.Detail? = nil
+        error: ErrorResponse.Detail? = nil, bundleVersion: String? = nil, validationCategory: UInt32? = nil
     ) {
         self.allowed = allowed
         self.group = group
@@ -85,5 +90,7 @@ public struct RequestVerificationResponse: Codable, Sendable, Hashable {
         self.status = status
         self.retryAfter = retryAfter
         self.error = error
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
     }
 }

@@ -10,12 +10,14 @@ struct EdgeDevice: Sendable {
     let device: SimulatedDevice
     let keyID: KeyID
 
-    /// A new key, registered through `POST /v1/challenges` and `POST /v1/attestations` of `edge` (201 required).
+    /// A new key, registered through `POST /v1/challenges` and `POST /v1/attestations` of `edge` (201 required), of
+    /// a device running `build` (the app in development, before iOS 27, by default).
     static func registered(
-        _ edge: any EdgeDriver, sourceLocation: SourceLocation = #_sourceLocation
+        _ edge: any EdgeDriver,
+        build: SimulatedDevice.Configuration = .init(appID: EdgeFixture.appID, environment: .development),
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> EdgeDevice {
-        let device = SimulatedDevice(
-            apple: EdgeFixture.apple, configuration: .init(appID: EdgeFixture.appID, environment: .development))
+        let device = SimulatedDevice(apple: EdgeFixture.apple, configuration: build)
         let keyID = device.generateKey()
         let issued = try await edge.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
         let challenge = try #require(issued.decode(ChallengeResponse.self), "\(issued)", sourceLocation: sourceLocation)
@@ -30,6 +32,13 @@ struct EdgeDevice: Sendable {
         let record = try #require(registered.decode(KeyRecordResponse.self), sourceLocation: sourceLocation)
         #expect(record.keyId == keyID.base64 && record.state == "active", sourceLocation: sourceLocation)
         return EdgeDevice(device: device, keyID: keyID)
+    }
+
+    /// The same key on the same device after its app was replaced by another build (``SimulatedDevice/updated(to:)``).
+    func updated(_ change: (inout SimulatedDevice.Configuration) -> Void) -> EdgeDevice {
+        var configuration = device.configuration
+        change(&configuration)
+        return EdgeDevice(device: device.updated(to: configuration), keyID: keyID)
     }
 
     /// The AttestKit headers of an assertion over `method`, `target` and `body`, fresh now.

@@ -1,0 +1,48 @@
+/// An app's bundle version (`CFBundleVersion`, the iOS 27 `apple_bundle_version_01`), ordered as Apple orders
+/// them: dot-separated non-negative integers compared component by component, a missing component counting as 0
+/// (`2` == `2.0` == `2.0.0`, `2.10` > `2.9`, `1.01` == `1.1`).
+///
+/// Only that form parses: 1 to 8 components of 1 to 9 ASCII digits each. Anything else (letters as in `1.0b3`,
+/// a sign, spaces, an empty component as in `1..2` or `1.`) is not a version this type orders, and
+/// ``init(_:)`` answers `nil`; a policy then fails closed.
+public struct BundleVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The numeric components, as written.
+    public let components: [Int]
+
+    /// Parses `2.10.1`; `nil` for anything but 1 to 8 dot-separated numbers of 1 to 9 digits.
+    ///
+    /// - Parameter text: The bundle version.
+    public init?(_ text: some StringProtocol) {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard (1...8).contains(parts.count) else { return nil }
+        var components: [Int] = []
+        for part in parts {
+            guard (1...9).contains(part.count), part.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            components.append(part.reduce(0) { $0 * 10 + Int($1 - 0x30) })
+        }
+        self.components = components
+    }
+
+    /// Compares component by component, missing components being 0.
+    public static func < (lhs: BundleVersion, rhs: BundleVersion) -> Bool {
+        for index in 0..<max(lhs.components.count, rhs.components.count) {
+            let left = index < lhs.components.count ? lhs.components[index] : 0
+            let right = index < rhs.components.count ? rhs.components[index] : 0
+            if left != right { return left < right }
+        }
+        return false
+    }
+
+    /// Equal when every component is, missing ones being 0.
+    public static func == (lhs: BundleVersion, rhs: BundleVersion) -> Bool { !(lhs < rhs) && !(rhs < lhs) }
+
+    /// Hashes the components without trailing zeros, consistent with `==`.
+    public func hash(into hasher: inout Hasher) {
+        var trimmed = components
+        while trimmed.last == 0 { trimmed.removeLast() }
+        hasher.combine(trimmed)
+    }
+
+    /// `2.10.1`, without leading zeros.
+    public var description: String { components.map(String.init).joined(separator: ".") }
+}

@@ -1,0 +1,148 @@
+import AttestKit
+import AttestKitFlows
+import AttestKitStore
+import AttestKitTesting
+import AttestKitWire
+import Crypto
+import Foundation
+import Testing
+
+/// The deployment's iOS 27 rules at registration and at every assertion, through the registrar and the gate.
+extension AssertionGateTests {
+    /// A device of build `bundleVersion` / `category` on iOS 27 (or before, with `iOS27` false).
+    static func device(
+        _ bench: FlowBench, bundleVersion: String = "2.10.1", category: UInt32 = 4, iOS27: Bool = true
+    ) -> FlowBench.Device {
+        let device = SimulatedDevice(
+            apple: FlowBench.apple,
+            configuration: .init(
+                appID: FlowBench.appID, environment: .development, iOS27: iOS27, bundleVersion: bundleVersion,
+                validationCategory: category))
+        return FlowBench.Device(device: device, keyID: device.generateKey())
+    }
+
+    /// `device` after its app was replaced by a build of `bundleVersion` / `category`.
+    static func updated(_ device: FlowBench.Device, bundleVersion: String? = nil, category: UInt32? = nil)
+        -> FlowBench.Device
+    {
+        var configuration = device.device.configuration
+        configuration.bundleVersion = bundleVersion ?? configuration.bundleVersion
+        configuration.validationCategory = category ?? configuration.validationCategory
+        return FlowBench.Device(device: device.device.updated(to: configuration), keyID: device.keyID)
+    }
+
+    static let deployment = DeploymentPolicy(
+        allowedValidationCategories: [ValidationCategory.appStore.rawValue, ValidationCategory.testFlight.rawValue],
+        acceptsUnreported: true, minimumBundleVersion: "2.10")
+
+    @Test("the same policies at registration: category, minimum bundle version, unreported devices admitted")
+    func policiesAtRegistration() async throws {
+        let bench = try FlowBench()
+        let policy = Self.deployment.attestationPolicy
+        try await bench.register(Self.device(bench), policy: policy)
+        try await bench.register(Self.device(bench, iOS27: false), policy: policy)
+        let refusals: [(String, UInt32, String)] = [
+            ("2.9", 4, "policy_bundle_version"), ("3", 3, "policy_validation_category"),
+        ]
+        for (version, category, code) in refusals {
+            let refused = Self.device(bench, bundleVersion: version, category: category)
+            let error = await #expect(throws: FlowError.self) { try await bench.register(refused, policy: policy) }
+            #expect(error?.code.rawValue == code && error?.kind == .refused)
+            #expect(try await bench.store.key(refused.keyID) == nil)
+        }
+        // Without `unreported`, a device before iOS 27 is refused by the category list and the minimum.
+        var strict = Self.deployment
+        strict.acceptsUnreported = false
+        let old = Self.device(bench, iOS27: false)
+        let error = await #expect(throws: FlowError.self) {
+            try await bench.register(old, policy: strict.attestationPolicy)
+        }
+        #expect(error?.code.rawValue == "policy_validation_category")
+        strict.allowedValidationCategories = nil
+        let older = Self.device(bench, iOS27: false)
+        let versionError = await #expect(throws: FlowError.self) {
+            try await bench.register(older, policy: strict.attestationPolicy)
+        }
+        #expect(versionError?.code.rawValue == "policy_bundle_version")
+    }
+
+    @Test(
+        "at every assertion: an older build, a build with letters, another category, a category change; counter kept",
+        arguments: [
+            ("2.9", UInt32(4), "policy_bundle_version"), ("2.10b", 4, "policy_bundle_version"),
+            ("2.10.1", 3, "policy_validation_category"), ("2.10.1", 2, "policy_validation_category_changed"),
+        ])
+    func policiesAtAssertion(version: String, category: UInt32, code: String) async throws {
+        let bench = try FlowBench()
+        let gate = AssertionGate(store: bench.store, policy: Self.deployment.assertionPolicy)
+        let device = Self.device(bench)
+        try await bench.register(device)
+        let first = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let accepted = try await gate.verify(keyID: device.keyID, assertion: first.assertion, binding: first.binding)
+        #expect(accepted.bundleVersion == "2.10.1" && accepted.validationCategory == 4)
+        let updated = Self.updated(device, bundleVersion: version, category: category)
+        let challenge = try await bench.issuer.issue(purpose: .assert, keyID: device.keyID)
+        let (assertion, binding) = try updated.assertion(freshness: .challenge(challenge.id.string))
+        let error = await #expect(throws: FlowError.self) {
+            try await gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+        }
+        #expect(error?.code.rawValue == code && error?.kind == .refused && error?.kind.httpStatus == 403)
+        #expect(try await bench.store.key(device.keyID)?.counter == 1)
+        // Nothing was spent: a gate allowing the change (and without the other rules) accepts the same assertion.
+        var allowing = DeploymentPolicy(refusesValidationCategoryChange: false)
+        allowing.allowedValidationCategories = nil
+        let lenient = AssertionGate(store: bench.store, policy: allowing.assertionPolicy)
+        #expect(try await lenient.verify(keyID: device.keyID, assertion: assertion, binding: binding).counter == 2)
+    }
+
+    @Test("a key registered before iOS 27 keeps asserting after the OS update reports its category")
+    func categoryFirstReportedAfterUpdate() async throws {
+        let bench = try FlowBench()
+        let gate = AssertionGate(store: bench.store, policy: Self.deployment.assertionPolicy)
+        let device = Self.device(bench, iOS27: false)
+        try await bench.register(device)
+        let before = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let old = try await gate.verify(keyID: device.keyID, assertion: before.assertion, binding: before.binding)
+        #expect(old.bundleVersion == nil && old.validationCategory == nil)
+        var iOS27 = device.device.configuration
+        iOS27.iOS27Extensions = true
+        iOS27.bundleVersion = "2.10"
+        iOS27.validationCategory = 4
+        let updated = FlowBench.Device(device: device.device.updated(to: iOS27), keyID: device.keyID)
+        let after = try updated.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let new = try await gate.verify(keyID: device.keyID, assertion: after.assertion, binding: after.binding)
+        #expect(new.bundleVersion == "2.10" && new.validationCategory == 4)
+    }
+
+    @Test("a malformed iOS 27 map in a signed assertion: 400 authenticator_data_malformed, counter kept")
+    func malformedMap() async throws {
+        let bench = try FlowBench()
+        let gate = AssertionGate(store: bench.store, policy: Self.deployment.assertionPolicy)
+        let device = Self.device(bench)
+        try await bench.register(device)
+        let made = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        var assertion = made.assertion
+        let binding = made.binding
+        // The category's byte string header (0x44, 4 bytes) made a text string of the same length.
+        let key = Array("apple_validation_category_01".utf8)
+        let start = try #require(
+            (0...(assertion.count - key.count)).first { Array(assertion[$0..<($0 + key.count)]) == key })
+        #expect(assertion[start + key.count] == 0x44)
+        assertion[start + key.count] = 0x64
+        let error = await #expect(throws: FlowError.self) {
+            try await gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+        }
+        #expect(error?.code.rawValue == "authenticator_data_malformed" && error?.kind == .malformed)
+        #expect(try await bench.store.key(device.keyID)?.counter == 0)
+    }
+
+    @Test("bad minimum bundle versions are refused by the configuration")
+    func configurationRefusals() throws {
+        for minimum in ["2.10b", "", "1..2", "v2"] {
+            var configuration = AttestKitApplication.Configuration(
+                appIDs: [FlowBench.appID], environments: .development, trustAnchors: FlowBench.apple.trustAnchors)
+            configuration.policy.minimumBundleVersion = minimum
+            #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        }
+    }
+}
