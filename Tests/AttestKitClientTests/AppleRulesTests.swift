@@ -312,6 +312,19 @@ struct AppleRulesTests {
         #expect(route.provider.calls.attestKey == 1)
     }
 
+    @Test("a key attested by a build of another category (403 policy_validation_category_changed) is replaced")
+    func categoryChangedKey() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let inherited = try #require(app.keyID)
+        app.service.answerApp { $0.keyID == inherited ? .status(403, "policy_validation_category_changed") : nil }
+        #expect(try await app.order() == .appAttest)
+        let replaced = try #require(app.keyID)
+        #expect(replaced != inherited && app.provider.calls.attestKey == 2)
+        #expect(app.service.requests.last?.keyID == replaced)
+        #expect(await app.manager.keyState?.stage == .registered)
+    }
+
     @Test("a device clock outside the service's window switches to service challenges")
     func clockSkew() async throws {
         let app = App()

@@ -13,24 +13,14 @@ public struct BundleVersion: Sendable, Hashable, Comparable, CustomStringConvert
     ///
     /// - Parameter text: The bundle version.
     public init?(_ text: some StringProtocol) {
-        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard (1...8).contains(parts.count) else { return nil }
-        var components: [Int] = []
-        for part in parts {
-            guard (1...9).contains(part.count), part.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            components.append(part.reduce(0) { $0 * 10 + Int($1 - 0x30) })
-        }
+        guard let components = DottedVersion.components(of: text, maximumComponents: 8, maximumDigits: 9)
+        else { return nil }
         self.components = components
     }
 
     /// Compares component by component, missing components being 0.
     public static func < (lhs: BundleVersion, rhs: BundleVersion) -> Bool {
-        for index in 0..<max(lhs.components.count, rhs.components.count) {
-            let left = index < lhs.components.count ? lhs.components[index] : 0
-            let right = index < rhs.components.count ? rhs.components[index] : 0
-            if left != right { return left < right }
-        }
-        return false
+        DottedVersion.precedes(lhs.components, rhs.components)
     }
 
     /// Equal when every component is, missing ones being 0.
@@ -38,9 +28,7 @@ public struct BundleVersion: Sendable, Hashable, Comparable, CustomStringConvert
 
     /// Hashes the components without trailing zeros, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
-        var trimmed = components
-        while trimmed.last == 0 { trimmed.removeLast() }
-        hasher.combine(trimmed)
+        DottedVersion.hash(components, into: &hasher)
     }
 
     /// `2.10.1`, without leading zeros.

@@ -6,27 +6,14 @@ public struct OSVersion: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Parses `17.4.1`; `nil` for anything but one to four dot-separated numbers of at most six digits.
     public init?(_ text: some StringProtocol) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...4).contains(parts.count) else { return nil }
-        var components: [Int] = []
-        for part in parts {
-            guard (1...6).contains(part.utf8.count), part.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                let value = Int(part)
-            else { return nil }
-            components.append(value)
-        }
+        guard let components = DottedVersion.components(of: text, maximumComponents: 4, maximumDigits: 6)
+        else { return nil }
         self.components = components
     }
 
     /// Compares component by component.
     public static func < (lhs: OSVersion, rhs: OSVersion) -> Bool {
-        let count = max(lhs.components.count, rhs.components.count)
-        for index in 0..<count {
-            let left = index < lhs.components.count ? lhs.components[index] : 0
-            let right = index < rhs.components.count ? rhs.components[index] : 0
-            if left != right { return left < right }
-        }
-        return false
+        DottedVersion.precedes(lhs.components, rhs.components)
     }
 
     /// Equal when every component is (`17.0` == `17`).
@@ -34,9 +21,7 @@ public struct OSVersion: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Hashes the components without trailing zeros, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
-        var trimmed = components
-        while trimmed.last == 0 { trimmed.removeLast() }
-        hasher.combine(trimmed)
+        DottedVersion.hash(components, into: &hasher)
     }
 
     /// `17.4.1`.

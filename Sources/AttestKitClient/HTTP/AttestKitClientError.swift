@@ -64,6 +64,10 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
         /// 403 `key_expired`: the key went unused for longer than the service keeps idle keys
         /// (`keys.expire-after`); like a key the service does not know.
         case keyExpired = "key_expired"
+        /// 403 `policy_validation_category_changed`: the key was attested by a build of another validation category
+        /// (the keychain outlives an App Store build replacing a TestFlight one); a key attested by this build is
+        /// judged by its own category.
+        case validationCategoryChanged = "policy_validation_category_changed"
         /// 409 `counter_not_increasing`: overtaken by a later assertion, or the device's counter went back.
         case counterNotIncreasing = "counter_not_increasing"
         /// 403 `timestamp_outside_window`: the device's clock is outside the service's window.

@@ -63,8 +63,9 @@ extension AppAttestManager {
     /// - `counter_not_increasing` for an old key (replaced since): sent again with the current key. For the current
     ///   key: sent again when a later assertion of the key overtook this one, the key replaced when none did (the
     ///   device's counter went back, as after restoring a backup).
-    /// - `key_not_found`, `key_expired` (the service no longer takes the key: deleted, or unused for too long): the
-    ///   key is replaced and the request sent again.
+    /// - `key_not_found`, `key_expired` (the service no longer takes the key: deleted, or unused for too long),
+    ///   `policy_validation_category_changed` (the key was attested by a build of another category): the key is
+    ///   replaced and the request sent again.
     /// - `key_revoked`: reported (the key is kept as revoked), unless the app opted in to re-attesting.
     /// - `timestamp_outside_window`: the manager switches to service challenges and the request is sent again.
     func answered(
@@ -84,7 +85,7 @@ extension AppAttestManager {
             guard behind else { return .resend(replacedKey: false) }
             replaceKey(ticket.keyID, proven: proven)
             return .resend(replacedKey: true)
-        case .keyNotFound, .keyExpired:
+        case .keyNotFound, .keyExpired, .validationCategoryChanged:
             _ = finish(ticket, counterRefused: false)
             guard isCurrent else { return .resend(replacedKey: false) }
             replaceKey(ticket.keyID, proven: proven)
