@@ -244,6 +244,50 @@ struct GroupCommitTests {
         }
     }
 
+    @Test(
+        "PostgreSQL: concurrent key reads are answered together, each caller with its own key (or none), copies too",
+        .enabled(PostgresBackendTests.skipReason) { await PostgresTestServer.shared.shouldRun() })
+    func combinedKeyReads() async throws {
+        guard await PostgresTestServer.shared.isAvailable() else { return }
+        try await StoreBackend.postgres.withStore { store in
+            let postgres = try #require(store as? PostgresAttestationStore)
+            var keys: [KeyID] = []
+            for _ in 0..<40 {
+                keys.append(try await store.registerKey(TestKeys.registration(), now: TestKeys.t0).keyID)
+            }
+            _ = try await store.revokeKey(keys[3], now: TestKeys.t0)
+            let unknown = try KeyID(bytes: Array(repeating: 0xAB, count: 32))
+            // Every key read twice at once, and an unknown key: each answer is the caller's own key.
+            let asked = keys + keys + [unknown]
+            let answers = try await withThrowingTaskGroup(of: (KeyID, KeyRecord?).self) { group in
+                for key in asked {
+                    group.addTask { (key, try await store.keyWithoutReceipt(key)) }
+                }
+                var answers: [(KeyID, KeyRecord?)] = []
+                for try await answer in group { answers.append(answer) }
+                return answers
+            }
+            #expect(answers.count == asked.count)
+            for (key, record) in answers {
+                if key == unknown {
+                    #expect(record == nil)
+                } else {
+                    #expect(record?.keyID == key)
+                    #expect(record?.receipt == nil)
+                    #expect(record?.state == (key == keys[3] ? .revoked : .active))
+                }
+            }
+            let counts = await postgres.executor.reads.counts()
+            #expect(counts.writes == asked.count)
+            #expect(counts.batches < counts.writes, "\(counts)")
+            // The combined statement itself: the keys asked for that exist, none twice.
+            let sql = SQLStore(executor: postgres.executor)
+            let rows = try await postgres.executor.query(
+                "reading keys", sql.readingKeys((keys.prefix(5) + [unknown]).map { [.bytes($0.bytes)] }), access: .read)
+            #expect(Set(try rows.map { try $0.keyRecord().keyID }) == Set(keys.prefix(5)))
+        }
+    }
+
     @Test("a failed commit fails every write of its batch")
     func failedCommit() async {
         let database = FakeDatabase(commitsToFail: 1)

@@ -41,6 +41,8 @@ struct QueryPlanTests {
             let keys = (0..<4).map { Self.seededKeyID($0) }
             let rows: [[SQLValue]] = keys.map { [.bytes($0), .integer(5), .integer(Self.milliseconds), .integer(0)] }
             plans.append(("advancing four counters at once", sql.advancingCounters(rows)))
+            // The combined key read of several cache misses, as the read batches build it.
+            plans.append(("reading four keys at once", sql.readingKeys(keys.map { [.bytes($0)] })))
             let operations = Set(plans.map(\.0))
             for expected in Self.operations {
                 #expect(operations.contains(expected), "no statement recorded for \(expected)")
@@ -58,7 +60,8 @@ struct QueryPlanTests {
     /// The operations whose statements the test must have seen.
     static let operations = [
         "issuing a challenge", "consuming a challenge", "reading a challenge", "deleting expired challenges",
-        "registering a key", "reading a key", "advancing a counter", "advancing four counters at once",
+        "registering a key", "reading a key", "reading four keys at once", "advancing a counter",
+        "advancing four counters at once",
         "storing a receipt", "postponing a receipt refresh", "reading a risk history", "revoking a key",
         "claiming keys due for a receipt refresh", "checking the store", "counting keys", "taking from a budget",
         "reading a budget", "consuming a token", "deleting expired tokens", "opening a dashboard session",

@@ -108,10 +108,11 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         try await connection.close()
     }
 
-    /// Refuses further operations once the counter advances already accepted have been answered; the pool's
-    /// connections close when ``run()`` returns.
+    /// Refuses further operations once the counter advances and key reads already accepted have been answered; the
+    /// pool's connections close when ``run()`` returns.
     public func close() async {
         await executor.commits.close()
+        await executor.reads.close()
         executor.closed.withLockedValue { $0 = true }
     }
 

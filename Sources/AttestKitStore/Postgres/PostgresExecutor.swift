@@ -27,6 +27,9 @@ struct PostgresExecutor: SQLExecutor {
     let logger = Logger(label: "attestkit.store.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
     /// The group commit of counter advances.
     let commits: GroupCommit<PostgresStoreRow>
+    /// The batches of key reads: the gate's reads of keys it has not kept, which a spread of many keys makes on
+    /// nearly every request, answered together by one `SELECT … WHERE key_id IN (…)` per batch.
+    let reads: GroupCommit<PostgresStoreRow>
 
     /// How many batches of counter advances are sent at once, each on its own pooled connection: while one waits for
     /// its round trip and commit, the next is already on its way.
@@ -39,6 +42,9 @@ struct PostgresExecutor: SQLExecutor {
         self.deadline = deadline
         let logger = logger
         self.commits = GroupCommit(concurrentBatches: Self.concurrentBatches) { batch in
+            await Self.apply(batch, client: client, deadline: deadline, logger: logger)
+        }
+        self.reads = GroupCommit(concurrentBatches: Self.concurrentBatches) { batch in
             await Self.apply(batch, client: client, deadline: deadline, logger: logger)
         }
     }
@@ -65,6 +71,17 @@ struct PostgresExecutor: SQLExecutor {
         let end = end ?? deadline.end()
         return try await StoreError.wrapping(operation, detail: Self.detail) {
             try await commits.submit(statement, by: end, combinable: combinable)
+        }
+    }
+
+    func combinableRead(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [PostgresStoreRow] {
+        try checkOpen()
+        let end = end ?? deadline.end()
+        return try await StoreError.wrapping(operation, detail: Self.detail) {
+            try await reads.submit(statement, by: end, combinable: combinable)
         }
     }
 

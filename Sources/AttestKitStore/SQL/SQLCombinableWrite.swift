@@ -1,5 +1,6 @@
 /// A write that group commit may apply together with concurrent writes of its kind, in one statement: the same
-/// compare-and-set on different rows (counter advances of different keys).
+/// compare-and-set on different rows (counter advances of different keys). PostgreSQL's key reads combine the same
+/// way (``SQLExecutor/combinableRead(_:_:_:by:)``): one lookup of several keys.
 ///
 /// Combining changes no result: the combined statement applies each row's change under the same condition as the
 /// write's own statement, and returns the rows it changed, so each caller gets exactly the rows its own statement

@@ -68,6 +68,15 @@ protocol SQLExecutor: Sendable {
 
     /// Runs one statement that changes rows (a `DELETE` or an `UPDATE`, without `RETURNING`) and returns how many
     /// it changed.
+    /// Runs a read that may be answered together with concurrent reads of its kind, by one statement
+    /// (``SQLCombinableWrite`` describes how: the same lookup of different rows, each caller getting the rows whose
+    /// target is its own). PostgreSQL batches them, so that many concurrent key reads cost one round trip and one
+    /// plan; SQLite, in process, runs each on a reader.
+    func combinableRead(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [Row]
+
     func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int
 
     /// Runs `body` in one transaction on the writing connection: committed when `body` returns, rolled back when

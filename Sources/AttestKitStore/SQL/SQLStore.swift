@@ -121,12 +121,33 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         _ keyID: KeyID, receipt: Bool = true, by end: ContinuousClock.Instant? = nil
     ) async throws(StoreError) -> KeyRecord? {
         let columns = receipt ? StoreColumns.key : StoreColumns.keyWithoutReceipt(dialect)
-        let rows = try await executor.query(
-            "reading a key",
-            SQLStatement(
-                "SELECT \(columns) FROM \(executor.table("keys")) WHERE key_id = \(parameter(1))",
-                [.bytes(keyID.bytes)]), access: .read, by: end)
+        let statement = SQLStatement(
+            "SELECT \(columns) FROM \(executor.table("keys")) WHERE key_id = \(parameter(1))", [.bytes(keyID.bytes)])
+        let rows: [Executor.Row]
+        if receipt {
+            rows = try await executor.query("reading a key", statement, access: .read, by: end)
+        } else {
+            // The request path's read: concurrent ones are answered together.
+            let row: [SQLValue] = [.bytes(keyID.bytes)]
+            rows = try await executor.combinableRead(
+                "reading a key", statement,
+                SQLCombinableWrite(
+                    kind: "read-key", target: keyID.bytes, row: row,
+                    combine: { [self] rows in readingKeys(rows) }),
+                by: end ?? executor.callDeadline())
+        }
         return try rows.first.map { row throws(StoreError) in try row.keyRecord() }
+    }
+
+    /// The keys of several distinct identifiers (one value per row), without their receipts' bytes, in one
+    /// `SELECT … WHERE key_id IN (…)` over the primary key.
+    func readingKeys(_ rows: [[SQLValue]]) -> SQLStatement {
+        let parameters = (1...max(1, rows.count)).map(parameter).joined(separator: ", ")
+        return SQLStatement(
+            """
+            SELECT \(StoreColumns.keyWithoutReceipt(dialect)) FROM \(executor.table("keys"))
+            WHERE key_id IN (\(parameters))
+            """, rows.flatMap { $0 })
     }
 
     /// Advances a counter: one `UPDATE … WHERE counter < new AND revoked_at_ms IS NULL AND

@@ -47,6 +47,14 @@ struct SQLiteExecutor: SQLExecutor {
         }
     }
 
+    /// A reader runs it alone: in process, a batch would save no round trip.
+    func combinableRead(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [SQLiteStoreRow] {
+        try await query(operation, statement, access: .read, by: end)
+    }
+
     /// Applies a batch of writes on the writer, in one `BEGIN IMMEDIATE … COMMIT` (``GroupCommit/apply(_:begin:run:commit:rollback:)``).
     static func apply(
         _ batch: [GroupCommit<SQLiteStoreRow>.Write], pool: SQLiteConnectionPool

@@ -46,6 +46,14 @@ struct RecordingExecutor<Base: SQLExecutor>: SQLExecutor {
         return try await base.combinableWrite(operation, statement, combinable, by: end)
     }
 
+    func combinableRead(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [Row] {
+        record(operation, statement)
+        return try await base.combinableRead(operation, statement, combinable, by: end)
+    }
+
     func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int {
         record(operation, statement)
         return try await base.changes(operation, statement)
