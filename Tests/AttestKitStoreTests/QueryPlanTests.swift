@@ -57,6 +57,42 @@ struct QueryPlanTests {
         }
     }
 
+    @Test(
+        "keys leaves room on its pages: a counter advance of a key loaded in bulk is a HOT update (no index entry)",
+        .enabled(PostgresBackendTests.skipReason) { await PostgresTestServer.shared.shouldRun() })
+    func counterAdvancesStayOnTheirPage() async throws {
+        guard await PostgresTestServer.shared.isAvailable() else { return }
+        try await StoreBackend.postgres.withStore { store in
+            let store = try #require(store as? PostgresAttestationStore)
+            try await Self.seed(store)
+            let schema = store.executor.schema
+            let options = try await store.executor.query(
+                "reading the table's options",
+                SQLStatement(
+                    "SELECT array_to_string(reloptions, ',') AS options FROM pg_class WHERE oid = '\(schema.quoted).keys'::regclass"
+                ), access: .read)
+            #expect(try options.first?.text("options") == "fillfactor=85")
+            // Four keys far apart in the bulk load, advanced by the combined statement, in one transaction whose own
+            // statistics say how each row was updated.
+            let sql = SQLStore(executor: store.executor)
+            let keys = [101, 5_003, 12_345, 19_999].map { Self.seededKeyID(Int32($0)) }
+            let advance = sql.advancingCounters(
+                keys.map { [.bytes($0), .integer(9), .integer(Self.milliseconds), .integer(0)] })
+            let statistics = SQLStatement(
+                """
+                SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot FROM pg_stat_xact_user_tables
+                WHERE relid = '\(schema.quoted).keys'::regclass
+                """)
+            let (advanced, counts) = try await store.executor.transaction("advancing seeded keys", by: nil) { run in
+                let advanced = try await run(advance).count
+                return (advanced, try await run(statistics).first)
+            }
+            #expect(advanced == keys.count)
+            #expect(try counts?.integer("updated") == Int64(keys.count))
+            #expect(try counts?.integer("hot") == Int64(keys.count))
+        }
+    }
+
     /// The operations whose statements the test must have seen.
     static let operations = [
         "issuing a challenge", "consuming a challenge", "reading a challenge", "deleting expired challenges",

@@ -169,6 +169,11 @@ struct PostgresSchema: Sendable {
             // 7: when a key's receipt expires, so the receipt refresh skips expired receipts (additive: a nullable
             // column; the release before it neither reads nor writes it).
             .additive("ALTER TABLE \(table("keys")) ADD COLUMN receipt_expires_at_ms BIGINT"),
+            // 8: room on each page of `keys` for its rows' next versions (fillfactor 85), so that a counter advance
+            // writes its new row version on the same page and no index entry (a HOT update), however full the
+            // table was loaded (additive: a storage parameter, taken under a lock that lets reads and writes go on;
+            // it shapes pages written from now on, and a table rewrite applies it to the others).
+            .additive("ALTER TABLE \(table("keys")) SET (fillfactor = 85)"),
         ]
     }
 
