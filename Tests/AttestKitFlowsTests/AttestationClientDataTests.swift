@@ -177,6 +177,24 @@ struct AttestationClientDataTests {
             #expect(code == expected, "round \(round)")
         }
     }
+
+    @Test("a refusal of client data is recorded with the client data and replays to its code")
+    func recorded() async throws {
+        for (code, attestedSuffix, sentChallenge) in [
+            ("nonce_mismatch", Array("other".utf8), true), ("client_data_challenge_mismatch", Self.appData, false),
+        ] {
+            let recorder = try RecordingTests.recorder()
+            let bench = try FlowBench(recorder: recorder)
+            let challenge = try await Self.challenge(bench)
+            let front = sentChallenge ? challenge.bytes : challenge.bytes.reversed()
+            await #expect(throws: FlowError.self) {
+                _ = try await Self.register(
+                    bench, challengeID: challenge.id, attested: front + attestedSuffix, sent: front + Self.appData)
+            }
+            let result = try await RecordingTests.expectReplay(recorder, code: code)
+            #expect(result.bundle.attestation?.clientData == Data(front + Self.appData).base64EncodedString())
+        }
+    }
 }
 
 /// A splitmix64 generator, seeded for repeatable runs.
