@@ -12,7 +12,8 @@ extension AppAttestManager {
     /// with the challenge, verifies the attestation over it, and answers the app's bytes as `appData`. Each call
     /// costs one attestation, which Apple counts per device: call it when the bound bytes change (a sign-in), not
     /// per request. A failure keeps the current key; the next call starts over with a new key and challenge.
-    /// Concurrent calls of ``attestedKeyID()`` wait for this one's key while no key is registered.
+    /// Concurrent calls of ``attestedKeyID()`` wait for this one's key while no key is registered; concurrent calls of
+    /// this method each attest a key, and the last one registered becomes the manager's.
     /// - Parameter appData: The app's bytes, at least one, at most `AttestationClientData.maximumLength` minus the
     ///   challenge's length (32).
     /// - Returns: The registered key, with `appData`.
