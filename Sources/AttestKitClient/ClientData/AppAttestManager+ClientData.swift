@@ -13,7 +13,9 @@ extension AppAttestManager {
     /// costs one attestation, which Apple counts per device: call it when the bound bytes change (a sign-in), not
     /// per request. A failure keeps the current key; the next call starts over with a new key and challenge.
     /// Concurrent calls of ``attestedKeyID()`` wait for this one's key while no key is registered; concurrent calls of
-    /// this method each attest a key, and the last one registered becomes the manager's.
+    /// this method each attest a key, and the last one registered becomes the manager's. A key the manager replaces
+    /// on its own later (the device or the service lost it, ``resetKey(_:)``) is attested over the challenge alone:
+    /// call this again to bind the bytes to the new key.
     /// - Parameter appData: The app's bytes, at least one, at most `AttestationClientData.maximumLength` minus the
     ///   challenge's length (32).
     /// - Returns: The registered key, with `appData`.
