@@ -49,6 +49,7 @@ struct WireSampleTests {
         adminRecord.keyAccessControl = .init(
             policy: "macos_full_security",
             value: "MEajRARCMEAMAjExMDowCQwCb2uhAwEB/zAJDAJvYaEDAQH/MAsMBG9kZWyhAwEB/zAVDARvc2duoAYMBHJzZWMwBaYDAgEB")
+        adminRecord.appData = "eyJ1c2VyIjoiNDIifQ=="
         let fullRecord = adminRecord
         var keyAttestation = keyRecord
         keyAttestation.appKey = .init(thumbprint: "6UoWwDCkLjV0J-pQG8c0THxbVhBcpR0AZDift1Yl5DM")
@@ -65,6 +66,11 @@ struct WireSampleTests {
                     purpose: "attest", expiresAt: time)),
             Sample(
                 "AttestationRequest", AttestationRequest(keyId: keyID, attestation: "AAEC", challengeId: challengeID)),
+            Sample(
+                "AttestationRequest",
+                AttestationRequest(
+                    keyId: keyID, attestation: "AAEC", challengeId: challengeID,
+                    clientData: "q83vASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4l7InVzZXIiOiI0MiJ9")),
             Sample(
                 "KeyAttestationRequest",
                 KeyAttestationRequest(

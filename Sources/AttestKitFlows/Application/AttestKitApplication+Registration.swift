@@ -9,8 +9,13 @@ extension AttestKitApplication {
     /// per client address (`rate-limit.attestations-per-ip`) and, once verified, per app
     /// (`rate-limit.attestations-per-app`, shared by replicas through the store).
     ///
+    /// With `clientData` (the challenge's bytes followed by the app's, `AttestationClientData`), the attestation is
+    /// verified over those bytes and the answer carries the app's bytes as `appData`.
+    ///
     /// - Returns: The key record (201).
-    /// - Throws: 429 `rate_limited`; the registrar's codes (``AttestationRegistrar``).
+    /// - Throws: 429 `rate_limited`; `invalid_field` (`clientData`: not Base64, longer than
+    ///   `AttestationClientData.maximumLength` bytes, or no longer than a challenge), before the challenge is
+    ///   consumed; the registrar's codes (``AttestationRegistrar``), `client_data_challenge_mismatch` among them.
     public func registerAttestation(
         _ request: AttestationRequest, client: String
     ) async throws(FlowError) -> KeyRecordResponse {
@@ -18,12 +23,17 @@ extension AttestKitApplication {
             let (keyID, attestation, challengeID) = try admitAttestation(
                 keyId: request.keyId, attestation: request.attestation, challengeId: request.challengeId,
                 client: client)
+            let clientData = try request.clientData.map { text throws(FlowError) in
+                try Field.bytes(text, "clientData", maximum: AttestationClientData.maximumLength)
+            }
             return try await registering { admit throws(FlowError) in
                 let registered = try await registrar.registerVerified(
-                    keyID: keyID, attestation: attestation, challengeID: challengeID, now: now(), admit: admit)
-                let answer = KeyRecordResponse(
+                    keyID: keyID, attestation: attestation, challengeID: challengeID, clientData: clientData,
+                    now: now(), admit: admit)
+                var answer = KeyRecordResponse(
                     registered.record, policy: configuration.policy.riskPolicy,
                     keyAccessControl: registered.attestation.keyAccessControl)
+                answer.appData = registered.appData.map { Base64.encode($0) }
                 return (registered.record, answer)
             }
         }

@@ -6,16 +6,16 @@ extension AttestationRegistrar {
     /// The registrar's decision, wrapped: the store's answers are noted on the way (``RecordingStore``), and a
     /// failure worth recording is written to `recorder` as a bundle before it is thrown.
     func register(
-        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
-        verifier: AttestationVerifier, admit: (AppID) async throws(FlowError) -> Void,
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, clientData: [UInt8]?,
+        now: Date, verifier: AttestationVerifier, admit: (AppID) async throws(FlowError) -> Void,
         recordingTo recorder: VerificationRecorder
     ) async throws(FlowError) -> Registered {
         let answers = RecordingStore(DirectDecisionStore(store: store))
         var admitting = false
         do {
             return try await decide(
-                keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now,
-                verifier: verifier, store: answers
+                keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey,
+                clientData: clientData, now: now, verifier: verifier, store: answers
             ) { (appID: AppID) async throws(FlowError) in
                 admitting = true
                 try await admit(appID)
@@ -39,7 +39,7 @@ extension AttestationRegistrar {
                     configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
                     attestation: RecordedAttestation(
                         keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: read.challenge,
-                        storeAnswer: refusal, appKey: appKey?.der),
+                        storeAnswer: refusal, appKey: appKey?.der, clientData: clientData),
                     outcome: VerificationBundle.Outcome(error)))
             throw error
         }

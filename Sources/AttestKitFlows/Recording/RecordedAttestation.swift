@@ -16,11 +16,14 @@ public struct RecordedAttestation: Sendable, Hashable, Codable {
     /// For a key attestation, the app key's SubjectPublicKeyInfo DER (Base64) the client data bound; absent for a
     /// plain attestation.
     public var appKey: String?
+    /// For an attestation over the challenge followed by the app's bytes, the client data as the app sent it
+    /// (Base64); absent when the client data was the challenge alone.
+    public var clientData: String?
 
     /// Creates the record of an attestation.
     public init(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, challenge: [UInt8]?,
-        storeAnswer: RecordedStoreAnswer?, appKey: [UInt8]? = nil
+        storeAnswer: RecordedStoreAnswer?, appKey: [UInt8]? = nil, clientData: [UInt8]? = nil
     ) {
         self.keyId = keyID.base64
         self.attestation = Base64.encode(attestation)
@@ -28,5 +31,6 @@ public struct RecordedAttestation: Sendable, Hashable, Codable {
         self.challenge = challenge.map { Base64.encode($0) }
         self.storeAnswer = storeAnswer
         self.appKey = appKey.map { Base64.encode($0) }
+        self.clientData = clientData.map { Base64.encode($0) }
     }
 }

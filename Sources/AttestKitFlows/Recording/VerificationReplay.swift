@@ -66,8 +66,11 @@ public enum VerificationReplay {
         let registrar = AttestationRegistrar(verifier: verifier, store: store)
         // A key attestation replays with its app key (the client data binds it).
         let appKey = try recorded.appKey.map { text throws(FlowError) in try AppKey(request: bytes(text, "appKey")) }
+        // An attestation over the challenge and the app's bytes replays with the client data it sent.
+        let clientData = try recorded.clientData.map { text throws(FlowError) in try bytes(text, "clientData") }
         _ = try await registrar.register(
-            keyID: keyID, attestation: object, challengeID: challengeID, appKey: appKey, now: time
+            keyID: keyID, attestation: object, challengeID: challengeID, appKey: appKey, clientData: clientData,
+            now: time
         ) { _ in }
     }
 

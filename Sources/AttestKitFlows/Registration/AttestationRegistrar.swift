@@ -26,6 +26,9 @@ public struct AttestationRegistrar: Sendable {
         public let record: KeyRecord
         /// The verified attestation.
         public let attestation: VerifiedAttestation
+        /// The app's own bytes of the attestation's client data (what followed the challenge,
+        /// `AttestationClientData.appData`), or `nil` when the client data was the challenge alone.
+        public var appData: [UInt8]? = nil
     }
 
     /// The verifier of the deployment's apps, with the deployment's policy (its `policy`), or `nil` when no app is
@@ -84,29 +87,86 @@ public struct AttestationRegistrar: Sendable {
             keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: nil, now: now, admit: admit)
     }
 
+    /// ``registerVerified(keyID:attestation:challengeID:now:admit:)`` for an attestation whose client data is
+    /// `clientData`, the exact bytes the app hashed for `attestKey`: the challenge's bytes as issued followed by the
+    /// app's own (`AttestationClientData`). Once the challenge is consumed, the first bytes of `clientData` must be
+    /// its bytes (compared in constant time) and at least one byte must follow; the attestation is then verified with
+    /// SHA-256 of `clientData`, and the app's bytes are answered as ``Registered/appData``.
+    ///
+    /// - Parameters:
+    ///   - clientData: The client data as the app sent it; `nil` is the challenge alone (as without the parameter).
+    /// - Returns: The stored key, the verified attestation and the app's bytes.
+    /// - Throws: As ``register(keyID:attestation:challengeID:now:admit:)``; `invalid_field` (400, `clientData`) for
+    ///   client data longer than `AttestationClientData.maximumLength` or too short to hold a challenge and a byte,
+    ///   before the challenge is consumed; `client_data_challenge_mismatch` (403) when, once the challenge is
+    ///   consumed, the client data does not begin with its bytes or holds nothing after them; `nonce_mismatch` for
+    ///   an attestation made over other client data.
+    public func registerVerified(
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, clientData: [UInt8]?, now: Date,
+        admit: (AppID) async throws(FlowError) -> Void = { _ in }
+    ) async throws(FlowError) -> Registered {
+        if let clientData { try Self.checkShape(clientData) }
+        return try await register(
+            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: nil, clientData: clientData,
+            now: now, admit: admit)
+    }
+
+    /// Refuses client data that cannot be a challenge followed by app bytes, whatever the challenge: too short or
+    /// too long.
+    /// - Throws: `invalid_field` (`clientData`).
+    static func checkShape(_ clientData: [UInt8]) throws(FlowError) {
+        guard clientData.count <= AttestationClientData.maximumLength else {
+            throw FlowError.invalidField("clientData", "is longer than \(AttestationClientData.maximumLength) bytes")
+        }
+        guard clientData.count > AttestationClientData.minimumChallengeLength else {
+            throw FlowError.invalidField(
+                "clientData", "is the challenge's bytes followed by at least one byte of the app's")
+        }
+    }
+
+    /// The client data input of an attestation of `challenge` that sent `clientData`: the challenge alone when it
+    /// sent none, else `clientData` once it is the challenge's bytes followed by at least one byte.
+    /// - Returns: The input and the app's bytes (`nil` without client data).
+    /// - Throws: `client_data_challenge_mismatch`.
+    static func input(
+        _ clientData: [UInt8]?, challenge: [UInt8]
+    ) throws(FlowError) -> (ClientDataInput, appData: [UInt8]?) {
+        guard let clientData else { return (.challenge(challenge), nil) }
+        // Never an early exit: the length is public, the prefix is compared in constant time.
+        guard clientData.count > challenge.count,
+            ConstantTime.equal(clientData[..<challenge.count], challenge)
+        else { throw FlowError.clientDataChallengeMismatch }
+        return (.clientData(clientData), Array(clientData[challenge.count...]))
+    }
+
     /// Registers the key, and with `appKey` the app key a key attestation binds to it: then the attestation's
     /// client data is the ``KeyAttestationClientData`` of the challenge id and `appKey` instead of the challenge,
     /// and a key already registered with another app key is `app_key_mismatch` rather than `key_exists` (both only
     /// once the attestation verified).
+    ///
+    /// With `clientData` (and no `appKey`), the client data is those bytes, the challenge's followed by the app's
+    /// (``registerVerified(keyID:attestation:challengeID:clientData:now:admit:)``).
     func register(
-        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
-        admit: (AppID) async throws(FlowError) -> Void
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, clientData: [UInt8]? = nil,
+        now: Date, admit: (AppID) async throws(FlowError) -> Void
     ) async throws(FlowError) -> Registered {
         guard let verifier else { throw FlowError.appsNotConfigured }
         guard let recorder else {
             return try await decide(
-                keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now,
-                verifier: verifier, store: DirectDecisionStore(store: store), admit: admit)
+                keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey,
+                clientData: clientData, now: now, verifier: verifier, store: DirectDecisionStore(store: store),
+                admit: admit)
         }
         return try await register(
-            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now,
-            verifier: verifier, admit: admit, recordingTo: recorder)
+            keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, clientData: clientData,
+            now: now, verifier: verifier, admit: admit, recordingTo: recorder)
     }
 
     /// The registrar's decision, reading and writing through `store`.
     func decide(
-        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, now: Date,
-        verifier: AttestationVerifier, store: some DecisionStore, admit: (AppID) async throws(FlowError) -> Void
+        keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, clientData sent: [UInt8]? = nil,
+        now: Date, verifier: AttestationVerifier, store: some DecisionStore,
+        admit: (AppID) async throws(FlowError) -> Void
     ) async throws(FlowError) -> Registered {
         let challenge: StoredChallenge
         do throws(StoreError) {
@@ -115,6 +175,7 @@ public struct AttestationRegistrar: Sendable {
             throw FlowError(error)
         }
         let clientData: ClientDataInput
+        var appData: [UInt8]?
         if let appKey {
             do throws(RequestBindingError) {
                 let binding = try KeyAttestationClientData(challengeId: challengeID.string, appKey: appKey.der)
@@ -123,7 +184,7 @@ public struct AttestationRegistrar: Sendable {
                 throw FlowError(error)
             }
         } else {
-            clientData = .challenge(challenge.bytes)
+            (clientData, appData) = try Self.input(sent, challenge: challenge.bytes)
         }
         let verified: VerifiedAttestation
         do throws(AttestKitError) {
@@ -145,7 +206,7 @@ public struct AttestationRegistrar: Sendable {
         try await admit(verified.appID)
         do throws(StoreError) {
             let record = try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
-            return Registered(record: record, attestation: verified)
+            return Registered(record: record, attestation: verified, appData: appData)
         } catch {
             throw FlowError(error)
         }

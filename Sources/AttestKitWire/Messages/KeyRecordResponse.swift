@@ -85,6 +85,10 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
     /// The key's access control as its attestation certified it: only in the answer of a registration, and absent
     /// when the credential certificate has no access-control extension (keys attested before 2026).
     public var keyAccessControl: KeyAccessControl?
+    /// The app's own bytes of the attestation's client data (what followed the challenge in the request's
+    /// `clientData`, ``AttestationClientData/appData``), Base64: only in the answer of a registration that carried
+    /// them; the service does not store them.
+    public var appData: String?
 
     /// Creates a key record answer.
     public init(
@@ -92,7 +96,7 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
         lastAssertionAt: String? = nil, revokedAt: String? = nil, osVersion: String? = nil,
         bundleVersion: String? = nil, validationCategory: UInt32? = nil, receipt: ReceiptInfo? = nil,
         riskMetric: Int? = nil, riskStatus: String, stepUp: Bool, riskHistory: [RiskEntry]? = nil,
-        appKey: AppKey? = nil, keyAccessControl: KeyAccessControl? = nil
+        appKey: AppKey? = nil, keyAccessControl: KeyAccessControl? = nil, appData: String? = nil
     ) {
         self.keyId = keyId
         self.appId = appId
@@ -112,5 +116,6 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
         self.riskHistory = riskHistory
         self.appKey = appKey
         self.keyAccessControl = keyAccessControl
+        self.appData = appData
     }
 }
