@@ -16,7 +16,9 @@ struct AttestationRampMetricsTests {
         let ramp = options.ramp
         // Two keys inside the share, one outside.
         let keys = (0...255).map { UInt8($0) }.compactMap { byte in
-            (try? KeyID(bytes: [UInt8](repeating: byte, count: 32))).map { (byte, ramp.admits(appID: Fixture.appID, keyID: $0)) }
+            (try? KeyID(bytes: [UInt8](repeating: byte, count: 32))).map {
+                (byte, ramp.admits(appID: Fixture.appID, keyID: $0))
+            }
         }
         let inside = keys.filter(\.1).map(\.0)
         let outside = try #require(keys.first { !$0.1 }?.0)
@@ -25,18 +27,27 @@ struct AttestationRampMetricsTests {
             #expect(zero.contains("# HELP attestkit_attestations_deferred_total"))
             #expect(zero.contains("# HELP attestkit_attest_challenges_admitted_total"))
             for reason in ["share", "ceiling"] {
-                #expect(DebugTokenRouteTests.sample(zero, "attestkit_attestations_deferred_total", [#"reason="\#(reason)""#]) == 0)
+                #expect(
+                    DebugTokenRouteTests.sample(
+                        zero, "attestkit_attestations_deferred_total", [#"reason="\#(reason)""#]) == 0)
             }
             for (byte, status) in [(inside[0], 201), (outside, 429), (inside[1], 429)] {
                 let answer = try await harness.post(
-                    "/v1/challenges", .object([.init(key: "purpose", value: .string("attest")),
-                        .init(key: "keyId", value: .string(Self.keyID(byte)))]))
+                    "/v1/challenges",
+                    .object([
+                        .init(key: "purpose", value: .string("attest")),
+                        .init(key: "keyId", value: .string(Self.keyID(byte))),
+                    ]))
                 #expect(answer.status == status, "\(answer)")
             }
             let metrics = try await harness.get("/metrics").text
             #expect(metrics.contains("attestkit_attest_challenges_admitted_total 1"), "\(metrics)")
-            #expect(DebugTokenRouteTests.sample(metrics, "attestkit_attestations_deferred_total", [#"reason="share""#]) == 1)
-            #expect(DebugTokenRouteTests.sample(metrics, "attestkit_attestations_deferred_total", [#"reason="ceiling""#]) == 1)
+            #expect(
+                DebugTokenRouteTests.sample(metrics, "attestkit_attestations_deferred_total", [#"reason="share""#]) == 1
+            )
+            #expect(
+                DebugTokenRouteTests.sample(metrics, "attestkit_attestations_deferred_total", [#"reason="ceiling""#])
+                    == 1)
             let page = try await harness.get("/dashboard", headers: ServerHarness.admin).text
             #expect(page.contains("Attestation ramp") && page.contains("deferred · share"), "\(page)")
             #expect(page.contains("deferred · ceiling") && page.contains("admitted"))
