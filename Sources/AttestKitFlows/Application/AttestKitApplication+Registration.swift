@@ -26,7 +26,7 @@ extension AttestKitApplication {
             let clientData = try request.clientData.map { text throws(FlowError) in
                 try Field.bytes(text, "clientData", maximum: AttestationClientData.maximumLength)
             }
-            return try await registering { admit throws(FlowError) in
+            return try await registering(keyID) { admit throws(FlowError) in
                 let registered = try await registrar.registerVerified(
                     keyID: keyID, attestation: attestation, challengeID: challengeID, clientData: clientData,
                     now: now(), admit: admit)
@@ -53,7 +53,7 @@ extension AttestKitApplication {
                 client: client)
             let appKey = try Field.bytes(
                 request.appKey, "appKey", maximum: KeyAttestationClientData.maximumAppKeyLength)
-            return try await registering { admit throws(FlowError) in
+            return try await registering(keyID) { admit throws(FlowError) in
                 let registered = try await keyAttestation.register(
                     keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now(),
                     admit: admit)
@@ -74,14 +74,16 @@ extension AttestKitApplication {
         )
     }
 
-    /// Runs a registration with the per-app budget as its `admit` hook, and counts and logs its outcome (both
-    /// routes are attestation verifications, for the metrics and alerts).
+    /// Runs a registration of `keyID` with the attestation ramp's share and the per-app budget as its `admit` hook,
+    /// and counts and logs its outcome (both routes are attestation verifications, for the metrics and alerts).
     private func registering<Answer>(
+        _ keyID: KeyID,
         _ register: (_ admit: (AppID) async throws(FlowError) -> Void) async throws(FlowError) -> (KeyRecord, Answer)
     ) async throws(FlowError) -> Answer {
         let start = ContinuousClock.now
         do {
             let (record, answer) = try await register { appID throws(FlowError) in
+                try checkRamp(appID: appID, keyID: keyID)
                 // Per-app budget against token farming: counted on verified attestations only, so that forged
                 // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
                 // database share it.
