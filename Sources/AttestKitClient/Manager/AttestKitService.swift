@@ -51,8 +51,11 @@ public struct AttestKitService: Sendable {
     /// `POST /v1/challenges` (`ChallengeRequest`, answered with `ChallengeResponse`).
     /// - Parameters:
     ///   - purpose: Attestation or assertion.
-    ///   - keyID: For an assertion, the key the challenge is bound to.
-    /// - Throws: ``AttestKitClientError``.
+    ///   - keyID: For an assertion, the key the challenge is bound to; for an attestation, the generated key to be
+    ///     attested, by which a service ramping App Attest up decides whether this install attests now.
+    /// - Throws: ``AttestKitClientError``; ``AttestKitClientError/Code/httpError`` with status 429 and service code
+    ///   `attestation_deferred` when the service defers the attestation (``AppAttestManager`` waits for its
+    ///   `Retry-After`).
     public func challenge(for purpose: Purpose, keyID: String? = nil) async throws -> Challenge {
         let data = try await post("v1/challenges", ChallengeRequest(purpose: purpose.rawValue, keyId: keyID))
         let answer: ChallengeResponse
@@ -106,8 +109,21 @@ public struct AttestKitService: Sendable {
         guard !(200..<300).contains(response.statusCode) else { return }
         let error =
             data.count <= maximumAnswerSize ? try? WireJSON.decode(ErrorResponse.self, from: data).error : nil
-        throw AttestKitClientError(
+        var failure = AttestKitClientError(
             .httpError, status: response.statusCode, serviceCode: error?.code,
             reason: error?.message ?? "HTTP \(response.statusCode)")
+        failure.retryAfterSeconds = retryAfterSeconds(response)
+        throw failure
+    }
+
+    /// The `Retry-After` header in its integer form (at most 9 digits), or `nil` (absent, an HTTP date, malformed).
+    static func retryAfterSeconds(_ response: HTTPURLResponse) -> Int? {
+        let field = response.allHeaderFields.first { name, _ in
+            (name as? String)?.caseInsensitiveCompare("Retry-After") == .orderedSame
+        }
+        guard let text = (field?.value as? String)?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+            text.utf8.count <= 9, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return Int(text)
     }
 }
