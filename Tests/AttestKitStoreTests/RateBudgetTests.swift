@@ -68,6 +68,45 @@ struct RateBudgetTests {
         }
     }
 
+    @Test(
+        "a daily budget (#33): its ceiling for the UTC day, never refilled within it, full again the next day",
+        arguments: await StoreBackend.all())
+    func daily(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            // 2026-11-27T23:00:00Z: an hour before the day ends.
+            let evening = Date(timeIntervalSince1970: 1_795_820_400)
+            let budget = try RateBudget.daily(name: "ramp/ABCDE12345.com.example.app", ceiling: 3, now: evening)
+            for _ in 0..<3 { #expect(try await store.take(from: budget, now: evening) == nil) }
+            #expect(try await store.take(from: budget, now: evening) == 3_600, "until the next UTC day")
+            // Fifty-nine minutes on, the same day: still nothing refilled.
+            let later = evening.addingTimeInterval(3_540)
+            #expect(try await store.take(from: budget, now: later) == 60)
+            // The next UTC day is another budget, full.
+            let midnight = evening.addingTimeInterval(3_600)
+            let next = try RateBudget.daily(name: "ramp/ABCDE12345.com.example.app", ceiling: 3, now: midnight)
+            #expect(next != budget)
+            for _ in 0..<3 { #expect(try await store.take(from: next, now: midnight) == nil) }
+            #expect(try await store.take(from: next, now: midnight) == 86_400)
+        }
+    }
+
+    @Test(
+        "64 concurrent takes from a daily budget of 10, across two clients: exactly 10 succeed (#33)",
+        arguments: await StoreBackend.clientVariants())
+    func concurrentDailyTakes(backend: StoreBackend, clients: Int) async throws {
+        try await backend.withStores(count: clients) { stores in
+            let budget = try RateBudget.daily(name: "ramp/race", ceiling: 10, now: t0)
+            let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<64 {
+                    let store = stores[index % stores.count]
+                    group.addTask { try await store.take(from: budget, now: t0.addingTimeInterval(Double(index))) == nil }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(taken == 10)
+        }
+    }
+
     @Test("names and rates out of range are refused")
     func bounds() {
         #expect(throws: StoreError.self) { try RateBudget(name: "a", perSecond: 0) }
@@ -77,5 +116,7 @@ struct RateBudgetTests {
         #expect(throws: StoreError.self) { try RateBudget(name: String(repeating: "a", count: 257), perMinute: 1) }
         #expect(throws: StoreError.self) { try RateBudget(name: "a", perMinute: 0) }
         #expect(throws: StoreError.self) { try RateBudget(name: "a", perMinute: 1_000_001) }
+        #expect(throws: StoreError.self) { try RateBudget.daily(name: "a", ceiling: 0, now: t0) }
+        #expect(throws: StoreError.self) { try RateBudget.daily(name: "a", ceiling: 1_000_001, now: t0) }
     }
 }

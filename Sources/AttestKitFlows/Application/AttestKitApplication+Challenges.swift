@@ -3,20 +3,29 @@ public import AttestKitWire
 import Foundation
 
 extension AttestKitApplication {
-    /// `POST /v1/challenges`: a one-time challenge for an attestation, or for an assertion (bound to a key when
-    /// `keyId` is given), behind the budget of challenges per client address (`rate-limit.challenges-per-ip`).
+    /// `POST /v1/challenges`: a one-time challenge for an attestation, or for an assertion, bound to a key when
+    /// `keyId` is given, behind the budget of challenges per client address (`rate-limit.challenges-per-ip`) and,
+    /// for an attestation, the attestation ramp (`ramp.*`, ``admitToRamp(appId:keyID:)``), which needs the key id
+    /// the app generated and, when several apps are accepted, the app (`appId`).
     ///
     /// - Parameters:
     ///   - request: The request (`{}` when the body is empty).
     ///   - client: The client's address as a rate-limit key.
-    /// - Throws: 429 `rate_limited`; `invalid_field` (`purpose`, `keyId`); `storage_unavailable`.
+    /// - Throws: 429 `rate_limited`; 429 `attestation_deferred`; `invalid_field` (`purpose`, `keyId`, `appId`);
+    ///   `apps_not_configured`; `storage_unavailable`.
     public func issueChallenge(_ request: ChallengeRequest, client: String) async throws(FlowError) -> ChallengeResponse
     {
         try await perform { () async throws(FlowError) in
             try limit(challengesPerClient, client, name: "challenges_per_ip")
             let purpose = try ChallengeIssuer.purpose(named: request.purpose)
             let keyID = try request.keyId.map { text throws(FlowError) in try Field.keyID(text) }
+            if purpose == .attest {
+                _ = try await admitToRamp(appId: request.appId, keyID: keyID)
+            } else if request.appId != nil {
+                throw FlowError.invalidField("appId", "names the app of attest challenges only")
+            }
             let challenge = try await challenges.issue(purpose: purpose, keyID: keyID)
+            if purpose == .attest { metrics.attestChallengeAdmitted() }
             return ChallengeResponse(
                 challengeId: challenge.id.string, challenge: Data(challenge.bytes).base64EncodedString(),
                 purpose: purpose.rawValue, expiresAt: APITime.format(challenge.expiresAt))

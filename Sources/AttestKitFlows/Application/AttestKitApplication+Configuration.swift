@@ -91,6 +91,9 @@ extension AttestKitApplication {
         /// replica serves requests only: run the jobs on fewer replicas than serve (one, say), so that Apple is not
         /// asked for the same receipt by every replica.
         public var runsBackgroundJobs: Bool
+        /// The attestation ramp (`ramp.*`): the share of installs per app admitted to attest, and a ceiling of new
+        /// attestations per app per UTC day; off by default.
+        public var ramp = AttestationRamp()
 
         /// An adopter's own attestation rules (a Swift edge's: the Vapor integration, an application of its own),
         /// checked right after Apple's checks and before ``policy``'s; `nil`: none. A refusal carries its own code
@@ -159,6 +162,7 @@ extension AttestKitApplication {
                 throw ConfigurationError("http.body-limit", "is 1 KiB to 16 MiB")
             }
             try rateLimits.validate()
+            try ramp.validate()
             if let adminToken, adminToken.utf8.count < 16 {
                 throw ConfigurationError("admin.token", "is at least 16 characters")
             }

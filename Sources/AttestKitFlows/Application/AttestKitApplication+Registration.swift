@@ -18,7 +18,7 @@ extension AttestKitApplication {
             let (keyID, attestation, challengeID) = try admitAttestation(
                 keyId: request.keyId, attestation: request.attestation, challengeId: request.challengeId,
                 client: client)
-            return try await registering { admit throws(FlowError) in
+            return try await registering(keyID) { admit throws(FlowError) in
                 let registered = try await registrar.registerVerified(
                     keyID: keyID, attestation: attestation, challengeID: challengeID, now: now(), admit: admit)
                 let answer = KeyRecordResponse(
@@ -43,7 +43,7 @@ extension AttestKitApplication {
                 client: client)
             let appKey = try Field.bytes(
                 request.appKey, "appKey", maximum: KeyAttestationClientData.maximumAppKeyLength)
-            return try await registering { admit throws(FlowError) in
+            return try await registering(keyID) { admit throws(FlowError) in
                 let registered = try await keyAttestation.register(
                     keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now(),
                     admit: admit)
@@ -64,14 +64,16 @@ extension AttestKitApplication {
         )
     }
 
-    /// Runs a registration with the per-app budget as its `admit` hook, and counts and logs its outcome (both
+    /// Runs a registration of `keyID` with the attestation ramp's share and the per-app budget as its `admit` hook, and counts and logs its outcome (both
     /// routes are attestation verifications, for the metrics and alerts).
     private func registering<Answer>(
+        _ keyID: KeyID,
         _ register: (_ admit: (AppID) async throws(FlowError) -> Void) async throws(FlowError) -> (KeyRecord, Answer)
     ) async throws(FlowError) -> Answer {
         let start = ContinuousClock.now
         do {
             let (record, answer) = try await register { appID throws(FlowError) in
+                try checkRamp(appID: appID, keyID: keyID)
                 // Per-app budget against token farming: counted on verified attestations only, so that forged
                 // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
                 // database share it.

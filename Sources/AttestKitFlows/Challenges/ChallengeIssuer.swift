@@ -35,12 +35,11 @@ public struct ChallengeIssuer: Sendable {
         }
     }
 
-    /// Issues and stores a challenge for `purpose`, bound to `keyID` when given (assert challenges only).
-    /// - Throws: `invalid_field` (`keyId`) for a key bound to an attest challenge; the store's codes.
+    /// Issues and stores a challenge for `purpose`, bound to `keyID` when given: an assert challenge to the key that
+    /// asserts, an attest challenge to the key the app generated (the one the attestation ramp admitted), which
+    /// ``AttestationRegistrar`` then requires the attestation to be of.
+    /// - Throws: The store's codes.
     public func issue(purpose: ChallengePurpose, keyID: KeyID? = nil) async throws(FlowError) -> StoredChallenge {
-        if keyID != nil && purpose == .attest {
-            throw FlowError.invalidField("keyId", "binds assert challenges only")
-        }
         do {
             return try await store.issueChallenge(purpose: purpose, keyID: keyID, ttl: ttl, now: now())
         } catch {

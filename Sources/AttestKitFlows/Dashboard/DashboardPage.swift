@@ -159,6 +159,13 @@ package struct DashboardPage {
         body += Self.table(
             "Rate limiting", "ratelimits", ["limit", "total", "per minute"],
             rows("attestkit_rate_limited_total", by: ["limit"]))
+        // The attestation ramp: attest challenges given, and installs deferred by reason (share, ceiling).
+        let admitted = rows("attestkit_attest_challenges_admitted_total", by: []).map { ["admitted"] + $0.dropFirst() }
+        let deferred = rows("attestkit_attestations_deferred_total", by: ["reason"]).map { row in
+            ["deferred · \(row[0])"] + row.dropFirst()
+        }
+        body += Self.table(
+            "Attestation ramp", "ramp", ["attest challenges", "total", "per minute"], admitted + deferred)
         let up = samples.total("attestkit_storage_up") >= 1
         body += Self.table(
             "Storage", "storage", ["", "value"],

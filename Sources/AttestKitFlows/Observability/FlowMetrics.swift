@@ -38,6 +38,20 @@ public struct FlowMetrics: Sendable {
         Counter(label: "attestkit_rate_limited_total", dimensions: [("limit", limit)], factory: factory).increment()
     }
 
+    /// An attest challenge given (`attestkit_attest_challenges_admitted_total`): admitted by the attestation ramp, or
+    /// with the ramp off.
+    public func attestChallengeAdmitted() {
+        Counter(label: "attestkit_attest_challenges_admitted_total", factory: factory).increment()
+    }
+
+    /// An install the attestation ramp deferred (`attestkit_attestations_deferred_total`), by reason: `share` or
+    /// `ceiling`.
+    public func attestationDeferred(_ reason: FlowError.DeferralReason) {
+        Counter(
+            label: "attestkit_attestations_deferred_total", dimensions: [("reason", reason.rawValue)], factory: factory
+        ).increment()
+    }
+
     /// One receipt exchange and its result (`refreshed`, `not_modified`, or an error code).
     public func receiptRefresh(_ result: String) {
         Counter(label: "attestkit_receipt_refresh_total", dimensions: [("result", result)], factory: factory)

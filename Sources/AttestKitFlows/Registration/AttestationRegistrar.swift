@@ -110,7 +110,8 @@ public struct AttestationRegistrar: Sendable {
     ) async throws(FlowError) -> Registered {
         let challenge: StoredChallenge
         do throws(StoreError) {
-            challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: nil, now: now)
+            // An attest challenge bound to a key (the one the attestation ramp admitted) is for that key only.
+            challenge = try await store.consumeChallenge(challengeID, purpose: .attest, keyID: keyID, now: now)
         } catch {
             throw FlowError(error)
         }

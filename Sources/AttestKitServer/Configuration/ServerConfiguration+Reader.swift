@@ -58,6 +58,9 @@ extension ServerConfiguration {
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
     /// | `rate-limit.attestations-per-app` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_APP` | `6000` a minute (0: off) |
     /// | `rate-limit.challenges-per-ip` | `ATTESTKIT_RATE_LIMIT_CHALLENGES_PER_IP` | `120` a minute (0: off) |
+    /// | `ramp.share` | `ATTESTKIT_RAMP_SHARE` | `100`: the percentage (0 to 100, decimals allowed) of each app's installs admitted to attest; below 100, an attest challenge needs the key id (attestation ramp) |
+    /// | `ramp.daily-ceiling` | `ATTESTKIT_RAMP_DAILY_CEILING` | `0`: none; new attestations per app per UTC day across every replica sharing the store (up to 1000000) |
+    /// | `ramp.recheck-after` | `ATTESTKIT_RAMP_RECHECK_AFTER` | `21600` seconds an install outside the share is told to wait (`Retry-After`, 1 to 604800) |
     /// | `devicecheck.states` | `ATTESTKIT_DEVICECHECK_STATES` | none: `trial-and-ban`, or four names for bit0 bit1 = 00, 10, 01, 11 |
     /// | `rate-limit.dashboard-logins-per-ip` | `ATTESTKIT_RATE_LIMIT_DASHBOARD_LOGINS_PER_IP` | `10` a minute (0: off) |
     /// | `rate-limit.auth-failures-per-ip` | `ATTESTKIT_RATE_LIMIT_AUTH_FAILURES_PER_IP` | `10` wrong credentials a minute, every credentialed route (0: off) |
@@ -140,6 +143,10 @@ extension ServerConfiguration {
         if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
         self.policy = try Self.policy(settings.scoped(to: "policy"))
         self.rateLimits = try RateLimits.read(settings.scoped(to: "rate-limit"), over: self.rateLimits)
+        let ramp = settings.scoped(to: "ramp")
+        if let share = try ramp.double("share") { self.ramp.share = share }
+        if let ceiling = try ramp.int("daily-ceiling") { self.ramp.dailyCeiling = ceiling }
+        if let recheck = try ramp.int("recheck-after") { self.ramp.recheckAfter = recheck }
         if let lifetime = try settings.double("dashboard.session-lifetime") { dashboardSessionLifetime = lifetime }
         self.debugTokens = try settings.strings("debug.tokens") ?? []
         let enforcementSettings = settings.scoped(to: "enforcement")

@@ -137,6 +137,15 @@ extension ServerSetting {
         ServerSetting("rate-limit.attestations-per-app", .integer, default: "6000", "`6000` a minute (0: off)"),
         ServerSetting("rate-limit.challenges-per-ip", .integer, default: "120", "`120` a minute (0: off)"),
         ServerSetting(
+            "ramp.share", .number, default: "100",
+            "`100`: the percentage (0 to 100, decimals allowed) of each app's installs admitted to attest; below 100, an attest challenge needs the key id (attestation ramp)"),
+        ServerSetting(
+            "ramp.daily-ceiling", .integer, default: "0",
+            "`0`: none; new attestations per app per UTC day across every replica sharing the store (up to 1000000)"),
+        ServerSetting(
+            "ramp.recheck-after", .integer, default: "21600",
+            "`21600` seconds an install outside the share is told to wait (`Retry-After`, 1 to 604800)"),
+        ServerSetting(
             "devicecheck.states", .strings, default: nil,
             "none: `trial-and-ban`, or four names for bit0 bit1 = 00, 10, 01, 11"),
         ServerSetting("rate-limit.dashboard-logins-per-ip", .integer, default: "10", "`10` a minute (0: off)"),

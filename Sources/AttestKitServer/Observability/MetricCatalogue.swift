@@ -12,6 +12,10 @@ enum MetricCatalogue {
             "Attestations, assertions and debug tokens (debug_token, at the token route) verified, by kind, outcome and error code (replays: counter_not_increasing, challenge_consumed).",
         "attestkit_verification_duration_seconds": "Time to verify an attestation or assertion, by kind.",
         "attestkit_rate_limited_total": "Requests refused by a rate limit, by limit.",
+        "attestkit_attest_challenges_admitted_total":
+            "Attest challenges given: installs the attestation ramp admitted (every one while it is off).",
+        "attestkit_attestations_deferred_total":
+            "Installs the attestation ramp deferred (429 attestation_deferred), by reason: share (ramp.share) or ceiling (ramp.daily-ceiling).",
         "attestkit_receipt_refresh_total":
             "Receipt exchanges with Apple, by result (refreshed, not_modified, or an error code).",
         "attestkit_receipt_refresh_backlog":

@@ -54,6 +54,10 @@ public final class ServerMetrics: Sendable {
         for limit in ["attestations_per_ip", "attestations_per_app", "challenges_per_ip", "auth_failures_per_ip"] {
             counter("attestkit_rate_limited_total", [("limit", limit)])
         }
+        counter("attestkit_attest_challenges_admitted_total", [])
+        for reason in FlowError.DeferralReason.allCases {
+            counter("attestkit_attestations_deferred_total", [("reason", reason.rawValue)])
+        }
         counter("attestkit_storage_errors_total", [])
         for audience in Self.credentialAudiences {
             counter("attestkit_auth_failures_total", [("audience", audience)])

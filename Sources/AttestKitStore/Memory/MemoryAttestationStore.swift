@@ -270,7 +270,7 @@ public actor MemoryAttestationStore: AttestationStore {
         let instant = try StoreTime.milliseconds(now, "now")
         let stored = budgets[budget.name] ?? (budget.capacity, instant)
         let available = budget.refilled(stored.tokens, updated: stored.updated, now: instant)
-        guard available >= RateBudget.unit else { return budget.wait(available: available) }
+        guard available >= RateBudget.unit else { return budget.wait(available: available, now: instant) }
         budgets[budget.name] = (available - RateBudget.unit, max(stored.updated, instant))
         return nil
     }

@@ -354,7 +354,7 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
                 RateBudget.takeStatement(table: table, dialect: dialect),
                 [
                     .text(budget.name), .integer(Int64(budget.burst)), .integer(instant),
-                    .integer(Int64(budget.requests)), .integer(budget.period.milliseconds),
+                    .integer(Int64(budget.refill)), .integer(budget.period.milliseconds),
                 ]), access: .write)
         guard taken.isEmpty else { return nil }
         let rows = try await executor.query(

@@ -23,6 +23,10 @@ struct EdgeConfiguration: Sendable {
     var policy = DeploymentPolicy()
     /// Whether `POST /v1/tokens` sells session tokens (`tokens.*`), where the edge has the route.
     var sessionTokens = false
+    /// `apps`: the accepted apps.
+    var apps = [EdgeFixture.appID]
+    /// `ramp.*`: the attestation ramp (off by default).
+    var ramp = AttestationRamp()
 
     /// The group's policy, for an edge that builds its middleware from one.
     func enforcementPolicy() throws -> EnforcementPolicy {

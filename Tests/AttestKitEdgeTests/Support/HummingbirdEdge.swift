@@ -47,7 +47,7 @@ struct HummingbirdEdge: EdgeDriver {
         store: any AttestationStore, configuration: EdgeConfiguration, apple: EdgeApple?
     ) throws -> AttestKitServer {
         var settings = ServerConfiguration(
-            appIDs: [EdgeFixture.appID], environments: .development, storageURL: "memory:",
+            appIDs: configuration.apps, environments: .development, storageURL: "memory:",
             apple: apple.map {
                 ServerConfiguration.Apple(
                     privateKeyPEM: $0.privateKeyPEM, keyID: EdgeApple.keyID, teamID: EdgeApple.teamID,
@@ -59,6 +59,7 @@ struct HummingbirdEdge: EdgeDriver {
             rateLimits: .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0, authFailuresPerIP: 0),
             backendTokens: [EdgeConfiguration.backendToken], logLevel: .critical)
         settings.debugTokens = configuration.debugTokens
+        settings.ramp = configuration.ramp
         settings.enforcementGroups = [EdgeConfiguration.group: configuration.enforcement]
         settings.deviceTokenValidationsPerClient = configuration.deviceTokenValidationsPerClient
         if configuration.sessionTokens {

@@ -50,13 +50,14 @@ struct VaporEdge: EdgeDriver {
         _ app: Application, store: any AttestationStore, configuration: EdgeConfiguration, apple: EdgeApple?
     ) throws {
         var settings = AttestKitApplication.Configuration(
-            appIDs: [EdgeFixture.appID], environments: .development, trustAnchors: EdgeFixture.apple.trustAnchors,
+            appIDs: configuration.apps, environments: .development, trustAnchors: EdgeFixture.apple.trustAnchors,
             policy: configuration.policy,
             // Limits of their own are tested where they are the subject: the suite sends many requests.
             rateLimits: .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0, authFailuresPerIP: 0),
             backendTokens: [EdgeConfiguration.backendToken], debugTokens: configuration.debugTokens,
             enforcementGroups: [EdgeConfiguration.group: configuration.enforcement])
         settings.deviceTokenValidationsPerClient = configuration.deviceTokenValidationsPerClient
+        settings.ramp = configuration.ramp
         if configuration.sessionTokens {
             settings.tokens = try TokenService.Configuration(
                 signingKey: TokenSigningKey(privateKey: P256.Signing.PrivateKey()))

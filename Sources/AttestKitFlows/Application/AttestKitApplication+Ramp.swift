@@ -1,0 +1,94 @@
+import AttestKit
+import AttestKitStore
+import Foundation
+
+extension AttestKitApplication {
+    /// The attestation ramp's admission of an attest challenge (``AttestationRamp``), before it is issued: the app is
+    /// the one `appId` names (one of the accepted apps), or the only accepted one; the install is its key id, which
+    /// the share must admit; then one attestation is taken from the app's ceiling for the UTC day, shared by every
+    /// replica through the store. Nothing is asked of the store while the ramp is off.
+    ///
+    /// - Returns: The app the challenge is admitted for, `nil` when neither the ramp nor `appId` names one.
+    /// - Throws: 429 `attestation_deferred` (counted by reason); `invalid_field` (`appId`, and `keyId` missing while
+    ///   the ramp is on); `apps_not_configured`; `storage_unavailable`.
+    func admitToRamp(appId: String?, keyID: KeyID?) async throws(FlowError) -> AppID? {
+        let ramp = configuration.ramp
+        let appID: AppID
+        if let appId {
+            appID = try acceptedApp(appId)
+            guard ramp.isOn else { return appID }
+        } else {
+            guard ramp.isOn else { return nil }
+            appID = try impliedApp()
+        }
+        guard let keyID else {
+            throw FlowError.invalidField(
+                "keyId",
+                "is required for an attest challenge while the attestation ramp is on (ramp.*): "
+                    + "the key id the app generated, which the ramp admits or defers")
+        }
+        guard ramp.admits(appID: appID, keyID: keyID) else {
+            throw deferred(.share, retryAfter: ramp.recheckAfter)
+        }
+        guard ramp.dailyCeiling > 0 else { return appID }
+        let wait: Int?
+        do {
+            let at = now()
+            wait = try await store.take(
+                from: try RateBudget.daily(name: Self.rampBudgetName(appID), ceiling: ramp.dailyCeiling, now: at),
+                now: at)
+        } catch {
+            throw FlowError(converting: error) ?? FlowError(.internalError, .internalFailure, "internal error")
+        }
+        if let wait { throw deferred(.ceiling, retryAfter: wait) }
+        return appID
+    }
+
+    /// At registration, once the attestation verified: the share must admit the attested key for the attested app
+    /// too, so that an install admitted under one app's share cannot attest another app outside that app's share.
+    /// - Throws: 429 `attestation_deferred` (`share`).
+    func checkRamp(appID: AppID, keyID: KeyID) throws(FlowError) {
+        let ramp = configuration.ramp
+        guard ramp.share < 100, !ramp.admits(appID: appID, keyID: keyID) else { return }
+        throw deferred(.share, retryAfter: ramp.recheckAfter)
+    }
+
+    /// The name of the ceiling's daily budget of `appID` in the store: `ramp/` and the hex SHA-256 of the App ID
+    /// (bounded, whatever the App ID's length), to which ``RateBudget/daily(name:ceiling:now:)`` adds the day.
+    static func rampBudgetName(_ appID: AppID) -> String {
+        "ramp/" + appID.rpIDHash.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The accepted app `text` names.
+    /// - Throws: `invalid_field` (`appId`).
+    private func acceptedApp(_ text: String) throws(FlowError) -> AppID {
+        let appID: AppID
+        do {
+            appID = try AppID(text)
+        } catch {
+            throw FlowError.invalidField("appId", "is an App ID, TEAMID.bundle.id")
+        }
+        guard configuration.appIDs.contains(appID) else {
+            throw FlowError.invalidField("appId", "is not an app this service accepts")
+        }
+        return appID
+    }
+
+    /// The only accepted app, when a challenge names none.
+    /// - Throws: `apps_not_configured`; `invalid_field` (`appId`) when several apps are accepted.
+    private func impliedApp() throws(FlowError) -> AppID {
+        guard let first = configuration.appIDs.first else { throw FlowError.appsNotConfigured }
+        guard configuration.appIDs.count == 1 else {
+            throw FlowError.invalidField(
+                "appId",
+                "is required while several apps are accepted and the attestation ramp is on: the App ID to attest")
+        }
+        return first
+    }
+
+    /// Counts an install the ramp deferred and returns the refusal.
+    private func deferred(_ reason: FlowError.DeferralReason, retryAfter: Int) -> FlowError {
+        metrics.attestationDeferred(reason)
+        return FlowError.attestationDeferred(reason, retryAfter: retryAfter)
+    }
+}
