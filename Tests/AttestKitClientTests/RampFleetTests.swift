@@ -1,0 +1,203 @@
+import AttestKit
+import AttestKitClient
+import AttestKitClientSimulator
+import AttestKitTesting
+import AttestKitWire
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A fleet of simulated installs, each its own device, key store, manager and client, against a real
+/// `attestkit serve` on loopback with the attestation ramp on (`ramp.share`, `ramp.daily-ceiling`), its DeviceCheck
+/// answered by the software Apple's mock: the share of installs that attest, the ceiling, and what the installs
+/// kept out do (no `attestKey`, served by DeviceCheck, the same key asking again after `Retry-After`).
+@Suite("A fleet of installs under the service's attestation ramp, end to end", .serialized, .timeLimit(.minutes(3)))
+struct RampFleetTests {
+    /// One install of the app: a simulated device with App Attest and DeviceCheck, a key store, a manager, the
+    /// client with the standard strategy, and its own view of the app's backend.
+    struct Install: Sendable {
+        let appAttest: SimulatedAppAttestProvider
+        let deviceCheck: SimulatedDeviceCheckProvider
+        let keyStore: MemoryKeyIDStore
+        let manager: AppAttestManager
+        let backend: AppBackend
+        let client: AttestKitHTTPClient
+        let levelChanges = RampTests.LevelLog()
+
+        init(service: URL) {
+            appAttest = SimulatedAppAttestProvider(
+                device: SimulatedDevice(
+                    apple: EndToEndTests.apple,
+                    configuration: .init(appID: ServiceProcess.appID, environment: .development)))
+            deviceCheck = SimulatedDeviceCheckProvider()
+            keyStore = MemoryKeyIDStore()
+            backend = AppBackend(service: service)
+            manager = AppAttestManager(
+                provider: appAttest, keyStore: keyStore,
+                service: AttestKitService(baseURL: service, transport: backend))
+            let changes = levelChanges
+            client = AttestKitHTTPClient(
+                manager: manager, deviceCheck: deviceCheck,
+                strategy: AttestationStrategy(onLevelChange: { changes.append($0) }),
+                transport: backend)
+        }
+
+        /// Sends an order; returns the level it was served at (the backend verified its proof with the service).
+        func order() async throws -> AttestationLevel {
+            let answer = try await client.performSecureRequest(AppBackend.order(), as: Answer.self)
+            #expect(answer.status == 200)
+            return answer.level
+        }
+    }
+
+    /// Any JSON object (an `AssertionResponse` or a `DeviceCheckValidateResponse`).
+    struct Answer: Decodable, Sendable {}
+
+    /// A fleet of `count` installs.
+    static func fleet(_ count: Int, service: URL) -> [Install] { (0..<count).map { _ in Install(service: service) } }
+
+    /// Sends one order from every install, at most `width` at a time; returns the levels in the fleet's order.
+    static func round(_ fleet: [Install], width: Int = 12) async throws -> [AttestationLevel] {
+        try await withThrowingTaskGroup(of: (Int, AttestationLevel).self) { group in
+            var levels = [AttestationLevel?](repeating: nil, count: fleet.count)
+            var next = 0
+            for _ in 0..<min(width, fleet.count) {
+                let index = next
+                group.addTask { (index, try await fleet[index].order()) }
+                next += 1
+            }
+            for try await (index, level) in group {
+                levels[index] = level
+                if next < fleet.count {
+                    let index = next
+                    group.addTask { (index, try await fleet[index].order()) }
+                    next += 1
+                }
+            }
+            return levels.compactMap { $0 }
+        }
+    }
+
+    /// Runs `body` with `attestkit serve` (the ramp's `settings`, rate limits by client address off: the whole
+    /// fleet comes from 127.0.0.1) and its DeviceCheck answered by the mock of Apple.
+    static func withService<Result: Sendable>(
+        _ settings: [String], _ body: (URL) async throws -> Result
+    ) async throws -> Result {
+        try await MockApple.with(apple: EndToEndTests.apple) { mockURL, appleKey in
+            try await ServiceProcess.with(
+                apple: EndToEndTests.apple, deviceCheckURL: mockURL, appleKey: appleKey,
+                settings: settings + ["devicecheck.validations-per-client=0"], body)
+        }
+    }
+
+    @Test(
+        "a 10 % share: about a tenth attest; the rest make no attestKey call, are served by DeviceCheck, wait, and ask again with the same key"
+    )
+    func share() async throws {
+        let count = 400
+        // recheck-after of 2 s: the test waits it out once.
+        try await Self.withService(["ramp.share=10", "ramp.daily-ceiling=1000", "ramp.recheck-after=2"]) { service in
+            let fleet = Self.fleet(count, service: service)
+            let first = try await Self.round(fleet)
+            #expect(first.count == count)
+            let admitted = fleet.indices.filter { first[$0] == .appAttest }
+            // Binomial(400, 0.1): mean 40, standard deviation 6; 16...64 is 4 standard deviations either side, and
+            // excludes a share ignored (400), read as a fraction (4) or off by a factor of 2 (80, 20 at the edge).
+            #expect((16...64).contains(admitted.count), "admitted \(admitted.count) of \(count)")
+            #expect(first.allSatisfy { $0 == .appAttest || $0 == .deviceCheck })
+
+            var deferredUntil: [Int: Date] = [:]
+            var keyIDs: [Int: String] = [:]
+            for (index, install) in fleet.enumerated() {
+                let state = try #require(await install.manager.keyState)
+                keyIDs[index] = state.keyID
+                #expect(install.appAttest.calls.generateKey == 1)
+                #expect(install.backend.serviceCalls("/v1/challenges") == 1)
+                if first[index] == .appAttest {
+                    #expect(install.appAttest.calls.attestKey == 1 && state.stage == .registered)
+                    #expect(install.deviceCheck.tokenCount == 0 && install.levelChanges.levels.isEmpty)
+                } else {
+                    // Deferred: no attestation, the key kept, the wait saved; the request served by DeviceCheck,
+                    // which the service checked with (the mock of) Apple, and the observer told.
+                    #expect(install.appAttest.calls.attestKey == 0)
+                    #expect(state.stage == .generated && state.failures == 0 && state.notBefore == nil)
+                    deferredUntil[index] = state.deferredUntil
+                    #expect(state.deferredUntil != nil)
+                    #expect(install.deviceCheck.tokenCount == 1)
+                    #expect(install.backend.outcomes.map(\.status) == [200])
+                    #expect(install.levelChanges.levels == [.deviceCheck])
+                }
+            }
+
+            // Within the wait: every install is served as before; no deferred install asks the service again.
+            let second = try await Self.round(fleet)
+            #expect(second == first)
+            for install in fleet { #expect(install.backend.serviceCalls("/v1/challenges") == 1) }
+
+            // After the wait: the deferred installs ask again, with the same key (the same draw: deferred again);
+            // still no attestation, served by DeviceCheck. The admitted ones keep their key.
+            let latest = deferredUntil.values.max() ?? Date()
+            try await Task.sleep(for: .milliseconds(Int(max(0, latest.timeIntervalSinceNow) * 1_000) + 100))
+            let third = try await Self.round(fleet)
+            #expect(third == first)
+            for (index, install) in fleet.enumerated() {
+                let state = try #require(await install.manager.keyState)
+                #expect(state.keyID == keyIDs[index] && install.appAttest.calls.generateKey == 1)
+                if first[index] == .appAttest {
+                    #expect(install.appAttest.calls.attestKey == 1)
+                    #expect(install.backend.serviceCalls("/v1/challenges") == 1)
+                } else {
+                    #expect(install.appAttest.calls.attestKey == 0)
+                    #expect(install.backend.serviceCalls("/v1/challenges") == 2)
+                    #expect(install.deviceCheck.tokenCount == 3)
+                }
+            }
+            #expect(await Self.attestations(fleet) == admitted.count)
+        }
+    }
+
+    @Test(
+        "a 10 % share under a daily ceiling that binds: exactly the ceiling attests; the rest wait for the next UTC day"
+    )
+    func ceiling() async throws {
+        let count = 400
+        let ceiling = 15
+        // 10 % of 400 is 40 (standard deviation 6): the share admits more than 15 but for a 4-sigma draw.
+        try await Self.withService(["ramp.share=10", "ramp.daily-ceiling=\(ceiling)", "ramp.recheck-after=3600"]) {
+            service in
+            let fleet = Self.fleet(count, service: service)
+            let levels = try await Self.round(fleet)
+            #expect(levels.filter { $0 == .appAttest }.count == ceiling)
+            #expect(levels.filter { $0 == .deviceCheck }.count == count - ceiling)
+            #expect(await Self.attestations(fleet) == ceiling)
+            var afterCeiling = 0
+            for (index, install) in fleet.enumerated() where levels[index] == .deviceCheck {
+                #expect(install.appAttest.calls.attestKey == 0)
+                #expect(install.deviceCheck.tokenCount == 1)
+                let state = try #require(await install.manager.keyState)
+                #expect(state.stage == .generated && state.failures == 0)
+                // Kept out by the ceiling: told to come back the next UTC day, not after recheck-after.
+                let wait = try #require(state.deferredUntil).timeIntervalSinceNow
+                if wait > 3_700 || wait < 3_500 { afterCeiling += 1 }
+            }
+            // The installs in the share beyond the ceiling were told the ceiling's wait: at least one (the share
+            // admitted more than the ceiling), unless the day ends within the hour.
+            #expect(afterCeiling > 0 || Self.secondsToUTCMidnight() < 3_700)
+        }
+    }
+
+    /// How many attestations the fleet's managers registered.
+    static func attestations(_ fleet: [Install]) async -> Int {
+        var total = 0
+        for install in fleet { total += await install.manager.attestationCount }
+        return total
+    }
+
+    /// The seconds from now to the next midnight UTC.
+    static func secondsToUTCMidnight() -> TimeInterval {
+        let now = Date().timeIntervalSince1970
+        return 86_400 - now.truncatingRemainder(dividingBy: 86_400)
+    }
+}
