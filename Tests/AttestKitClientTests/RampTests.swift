@@ -2,6 +2,8 @@ import AttestKit
 @testable import AttestKitClient
 import AttestKitClientSimulator
 import AttestKitTesting
+import AttestKitWire
+import Crypto
 import Foundation
 import Synchronization
 import Testing
@@ -28,7 +30,7 @@ struct RampTests {
         init(
             store: any KeyIDStore = MemoryKeyIDStore(), provider: SimulatedAppAttestProvider? = nil,
             service: FakeService = FakeService(), clock: TestClock = TestClock(),
-            configuration: AppAttestManager.Configuration = .init(),
+            configuration: AppAttestManager.Configuration = .init(), appID: String? = nil,
             levels: [AttestationLevel] = [
                 .appAttest, .deviceCheck, .riskBased,
             ]
@@ -44,7 +46,7 @@ struct RampTests {
             self.clock = clock
             manager = AppAttestManager(
                 provider: self.provider, keyStore: store,
-                service: AttestKitService(baseURL: FakeService.serviceURL, transport: service),
+                service: AttestKitService(baseURL: FakeService.serviceURL, transport: service, appID: appID),
                 configuration: configuration, now: { clock.now }, random: { 0.999 })
             let log = self.levels
             client = AttestKitHTTPClient(
@@ -211,6 +213,52 @@ struct RampTests {
         let keyID = try #require(await app.manager.keyState?.keyID)
         #expect(app.service.attestChallengeKeyIDs == [keyID, nil])
         #expect(app.provider.calls.attestKey == 1)
+    }
+
+    @Test("the App ID set on the service goes with attestation challenges only")
+    func appIDOnAttestChallenges() async throws {
+        let app = App(configuration: .init(freshness: .challenge), appID: "ABCDE12345.com.example.client")
+        #expect(try await app.order() == .appAttest)
+        #expect(app.service.challengeAppIDs == ["ABCDE12345.com.example.client", nil])
+        let unnamed = App(configuration: .init(freshness: .challenge))
+        #expect(try await unnamed.order() == .appAttest)
+        #expect(unnamed.service.challengeAppIDs == [nil, nil])
+    }
+
+    @Test("a deferred key attestation (attestAppKey) attests nothing, keeps its key, and asks with it after the wait")
+    func deferredKeyAttestation() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let assertionKey = try #require(await app.manager.keyState?.keyID)
+        let deferring = Mutex(true)
+        app.service.answerAttestChallenges { _ in deferring.withLock { $0 } ? .deferred("60") : nil }
+        let appKey = P256.Signing.PrivateKey().publicKey.derRepresentation
+
+        let error = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestAppKey(publicKeyDER: appKey)
+        }
+        #expect(error?.code == .attestationDeferred && error?.retryAfter == app.clock.now.addingTimeInterval(60))
+        #expect(app.provider.calls.generateKey == 2 && app.provider.calls.attestKey == 1)
+        let deferredKey = try #require(app.service.attestChallengeKeyIDs.last ?? nil)
+        #expect(deferredKey != assertionKey)
+
+        // During the wait: refused without asking the service; the assertion key still serves requests.
+        app.clock.advance(30)
+        let again = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestAppKey(publicKeyDER: appKey)
+        }
+        #expect(again?.code == .attestationDeferred)
+        #expect(app.service.attestChallengeKeyIDs == [assertionKey, deferredKey])
+        #expect(try await app.order() == .appAttest)
+
+        // After it: the same key asks again, is attested once and registered with the app key.
+        deferring.withLock { $0 = false }
+        app.clock.advance(30)
+        let answer = try await app.manager.attestAppKey(publicKeyDER: appKey)
+        #expect(answer.keyId == deferredKey)
+        #expect(app.service.attestChallengeKeyIDs == [assertionKey, deferredKey, deferredKey])
+        #expect(app.provider.calls.generateKey == 2 && app.provider.calls.attestKey == 2)
+        #expect(app.service.keyAttestationRequests.map(\.keyId) == [deferredKey])
     }
 
     @Test("the key state keeps the deferral in its stored form, and reads states stored without it")

@@ -183,7 +183,7 @@ extension AppAttestManager {
     /// An attestation challenge for the generated key `keyID`, asked for with the key's identifier (by which the
     /// service's ramp decides). A service older than the ramp refuses a key with an attestation challenge
     /// (400 `invalid_field`): it is then asked without one, as it was before.
-    private func attestationChallenge(for keyID: String) async throws -> AttestKitService.Challenge {
+    func attestationChallenge(for keyID: String) async throws -> AttestKitService.Challenge {
         do {
             return try await service.challenge(for: .attest, keyID: keyID)
         } catch let error as AttestKitClientError
@@ -195,7 +195,7 @@ extension AppAttestManager {
 
     /// Until when a deferral answered with `Retry-After: seconds` waits: that long from now, at most
     /// ``Configuration/maximumDeferral``; an hour (at most that) without a readable `Retry-After`.
-    private func deferredUntil(_ seconds: Int?) -> Date {
+    func deferredUntil(_ seconds: Int?) -> Date {
         let wait = seconds.map { TimeInterval($0) } ?? 3600
         return now().addingTimeInterval(min(wait, configuration.maximumDeferral))
     }

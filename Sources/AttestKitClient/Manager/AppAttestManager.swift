@@ -152,6 +152,9 @@ public actor AppAttestManager {
     var keyAttestations: [Data: Task<KeyAttestationResponse, any Error>] = [:]
     /// The key attestations a passing failure interrupted, by app key, to go on with (this run only).
     var pendingKeyAttestations: [Data: PendingKeyAttestation] = [:]
+    /// The keys generated for key attestations that have no challenge yet (deferred by the service's ramp, or the
+    /// challenge failed), by app key (this run only).
+    var keyAttestationKeys: [Data: KeptKey] = [:]
 
     /// How many attestations this manager has registered with the service (for diagnostics and tests).
     public internal(set) var attestationCount = 0

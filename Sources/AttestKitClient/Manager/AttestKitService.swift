@@ -40,24 +40,40 @@ public struct AttestKitService: Sendable {
     public let transport: any HTTPTransport
     /// The time allowed for each call.
     public let timeout: TimeInterval
+    /// The app's App ID (`TEAMID.bundle.id`), sent with attestation challenges (`appId`) so that a service
+    /// accepting several apps knows which app's attestation ramp to apply; `nil` sends none (a service accepting
+    /// one app implies it).
+    public let appID: String?
 
     /// Creates a client of the service at `baseURL`.
-    public init(baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), timeout: TimeInterval = 30) {
+    /// - Parameters:
+    ///   - baseURL: The service's base URL.
+    ///   - transport: The transport (URLSession by default).
+    ///   - timeout: The time allowed for each call, in seconds.
+    ///   - appID: The app's App ID, for a service that accepts several apps and ramps attestation (see ``appID``).
+    public init(
+        baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), timeout: TimeInterval = 30,
+        appID: String? = nil
+    ) {
         self.baseURL = baseURL
         self.transport = transport
         self.timeout = timeout
+        self.appID = appID
     }
 
     /// `POST /v1/challenges` (`ChallengeRequest`, answered with `ChallengeResponse`).
     /// - Parameters:
     ///   - purpose: Attestation or assertion.
     ///   - keyID: For an assertion, the key the challenge is bound to; for an attestation, the generated key to be
-    ///     attested, by which a service ramping App Attest up decides whether this install attests now.
+    ///     attested, by which a service ramping App Attest up decides whether this install attests now (with
+    ///     ``appID``, when set).
     /// - Throws: ``AttestKitClientError``; ``AttestKitClientError/Code/httpError`` with status 429 and service code
     ///   `attestation_deferred` when the service defers the attestation (``AppAttestManager`` waits for its
     ///   `Retry-After`).
     public func challenge(for purpose: Purpose, keyID: String? = nil) async throws -> Challenge {
-        let data = try await post("v1/challenges", ChallengeRequest(purpose: purpose.rawValue, keyId: keyID))
+        let message = ChallengeRequest(
+            purpose: purpose.rawValue, keyId: keyID, appId: purpose == .attest ? appID : nil)
+        let data = try await post("v1/challenges", message)
         let answer: ChallengeResponse
         do {
             answer = try WireJSON.decode(ChallengeResponse.self, from: data)

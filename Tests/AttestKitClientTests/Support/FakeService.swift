@@ -49,6 +49,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     private var registrations: [(keyID: String, attestation: String)] = []
     private var challengeCount: [String: Int] = [:]
     private var attestChallengeLog: [String?] = []
+    private var challengeAppIDLog: [String?] = []
     /// Decides the answer to an attest challenge from the key id it names (a challenge when it returns `nil`).
     private var attestChallengeAnswer: @Sendable (String?) -> Answer? = { _ in nil }
     private var appRequests: [AppRequest] = []
@@ -68,6 +69,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     }
     /// The key id named by every attest challenge request received, in order.
     var attestChallengeKeyIDs: [String?] { locked { attestChallengeLog } }
+    /// The `appId` named by every challenge request received (either purpose), in order.
+    var challengeAppIDs: [String?] { locked { challengeAppIDLog } }
     /// The app server answers with `answer`.
     func answerApp(_ answer: @escaping @Sendable (AppRequest) -> Answer?) { locked { appAnswer = answer } }
 
@@ -100,6 +103,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
             let purpose = message.purpose ?? "attest"
             let (number, refusal) = locked {
                 if purpose == "attest" { attestChallengeLog.append(message.keyId) }
+                challengeAppIDLog.append(message.appId)
                 let refusal = purpose == "attest" ? attestChallengeAnswer(message.keyId) : nil
                 if refusal == nil { challengeCount[purpose, default: 0] += 1 }
                 return (challengeCount.values.reduce(0, +), refusal)
