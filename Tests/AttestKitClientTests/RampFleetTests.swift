@@ -56,8 +56,10 @@ struct RampFleetTests {
     /// Any JSON object (an `AssertionResponse` or a `DeviceCheckValidateResponse`).
     struct Answer: Decodable, Sendable {}
 
-    /// A fleet of `count` installs.
-    static func fleet(_ count: Int, service: URL) -> [Install] { (0..<count).map { _ in Install(service: service) } }
+    /// A fleet of `count` installs, spread evenly over `services` (the replicas of one service).
+    static func fleet(_ count: Int, services: [URL]) -> [Install] {
+        (0..<count).map { Install(service: services[$0 % services.count]) }
+    }
 
     /// Sends one order from every install, at most `width` at a time; returns the levels in the fleet's order.
     static func round(_ fleet: [Install], width: Int = 12) async throws -> [AttestationLevel] {
@@ -81,15 +83,55 @@ struct RampFleetTests {
         }
     }
 
+    /// Where the service keeps its state: SQLite of one process, or PostgreSQL shared by two replicas.
+    enum Storage: String, Sendable, CaseIterable, CustomTestStringConvertible {
+        case sqlite
+        case postgres
+
+        var testDescription: String { rawValue }
+
+        /// The storages to test: PostgreSQL where it is configured (`scripts/postgres`, `POSTGRES_*`).
+        static var available: [Storage] {
+            let environment = ProcessInfo.processInfo.environment
+            let wanted = environment["ATTESTKIT_REQUIRE_POSTGRES"] == "1" || environment["POSTGRES_HOST"] != nil
+            return wanted ? [.sqlite, .postgres] : [.sqlite]
+        }
+
+        /// The replicas started, and the storage URL they share (`nil`: SQLite of its own).
+        var replicas: (count: Int, url: String?) {
+            switch self {
+            case .sqlite: return (1, nil)
+            case .postgres:
+                let environment = ProcessInfo.processInfo.environment
+                let user = environment["POSTGRES_USER"] ?? "attestkit"
+                let password = environment["POSTGRES_PASSWORD"] ?? "attestkit"
+                let host = environment["POSTGRES_HOST"] ?? "127.0.0.1"
+                let port = environment["POSTGRES_PORT"] ?? "5432"
+                let database = environment["POSTGRES_DB"] ?? "attestkit_test"
+                let schema = "ramp_fleet_\(UInt32.random(in: 0...UInt32.max))"
+                return (
+                    2, "postgres://\(user):\(password)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=disable"
+                )
+            }
+        }
+    }
+
     /// Runs `body` with `attestkit serve` (the ramp's `settings`, rate limits by client address off: the whole
-    /// fleet comes from 127.0.0.1) and its DeviceCheck answered by the mock of Apple.
+    /// fleet comes from 127.0.0.1), as many replicas as `storage` has sharing its store, their DeviceCheck
+    /// answered by the mock of Apple.
     static func withService<Result: Sendable>(
-        _ settings: [String], _ body: (URL) async throws -> Result
+        _ settings: [String], storage: Storage = .sqlite, _ body: ([URL]) async throws -> Result
     ) async throws -> Result {
-        try await MockApple.with(apple: EndToEndTests.apple) { mockURL, appleKey in
-            try await ServiceProcess.with(
-                apple: EndToEndTests.apple, deviceCheckURL: mockURL, appleKey: appleKey,
-                settings: settings + ["devicecheck.validations-per-client=0"], body)
+        let (count, url) = storage.replicas
+        return try await MockApple.with(apple: EndToEndTests.apple) { mockURL, appleKey in
+            func replicas(_ started: [URL]) async throws -> Result {
+                guard started.count < count else { return try await body(started) }
+                return try await ServiceProcess.with(
+                    apple: EndToEndTests.apple, deviceCheckURL: mockURL, appleKey: appleKey,
+                    settings: settings + ["devicecheck.validations-per-client=0"], storage: url
+                ) { service in try await replicas(started + [service]) }
+            }
+            return try await replicas([])
         }
     }
 
@@ -99,8 +141,8 @@ struct RampFleetTests {
     func share() async throws {
         let count = 1_000
         // recheck-after of 4 s: longer than a round of the fleet on an idle machine; the test waits it out once.
-        try await Self.withService(["ramp.share=10", "ramp.daily-ceiling=2000", "ramp.recheck-after=4"]) { service in
-            let fleet = Self.fleet(count, service: service)
+        try await Self.withService(["ramp.share=10", "ramp.daily-ceiling=2000", "ramp.recheck-after=4"]) { services in
+            let fleet = Self.fleet(count, services: services)
             let first = try await Self.round(fleet)
             #expect(first.count == count)
             let admitted = fleet.indices.filter { first[$0] == .appAttest }
@@ -173,15 +215,17 @@ struct RampFleetTests {
     }
 
     @Test(
-        "a 10 % share under a daily ceiling that binds: exactly the ceiling attests; the rest wait for the next UTC day"
-    )
-    func ceiling() async throws {
+        "a 10 % share under a daily ceiling that binds: exactly the ceiling attests, across replicas; the rest wait for the next UTC day",
+        arguments: Storage.available)
+    func ceiling(storage: Storage) async throws {
         let count = 400
         let ceiling = 15
-        // 10 % of 400 is 40 (standard deviation 6): the share admits more than 15 but for a 4-sigma draw.
-        try await Self.withService(["ramp.share=10", "ramp.daily-ceiling=\(ceiling)", "ramp.recheck-after=3600"]) {
-            service in
-            let fleet = Self.fleet(count, service: service)
+        // 10 % of 400 is 40 (standard deviation 6): the share admits more than 15 but for a 4-sigma draw. With
+        // PostgreSQL the fleet is split over two replicas, whose ceiling is one.
+        let settings = ["ramp.share=10", "ramp.daily-ceiling=\(ceiling)", "ramp.recheck-after=3600"]
+        try await Self.withService(settings, storage: storage) { services in
+            #expect(services.count == storage.replicas.count)
+            let fleet = Self.fleet(count, services: services)
             let levels = try await Self.round(fleet)
             #expect(levels.filter { $0 == .appAttest }.count == ceiling)
             #expect(levels.filter { $0 == .deviceCheck }.count == count - ceiling)
