@@ -61,7 +61,8 @@ struct AttestationRampCeilingTests {
         }
     }
 
-    @Test("never more than the ceiling in a day across two replicas asked at once; the next day admits again",
+    @Test(
+        "never more than the ceiling in a day across two replicas asked at once; the next day admits again",
         arguments: await Backend.available())
     func sharedCeiling(backend: Backend) async throws {
         try await backend.withStore { store in

@@ -137,13 +137,16 @@ extension GuardedRouteTests {
                 "/v1/challenges",
                 ChallengeRequest(purpose: "attest", keyId: keyID.base64, appId: EdgeFixture.appID.description))
             #expect(asFirst.status == 201, "\(asFirst)")
-            let crossed = try await Self.attest(app, device, keyID, try #require(asFirst.decode(ChallengeResponse.self)))
+            let crossed = try await Self.attest(
+                app, device, keyID, try #require(asFirst.decode(ChallengeResponse.self)))
             #expect(crossed.status == 429 && crossed.code == "attestation_deferred", "\(crossed)")
             #expect(crossed.header("Retry-After") == String(ramp.recheckAfter), "\(crossed.headers)")
         }
     }
 
-    @Test("ramp off (the default): attest challenges need no key id, and a named app must be accepted", arguments: await Edge.matrix())
+    @Test(
+        "ramp off (the default): attest challenges need no key id, and a named app must be accepted",
+        arguments: await Edge.matrix())
     func rampOff(edge: Edge, backend: Backend) async throws {
         try await edge.run(on: backend) { app in
             for _ in 0..<3 {

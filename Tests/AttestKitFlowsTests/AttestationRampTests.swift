@@ -111,10 +111,12 @@ struct AttestationRampTests {
         }
     }
 
-    @Test("settings in range are accepted", arguments: [
-        AttestationRamp(), AttestationRamp(share: 0), AttestationRamp(share: 0.01, dailyCeiling: 1_000_000),
-        AttestationRamp(share: 12.345, dailyCeiling: 1, recheckAfter: 1), AttestationRamp(recheckAfter: 604_800),
-    ])
+    @Test(
+        "settings in range are accepted",
+        arguments: [
+            AttestationRamp(), AttestationRamp(share: 0), AttestationRamp(share: 0.01, dailyCeiling: 1_000_000),
+            AttestationRamp(share: 12.345, dailyCeiling: 1, recheckAfter: 1), AttestationRamp(recheckAfter: 604_800),
+        ])
     func accepted(ramp: AttestationRamp) throws {
         try ramp.validate()
     }

@@ -20,7 +20,13 @@ struct RequestErrorTests {
                 ("/v1/challenges", .raw("{\"purpose\": }"), 400, "invalid_json"),
                 ("/v1/challenges", ["purpose": 7], 400, "invalid_json"),
                 ("/v1/challenges", ["purpose": "other"], 400, "invalid_field"),
-                ("/v1/challenges", ["purpose": "attest", "keyId": .string(KeyID.sample.base64)], 400, "invalid_field"),
+                // An attest challenge may name the key the app generated (#33: the attestation ramp), not an app
+                // the service does not accept, nor an app for an assertion.
+                ("/v1/challenges", ["purpose": "attest", "appId": "nope"], 400, "invalid_field"),
+                (
+                    "/v1/challenges", ["purpose": "assert", "appId": .string(Fixture.appID.description)], 400,
+                    "invalid_field"
+                ),
                 ("/v1/challenges", ["purpose": "assert", "keyId": "abc"], 400, "key_id_malformed"),
                 ("/v1/attestations", .raw(""), 400, "invalid_json"),
                 ("/v1/attestations", ["keyId": .string(KeyID.sample.base64)], 400, "invalid_json"),

@@ -38,6 +38,22 @@ struct ServerConfigurationTests {
         #expect(loaded.challengeCleanupInterval == .seconds(60))
         #expect(loaded.runsBackgroundJobs)
         #expect(loaded.receiptRefreshActiveWithin == 30 * 86_400 && loaded.keyExpiry == nil)
+        #expect(loaded.ramp == AttestationRamp() && !loaded.ramp.isOn)
+        #expect(loaded.ramp.share == 100 && loaded.ramp.dailyCeiling == 0 && loaded.ramp.recheckAfter == 21_600)
+    }
+
+    @Test("The attestation ramp (#33): a share with decimals, a daily ceiling and the recheck, read in range")
+    func ramp() async throws {
+        let set = try await ServerConfigurationSource.load(
+            flags: [:],
+            environment: [
+                "ATTESTKIT_RAMP_SHARE": "12.5", "ATTESTKIT_RAMP_DAILY_CEILING": "50000",
+                "ATTESTKIT_RAMP_RECHECK_AFTER": "3600",
+            ], file: nil)
+        #expect(set.ramp == AttestationRamp(share: 12.5, dailyCeiling: 50_000, recheckAfter: 3_600))
+        let file = try TemporaryFile(json: #"{"ramp": {"share": 0, "daily-ceiling": 0}}"#)
+        let fromFile = try await ServerConfigurationSource.load(flags: [:], environment: [:], file: file.path)
+        #expect(fromFile.ramp.share == 0 && fromFile.ramp.isOn)
     }
 
     @Test("Key lifecycle: keys.expire-after 0 is off, seconds otherwise; receipt-refresh.active-within in seconds")
@@ -243,6 +259,15 @@ struct ServerConfigurationTests {
             environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE": "step-up"],
             key: "policy.validation-category-change"),
         Refusal(environment: ["ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP": "-1"], key: "rate-limit.attestations-per-ip"),
+        Refusal(environment: ["ATTESTKIT_RAMP_SHARE": "100.5"], key: "ramp.share"),
+        Refusal(environment: ["ATTESTKIT_RAMP_SHARE": "-1"], key: "ramp.share"),
+        Refusal(environment: ["ATTESTKIT_RAMP_SHARE": "nan"], key: "ramp.share"),
+        Refusal(environment: ["ATTESTKIT_RAMP_SHARE": "half"], key: "ramp.share"),
+        Refusal(environment: ["ATTESTKIT_RAMP_DAILY_CEILING": "-1"], key: "ramp.daily-ceiling"),
+        Refusal(json: #"{"ramp": {"daily-ceiling": 1000001}}"#, key: "ramp.daily-ceiling"),
+        Refusal(json: #"{"ramp": {"daily-ceiling": 10.5}}"#, key: "ramp.daily-ceiling"),
+        Refusal(environment: ["ATTESTKIT_RAMP_RECHECK_AFTER": "0"], key: "ramp.recheck-after"),
+        Refusal(environment: ["ATTESTKIT_RAMP_RECHECK_AFTER": "604801"], key: "ramp.recheck-after"),
         Refusal(environment: ["ATTESTKIT_ADMIN_TOKEN": "short"], key: "admin.token"),
         Refusal(environment: ["ATTESTKIT_ENFORCEMENT_MODE": "warn"], key: "enforcement.mode"),
         Refusal(environment: ["ATTESTKIT_ENFORCEMENT_ROLLOUT": "1.5"], key: "enforcement.rollout"),

@@ -99,7 +99,9 @@ struct RateBudgetTests {
             let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<64 {
                     let store = stores[index % stores.count]
-                    group.addTask { try await store.take(from: budget, now: t0.addingTimeInterval(Double(index))) == nil }
+                    group.addTask {
+                        try await store.take(from: budget, now: t0.addingTimeInterval(Double(index))) == nil
+                    }
                 }
                 return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
             }

@@ -59,6 +59,9 @@ struct WireSampleTests {
             Sample("ChallengeRequest", ChallengeRequest()),
             Sample("ChallengeRequest", ChallengeRequest(purpose: "assert", keyId: keyID)),
             Sample(
+                "ChallengeRequest",
+                ChallengeRequest(purpose: "attest", keyId: keyID, appId: "ABCDE12345.com.example.app")),
+            Sample(
                 "Challenge",
                 ChallengeResponse(
                     challengeId: challengeID, challenge: "q83vASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4k=",

@@ -64,8 +64,8 @@ extension AttestKitApplication {
         )
     }
 
-    /// Runs a registration of `keyID` with the attestation ramp's share and the per-app budget as its `admit` hook, and counts and logs its outcome (both
-    /// routes are attestation verifications, for the metrics and alerts).
+    /// Runs a registration of `keyID` with the attestation ramp's share and the per-app budget as its `admit` hook,
+    /// and counts and logs its outcome (both routes are attestation verifications, for the metrics and alerts).
     private func registering<Answer>(
         _ keyID: KeyID,
         _ register: (_ admit: (AppID) async throws(FlowError) -> Void) async throws(FlowError) -> (KeyRecord, Answer)

@@ -138,7 +138,8 @@ extension ServerSetting {
         ServerSetting("rate-limit.challenges-per-ip", .integer, default: "120", "`120` a minute (0: off)"),
         ServerSetting(
             "ramp.share", .number, default: "100",
-            "`100`: the percentage (0 to 100, decimals allowed) of each app's installs admitted to attest; below 100, an attest challenge needs the key id (attestation ramp)"),
+            "`100`: the percentage (0 to 100, decimals allowed) of each app's installs admitted to attest; below 100, "
+                + "an attest challenge needs the key id (attestation ramp)"),
         ServerSetting(
             "ramp.daily-ceiling", .integer, default: "0",
             "`0`: none; new attestations per app per UTC day across every replica sharing the store (up to 1000000)"),

@@ -104,6 +104,8 @@ final class ServerHarness: Sendable {
         var keyExpiry: TimeInterval?
         /// `receipt-refresh.active-within`: 30 days by default.
         var receiptRefreshActiveWithin: TimeInterval = 30 * 86_400
+        /// `ramp.*`: the attestation ramp (off by default).
+        var ramp = AttestationRamp()
     }
 
     enum Target {
@@ -230,6 +232,7 @@ final class ServerHarness: Sendable {
                 configuration.enforcementGroups = options.enforcementGroups
                 configuration.keyExpiry = options.keyExpiry
                 configuration.receiptRefreshActiveWithin = options.receiptRefreshActiveWithin
+                configuration.ramp = options.ramp
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)
