@@ -18,6 +18,7 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
             case unavailable
             case keyRevoked = "key_revoked"
             case keyStore = "key_store"
+            case attestationDeferred = "attestation_deferred"
         }
 
         private let value: Value
@@ -48,6 +49,12 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
         /// The key store failed (``AttestKitClientError/osStatus`` has the Keychain's status), or another manager
         /// of this process uses the same store.
         public static let keyStore = Code(.keyStore)
+        /// The service defers this install's attestation (its ramp: 429 `attestation_deferred` to the attestation
+        /// challenge). Not a failure: the generated key is kept, nothing is attested, and the same key asks again
+        /// after ``AttestKitClientError/retryAfter``; meanwhile ``AttestKitHTTPClient`` serves requests at the
+        /// strategy's next levels, as when App Attest is unavailable. Seen by a caller only when no later level
+        /// could serve the request (``AttestationStrategy/appAttestOnly``).
+        public static let attestationDeferred = Code(.attestationDeferred)
 
         /// The snake_case name.
         public var description: String { value.rawValue }
@@ -87,10 +94,12 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
     public let deviceError: DeviceServiceError?
     /// The Keychain's `OSStatus`, for ``Code/keyStore``.
     public let osStatus: Int32?
-    /// When App Attest will be tried again, for ``Code/unavailable``.
+    /// When App Attest will be tried again, for ``Code/unavailable`` and ``Code/attestationDeferred``.
     public let retryAfter: Date?
     /// A human-readable reason (the service's message for ``Code/httpError``).
     public let reason: String
+    /// The answer's `Retry-After` in seconds, for ``Code/httpError`` (the integer form only).
+    var retryAfterSeconds: Int?
 
     /// Creates an error.
     public init(
@@ -126,6 +135,14 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
             let refusal = VerificationRefusal(rawValue: serviceCode), refusal.status == status
         else { return nil }
         return refusal
+    }
+
+    /// The service's code for a deferred attestation (its ramp), answered with 429 and `Retry-After`.
+    static let attestationDeferredServiceCode = "attestation_deferred"
+
+    /// Whether this is the service deferring an attestation: exactly 429 `attestation_deferred`.
+    var isAttestationDeferral: Bool {
+        code == .httpError && status == 429 && serviceCode == Self.attestationDeferredServiceCode
     }
 
     /// Whether the failure is passing: the network, the service's 5xx or 429, or a device backing off. A

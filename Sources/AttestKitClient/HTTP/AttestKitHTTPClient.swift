@@ -10,7 +10,8 @@ public import Foundation
 /// For every request it tries the strategy's levels in order:
 /// - ``AttestationLevel/appAttest``: the assertion headers of its ``AppAttestManager`` (`X-AttestKit-Key-Id`,
 ///   `X-AttestKit-Assertion`, `X-AttestKit-Timestamp` or `X-AttestKit-Challenge`). When the manager cannot sign
-///   now (``AttestKitClientError/Code/unavailable``: unsupported, Apple unavailable, a registration backing off)
+///   now (``AttestKitClientError/Code/unavailable``: unsupported, Apple unavailable, a registration backing off;
+///   ``AttestKitClientError/Code/attestationDeferred``: the service's ramp defers this install's attestation)
 ///   the next level serves the request.
 /// - ``AttestationLevel/deviceCheck``: a fresh DeviceCheck token in `X-AttestKit-Device-Token`; a failure skips
 ///   DeviceCheck for ``AttestationStrategy/deviceCheckBackoff``.
@@ -114,7 +115,9 @@ public struct AttestKitHTTPClient: Sendable {
                 guard let manager else { continue }
                 do {
                     answer = try await sendWithAssertion(request, manager, over: transport)
-                } catch let error as AttestKitClientError where error.code == .unavailable || error.code == .keyStore {
+                } catch let error as AttestKitClientError
+                    where error.code == .unavailable || error.code == .attestationDeferred || error.code == .keyStore
+                {
                     unavailable = error
                     answer = nil
                 }

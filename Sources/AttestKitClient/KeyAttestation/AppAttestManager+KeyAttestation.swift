@@ -17,11 +17,21 @@ extension AppAttestManager {
         var attestation: Data?
     }
 
+    /// A key generated for a key attestation that has no challenge yet: kept (this run) while the service defers
+    /// it or the challenge could not be fetched, so that the next call asks with the same key.
+    struct KeptKey: Sendable {
+        /// The new App Attest key.
+        let keyID: String
+        /// Until when the service deferred its attestation (its ramp), or `nil`.
+        let deferredUntil: Date?
+    }
+
     /// Binds a key of the app's own (a Secure Enclave P-256 key it signs with, say) to a genuine instance of the
     /// app: an emulated key attestation, `POST /v1/key-attestations`.
     ///
-    /// The manager fetches an `attest` challenge, builds `KeyAttestationClientData` for it and `publicKeyDER`,
-    /// generates a **new** App Attest key and attests it with SHA-256 of that client data, then posts the
+    /// The manager generates a **new** App Attest key, fetches an `attest` challenge naming it (the service's
+    /// attestation ramp decides by it), builds `KeyAttestationClientData` for the challenge and `publicKeyDER`,
+    /// and attests the key with SHA-256 of that client data, then posts the
     /// attestation with the challenge id and the app key. The assertion key is never used for this (an App Attest
     /// key is attested once), and the new key serves this attestation only. Each call costs one attestation, which
     /// Apple counts per device: call it once per app key, not per request.
@@ -36,6 +46,8 @@ extension AppAttestManager {
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/invalidRequest`` for a key that cannot be
     ///   bound (empty or longer than `KeyAttestationClientData.maximumAppKeyLength`);
     ///   ``AttestKitClientError/Code/unavailable`` when App Attest, Apple or the service cannot help now;
+    ///   ``AttestKitClientError/Code/attestationDeferred`` while the service's ramp defers the attestation (its
+    ///   ``AttestKitClientError/retryAfter``; the key is kept for the next call);
     ///   ``AttestKitClientError/Code/httpError`` when the service refused the attestation (a new key is made on the
     ///   next call); ``AttestKitClientError/Code/invalidResponse`` for an answer without the app key.
     public func attestAppKey(publicKeyDER: Data) async throws -> KeyAttestationResponse {
@@ -100,27 +112,44 @@ extension AppAttestManager {
         return answer
     }
 
-    /// A challenge, the client data for it and the app key, and a new App Attest key.
+    /// A new App Attest key (or the one kept from a deferred or failed start), a challenge asked for with it, and
+    /// the client data for the challenge and the app key.
+    ///
+    /// The key comes first, as for the assertion key, so that the service's ramp decides by it: a deferral
+    /// (429 `attestation_deferred`) keeps the key for this run, attests nothing, and fails with
+    /// ``AttestKitClientError/Code/attestationDeferred`` until its `Retry-After` has passed.
     private func startKeyAttestation(_ publicKeyDER: Data) async throws -> PendingKeyAttestation {
+        let keyID: String
+        if let kept = keyAttestationKeys[publicKeyDER] {
+            if let until = kept.deferredUntil, now() < until { throw Self.deferral(until: until) }
+            keyID = kept.keyID
+        } else {
+            do {
+                keyID = try await provider.generateKey()
+            } catch {
+                let deviceError = error as? DeviceServiceError ?? .unknown
+                throw AttestKitClientError(
+                    .unavailable, deviceError: deviceError,
+                    reason: "the device failed generating a key: \(deviceError)")
+            }
+            keyAttestationKeys[publicKeyDER] = KeptKey(keyID: keyID, deferredUntil: nil)
+        }
         let challenge: AttestKitService.Challenge
         do {
-            challenge = try await service.challenge(for: .attest)
+            challenge = try await attestationChallenge(for: keyID)
+        } catch let error as AttestKitClientError where error.isAttestationDeferral {
+            let until = deferredUntil(error.retryAfterSeconds)
+            keyAttestationKeys[publicKeyDER] = KeptKey(keyID: keyID, deferredUntil: until)
+            throw Self.deferral(until: until)
         } catch let error as AttestKitClientError where error.isTransient {
             throw error.unavailable("no attestation challenge")
         }
+        keyAttestationKeys[publicKeyDER] = nil
         let clientData: KeyAttestationClientData
         do {
             clientData = try KeyAttestationClientData(challengeId: challenge.id, appKey: publicKeyDER)
         } catch {
             throw AttestKitClientError(.invalidResponse, reason: "the challenge id cannot be bound: \(error)")
-        }
-        let keyID: String
-        do {
-            keyID = try await provider.generateKey()
-        } catch {
-            let deviceError = error as? DeviceServiceError ?? .unknown
-            throw AttestKitClientError(
-                .unavailable, deviceError: deviceError, reason: "the device failed generating a key: \(deviceError)")
         }
         return PendingKeyAttestation(
             keyID: keyID, challengeID: challenge.id, expiresAt: challenge.expiresAt,

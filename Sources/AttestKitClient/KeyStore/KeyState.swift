@@ -7,7 +7,8 @@ public import Foundation
 /// attested (with the challenge and client data hash to attest it with, which Apple asks to reuse after
 /// `serverUnavailable`), a key attested but not yet registered (with its attestation object, sent again until the
 /// service registers or refuses it for good), a registered key, and a key the service reports revoked. It also
-/// carries the backoff: when the next device or service call may be made.
+/// carries the backoff: when the next device or service call may be made, and the service's deferral of the
+/// attestation (its ramp): when the key may ask for an attestation challenge again.
 ///
 /// It holds no secret: the private key never leaves the Secure Enclave, and the attestation object is public
 /// material sent to the service once.
@@ -46,6 +47,10 @@ public struct KeyState: Sendable, Hashable, Codable {
     public var failures: Int
     /// No device or service call for the key before this time (`nil`: none pending).
     public var notBefore: Date?
+    /// The service deferred attesting this key (its ramp: 429 `attestation_deferred`) until this time: no
+    /// attestation challenge is asked for before it, and then with the same key. Not a failure: it leaves
+    /// ``failures`` and ``notBefore`` alone. `nil`: not deferred (and in states stored by earlier versions).
+    public var deferredUntil: Date?
 
     /// A state at `stage`, empty otherwise.
     public init(stage: Stage = .none, keyID: String? = nil) {
@@ -58,6 +63,7 @@ public struct KeyState: Sendable, Hashable, Codable {
         self.asserted = false
         self.failures = 0
         self.notBefore = nil
+        self.deferredUntil = nil
     }
 
     /// A registered key, as stored by earlier versions (a bare key identifier).

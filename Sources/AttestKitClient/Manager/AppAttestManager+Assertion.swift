@@ -16,7 +16,8 @@ extension AppAttestManager {
     ///   - target: The path and query exactly as sent, starting with `/`.
     ///   - body: The exact body bytes.
     /// - Throws: ``AttestKitClientError``; ``AttestKitClientError/Code/unavailable`` when the device or the service
-    ///   cannot help now.
+    ///   cannot help now; ``AttestKitClientError/Code/attestationDeferred`` while the service's ramp defers the
+    ///   key's attestation.
     public func assertion(method: String, target: String, body: Data) async throws -> SignedRequest {
         var replaced = false
         while true {

@@ -8,6 +8,8 @@ extension AppAttestManager {
     /// failure or a relaunch resumes with the same key (see ``KeyState``).
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/unavailable`` while App Attest cannot be used
     ///   now (unsupported, Apple or the service unavailable, backing off: ``AttestKitClientError/retryAfter``),
+    ///   ``AttestKitClientError/Code/attestationDeferred`` while the service defers the attestation (its ramp:
+    ///   ``AttestKitClientError/retryAfter`` says until when),
     ///   ``AttestKitClientError/Code/keyRevoked`` after the service revoked the key,
     ///   ``AttestKitClientError/Code/keyStore`` when the store fails or another manager uses it.
     public func attestedKeyID() async throws -> String {
@@ -88,6 +90,9 @@ extension AppAttestManager {
                 throw AttestKitClientError(
                     .unavailable, retryAfter: notBefore, reason: "App Attest is backing off after a failure")
             }
+            if let deferredUntil = current.deferredUntil, now() < deferredUntil {
+                throw Self.deferral(until: deferredUntil)
+            }
             guard provider.isSupported else {
                 throw AttestKitClientError(
                     .unavailable, deviceError: .featureUnsupported, reason: "App Attest is not supported here")
@@ -127,11 +132,17 @@ extension AppAttestManager {
             guard let hash = state.clientDataHash, state.challengeID != nil, !challengeExpired(state) else {
                 // A challenge first, saved before attesting: a failure or a relaunch attests with the same hash.
                 do {
-                    let challenge = try await service.challenge(for: .attest)
+                    let challenge = try await attestationChallenge(for: keyID)
                     state.challengeID = challenge.id
                     state.challengeExpiresAt = challenge.expiresAt
                     state.clientDataHash = Data(SHA256.hash(data: challenge.bytes))
+                    state.deferredUntil = nil
                     return .next(state)
+                } catch let error as AttestKitClientError where error.isAttestationDeferral {
+                    // The service's ramp: not now. Keep the key, attest nothing, ask again after the wait; the
+                    // failures and their backoff stay as they were.
+                    state.deferredUntil = deferredUntil(error.retryAfterSeconds)
+                    return .failed(state, Self.deferral(until: state.deferredUntil ?? now()))
                 } catch {
                     return serviceFailure(error, state, during: "fetching an attestation challenge")
                 }
@@ -167,6 +178,33 @@ extension AppAttestManager {
             attestationCount += 1
             return .next(KeyState(stage: .registered, keyID: keyID))
         }
+    }
+
+    /// An attestation challenge for the generated key `keyID`, asked for with the key's identifier (by which the
+    /// service's ramp decides). A service older than the ramp refuses a key with an attestation challenge
+    /// (400 `invalid_field`): it is then asked without one, as it was before.
+    func attestationChallenge(for keyID: String) async throws -> AttestKitService.Challenge {
+        do {
+            return try await service.challenge(for: .attest, keyID: keyID)
+        } catch let error as AttestKitClientError
+            where error.code == .httpError && error.status == 400 && error.serviceCode == "invalid_field"
+        {
+            return try await service.challenge(for: .attest)
+        }
+    }
+
+    /// Until when a deferral answered with `Retry-After: seconds` waits: that long from now, at most
+    /// ``Configuration/maximumDeferral``; an hour (at most that) without a readable `Retry-After`.
+    func deferredUntil(_ seconds: Int?) -> Date {
+        let wait = seconds.map { TimeInterval($0) } ?? 3600
+        return now().addingTimeInterval(min(wait, configuration.maximumDeferral))
+    }
+
+    /// The error of a request that App Attest cannot serve while the service defers the attestation.
+    static func deferral(until date: Date) -> AttestKitClientError {
+        AttestKitClientError(
+            .attestationDeferred, status: 429, serviceCode: AttestKitClientError.attestationDeferredServiceCode,
+            retryAfter: date, reason: "the service defers this install's attestation (its ramp)")
     }
 
     private func challengeExpired(_ state: KeyState) -> Bool {

@@ -16,6 +16,13 @@ public import Foundation
 ///   ``Configuration/maximumBackoff``, jittered, kept in the store across launches). Until then requests fail
 ///   with ``AttestKitClientError/Code/unavailable``, which ``AttestKitHTTPClient`` answers by falling back to
 ///   the next level of its ``AttestationStrategy``: the user is never blocked and attestations never loop.
+/// - **Paced by the service.** The key is generated first (no cost at Apple) and the attestation challenge is asked
+///   for with its identifier, by which a service ramping App Attest up decides whether this install attests now.
+///   When it defers (429 `attestation_deferred` with `Retry-After`), the manager does not call `attestKey`: it
+///   keeps the key, saves until when it waits (``KeyState/deferredUntil``, kept across launches) and fails with
+///   ``AttestKitClientError/Code/attestationDeferred``, which ``AttestKitHTTPClient`` answers like
+///   ``AttestKitClientError/Code/unavailable``, at the strategy's next level. After the wait the same key asks
+///   again. A deferral is not a failure: it does not grow the backoff.
 /// - **Single flight.** Callers that need the key while it is being attested wait for that one attestation.
 /// - **Assertions bound to requests** with `AttestKitWire.RequestBinding` (method, path and query, SHA-256 of the
 ///   body, and a timestamp or a challenge of the service).
@@ -51,6 +58,11 @@ public actor AppAttestManager {
         /// How long App Attest is skipped after `featureUnsupported` from a device that says it supports it (as
         /// in some app extensions), in seconds.
         public var unsupportedBackoff: TimeInterval
+        /// The longest the manager honours the service's deferral of its attestation (429 `attestation_deferred`,
+        /// the service's ramp), in seconds: a longer `Retry-After` is cut to it, so that a misconfigured service
+        /// cannot keep App Attest off for weeks. A deferral without a readable `Retry-After` (integer seconds)
+        /// waits an hour, at most this. 24 hours by default.
+        public var maximumDeferral: TimeInterval
         /// A debug token of the service's allow-list, sent in `X-AttestKit-Debug-Token` instead of attesting and
         /// asserting (App Attest does not run in the Simulator). It is sent only in a build for the Simulator
         /// (`targetEnvironment(simulator)`), or where ``debugTokenOutsideSimulator`` enables it; a device build
@@ -68,6 +80,7 @@ public actor AppAttestManager {
             initialBackoff: TimeInterval = 2,
             maximumBackoff: TimeInterval = 6 * 3600,
             unsupportedBackoff: TimeInterval = 24 * 3600,
+            maximumDeferral: TimeInterval = 24 * 3600,
             debugToken: String? = nil,
             debugTokenOutsideSimulator: Bool = false
         ) {
@@ -77,6 +90,7 @@ public actor AppAttestManager {
             self.initialBackoff = max(0, initialBackoff)
             self.maximumBackoff = max(self.initialBackoff, maximumBackoff)
             self.unsupportedBackoff = max(0, unsupportedBackoff)
+            self.maximumDeferral = max(0, maximumDeferral)
             self.debugToken = debugToken
             self.debugTokenOutsideSimulator = debugTokenOutsideSimulator
         }
@@ -138,6 +152,9 @@ public actor AppAttestManager {
     var keyAttestations: [Data: Task<KeyAttestationResponse, any Error>] = [:]
     /// The key attestations a passing failure interrupted, by app key, to go on with (this run only).
     var pendingKeyAttestations: [Data: PendingKeyAttestation] = [:]
+    /// The keys generated for key attestations that have no challenge yet (deferred by the service's ramp, or the
+    /// challenge failed), by app key (this run only).
+    var keyAttestationKeys: [Data: KeptKey] = [:]
 
     /// How many attestations this manager has registered with the service (for diagnostics and tests).
     public internal(set) var attestationCount = 0

@@ -40,21 +40,40 @@ public struct AttestKitService: Sendable {
     public let transport: any HTTPTransport
     /// The time allowed for each call.
     public let timeout: TimeInterval
+    /// The app's App ID (`TEAMID.bundle.id`), sent with attestation challenges (`appId`) so that a service
+    /// accepting several apps knows which app's attestation ramp to apply; `nil` sends none (a service accepting
+    /// one app implies it).
+    public let appID: String?
 
     /// Creates a client of the service at `baseURL`.
-    public init(baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), timeout: TimeInterval = 30) {
+    /// - Parameters:
+    ///   - baseURL: The service's base URL.
+    ///   - transport: The transport (URLSession by default).
+    ///   - timeout: The time allowed for each call, in seconds.
+    ///   - appID: The app's App ID, for a service that accepts several apps and ramps attestation (see ``appID``).
+    public init(
+        baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), timeout: TimeInterval = 30,
+        appID: String? = nil
+    ) {
         self.baseURL = baseURL
         self.transport = transport
         self.timeout = timeout
+        self.appID = appID
     }
 
     /// `POST /v1/challenges` (`ChallengeRequest`, answered with `ChallengeResponse`).
     /// - Parameters:
     ///   - purpose: Attestation or assertion.
-    ///   - keyID: For an assertion, the key the challenge is bound to.
-    /// - Throws: ``AttestKitClientError``.
+    ///   - keyID: For an assertion, the key the challenge is bound to; for an attestation, the generated key to be
+    ///     attested, by which a service ramping App Attest up decides whether this install attests now (with
+    ///     ``appID``, when set).
+    /// - Throws: ``AttestKitClientError``; ``AttestKitClientError/Code/httpError`` with status 429 and service code
+    ///   `attestation_deferred` when the service defers the attestation (``AppAttestManager`` waits for its
+    ///   `Retry-After`).
     public func challenge(for purpose: Purpose, keyID: String? = nil) async throws -> Challenge {
-        let data = try await post("v1/challenges", ChallengeRequest(purpose: purpose.rawValue, keyId: keyID))
+        let message = ChallengeRequest(
+            purpose: purpose.rawValue, keyId: keyID, appId: purpose == .attest ? appID : nil)
+        let data = try await post("v1/challenges", message)
         let answer: ChallengeResponse
         do {
             answer = try WireJSON.decode(ChallengeResponse.self, from: data)
@@ -106,8 +125,21 @@ public struct AttestKitService: Sendable {
         guard !(200..<300).contains(response.statusCode) else { return }
         let error =
             data.count <= maximumAnswerSize ? try? WireJSON.decode(ErrorResponse.self, from: data).error : nil
-        throw AttestKitClientError(
+        var failure = AttestKitClientError(
             .httpError, status: response.statusCode, serviceCode: error?.code,
             reason: error?.message ?? "HTTP \(response.statusCode)")
+        failure.retryAfterSeconds = retryAfterSeconds(response)
+        throw failure
+    }
+
+    /// The `Retry-After` header in its integer form (at most 9 digits), or `nil` (absent, an HTTP date, malformed).
+    static func retryAfterSeconds(_ response: HTTPURLResponse) -> Int? {
+        let field = response.allHeaderFields.first { name, _ in
+            (name as? String)?.caseInsensitiveCompare("Retry-After") == .orderedSame
+        }
+        guard let text = (field?.value as? String)?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+            text.utf8.count <= 9, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return Int(text)
     }
 }

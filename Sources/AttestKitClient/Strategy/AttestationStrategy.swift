@@ -7,9 +7,10 @@ public import Foundation
 ///
 /// The fallback happens at run time, request by request, and never blocks the user: when App Attest cannot serve a
 /// request (the device does not support it, `featureUnsupported` where `isSupported` said yes, as in some app
-/// extensions, or Apple's service unavailable and backing off), the request goes out with a DeviceCheck token;
+/// extensions, Apple's service unavailable and backing off, or the service's ramp deferring this install's
+/// attestation: ``AttestKitClientError/Code/attestationDeferred``), the request goes out with a DeviceCheck token;
 /// when that fails too, at the first level without a device proof the app allows. A failed level is skipped for a
-/// backoff period (App Attest: the ``AppAttestManager``'s persisted backoff; DeviceCheck:
+/// backoff period (App Attest: the ``AppAttestManager``'s persisted backoff or the service's deferral; DeviceCheck:
 /// ``deviceCheckBackoff``), then tried again.
 ///
 /// Refusals by the server are not fallbacks: a request that the server refused is reported, never re-sent with
@@ -30,7 +31,8 @@ public struct AttestationStrategy: Sendable {
     /// The write-ups' strategy: App Attest, then DeviceCheck, then risk-based, then degraded.
     public static let standard = AttestationStrategy()
 
-    /// App Attest only: a request that App Attest cannot serve fails with ``AttestKitClientError/Code/unavailable``.
+    /// App Attest only: a request that App Attest cannot serve fails with ``AttestKitClientError/Code/unavailable``
+    /// (or ``AttestKitClientError/Code/attestationDeferred`` while the service defers the attestation).
     public static let appAttestOnly = AttestationStrategy(levels: [.appAttest])
 
     /// Creates a strategy.

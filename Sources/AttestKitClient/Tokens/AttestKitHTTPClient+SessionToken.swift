@@ -15,8 +15,9 @@ extension AttestKitHTTPClient {
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/httpError`` with status 503 and service
     ///   code `tokens_not_configured` when the service has no signing key; ``AttestKitClientError/Code/invalidResponse``
     ///   for an answer that is not a token or expired already; ``AttestKitClientError/Code/unsupported`` without an
-    ///   ``AppAttestManager``; ``AttestKitClientError/Code/unavailable`` or ``AttestKitClientError/Code/keyRevoked``
-    ///   when App Attest cannot sign now.
+    ///   ``AppAttestManager``; ``AttestKitClientError/Code/unavailable``,
+    ///   ``AttestKitClientError/Code/attestationDeferred`` (the service's ramp) or
+    ///   ``AttestKitClientError/Code/keyRevoked`` when App Attest cannot sign now.
     public func sessionToken() async throws -> SessionToken {
         try await sessionToken(replacing: nil)
     }

@@ -21,6 +21,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         case drop
         /// 201 with a `TokenResponse` (for `POST /v1/tokens`).
         case token(String, Date)
+        /// 429 `attestation_deferred` with `Retry-After` set to this text (none for `nil`): the service's ramp.
+        case deferred(String?)
     }
 
     /// A request the app's server received: the proof it carried.
@@ -46,6 +48,10 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     private var registrationScript: [Answer] = []
     private var registrations: [(keyID: String, attestation: String)] = []
     private var challengeCount: [String: Int] = [:]
+    private var attestChallengeLog: [String?] = []
+    private var challengeAppIDLog: [String?] = []
+    /// Decides the answer to an attest challenge from the key id it names (a challenge when it returns `nil`).
+    private var attestChallengeAnswer: @Sendable (String?) -> Answer? = { _ in nil }
     private var appRequests: [AppRequest] = []
     private var tokenLog: [TokenRequest] = []
     private var keyAttestationLog: [KeyAttestationRequest] = []
@@ -57,6 +63,14 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
 
     /// The next registrations answer these, in order, then 201.
     func scriptRegistrations(_ answers: [Answer]) { locked { registrationScript = answers } }
+    /// Attest challenges are answered by `answer(keyId)`: a challenge when it returns `nil`.
+    func answerAttestChallenges(_ answer: @escaping @Sendable (String?) -> Answer?) {
+        locked { attestChallengeAnswer = answer }
+    }
+    /// The key id named by every attest challenge request received, in order.
+    var attestChallengeKeyIDs: [String?] { locked { attestChallengeLog } }
+    /// The `appId` named by every challenge request received (either purpose), in order.
+    var challengeAppIDs: [String?] { locked { challengeAppIDLog } }
     /// The app server answers with `answer`.
     func answerApp(_ answer: @escaping @Sendable (AppRequest) -> Answer?) { locked { appAnswer = answer } }
 
@@ -87,9 +101,12 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         case ("attest.example", "/v1/challenges"):
             let message = try WireJSON.decode(ChallengeRequest.self, from: request.httpBody ?? Data())
             let purpose = message.purpose ?? "attest"
-            let number = locked {
-                challengeCount[purpose, default: 0] += 1
-                return challengeCount.values.reduce(0, +)
+            let (number, refusal) = locked {
+                if purpose == "attest" { attestChallengeLog.append(message.keyId) }
+                challengeAppIDLog.append(message.appId)
+                let refusal = purpose == "attest" ? attestChallengeAnswer(message.keyId) : nil
+                if refusal == nil { challengeCount[purpose, default: 0] += 1 }
+                return (challengeCount.values.reduce(0, +), refusal)
             }
             let bytes = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             let response = ChallengeResponse(
@@ -97,7 +114,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
                 expiresAt: APITime.format(Date().addingTimeInterval(300)))
             body = String(decoding: try WireJSON.encode(response), as: UTF8.self)
             status = 201
-            answer = .status(201, nil)
+            answer = refusal ?? .status(201, nil)
         case ("attest.example", "/v1/attestations"):
             let message = try WireJSON.decode(AttestationRequest.self, from: request.httpBody ?? Data())
             answer = locked {
@@ -142,7 +159,13 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         default:
             throw URLError(.unsupportedURL)
         }
+        var headers: [String: String]?
         switch answer {
+        case .deferred(let retryAfter):
+            status = 429
+            body = String(
+                decoding: ErrorResponse(code: "attestation_deferred", message: "scripted").json, as: UTF8.self)
+            headers = retryAfter.map { ["Retry-After": $0] }
         case .drop:
             throw URLError(.networkConnectionLost)
         case .token(let token, let expiresAt):
@@ -160,7 +183,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
                 status = code
             }
         }
-        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: nil)
+        guard
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
         else { throw URLError(.badServerResponse) }
         return (Data(body.utf8), response)
     }

@@ -15,11 +15,11 @@ enum ServiceProcess {
     }()
     static let adminToken = "client-tests-admin-token-0123456789abcdef"
 
-    /// Runs `body` with a started service, then stops it.
+    /// Runs `body` with a started service, then stops it. `storage` is the storage URL (`nil`: SQLite of its own).
     static func with<Result>(
         apple: SoftwareApple, deviceCheckURL: String? = nil, appleKey: P256.Signing.PrivateKey? = nil,
         tokenKey: P256.Signing.PrivateKey? = nil, debugTokens: [String] = [], settings: [String] = [],
-        _ body: (URL) async throws -> Result
+        storage: String? = nil, _ body: (URL) async throws -> Result
     ) async throws -> Result {
         var arguments = settings.flatMap { ["--set", $0] }
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey-\(UUID().uuidString).p8")
@@ -42,7 +42,7 @@ enum ServiceProcess {
             ]
         }
         let service = try ServeProcess(
-            apple: apple, appID: appID, arguments: arguments,
+            apple: apple, appID: appID, storage: storage, arguments: arguments,
             environment: ["ATTESTKIT_ADMIN_TOKEN": adminToken].merging(
                 debugTokens.isEmpty ? [:] : ["ATTESTKIT_DEBUG_TOKENS": debugTokens.joined(separator: ",")]
             ) { $1 })
