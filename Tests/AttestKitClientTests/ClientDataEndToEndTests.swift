@@ -51,4 +51,27 @@ struct ClientDataEndToEndTests {
             #expect(answer.appData == longest.base64EncodedString())
         }
     }
+
+    @Test("under the service's ramp the key is named on its challenge: admitted, it registers; deferred, nothing is attested")
+    func underTheRamp() async throws {
+        // A ceiling turns the ramp on (every attest challenge must name its key) and admits every install.
+        try await ServiceProcess.with(apple: EndToEndTests.apple, settings: ["ramp.daily-ceiling=100"]) { service in
+            let app = App(service: service)
+            let answer = try await app.manager.attestKey(appData: Data("user-42".utf8))
+            #expect(answer.appData == Data("user-42".utf8).base64EncodedString())
+            #expect(app.keyStore.registeredKeyID == answer.keyId)
+        }
+        // A share of 0 defers every install: no key is attested, and the caller is told when to ask again.
+        try await ServiceProcess.with(
+            apple: EndToEndTests.apple, settings: ["ramp.share=0", "ramp.recheck-after=600"]
+        ) { service in
+            let app = App(service: service)
+            let error = await #expect(throws: AttestKitClientError.self) {
+                try await app.manager.attestKey(appData: Data("user-42".utf8))
+            }
+            #expect(error?.code == .attestationDeferred)
+            #expect(app.provider.calls.attestKey == 0)
+            #expect(app.keyStore.registeredKeyID == nil)
+        }
+    }
 }

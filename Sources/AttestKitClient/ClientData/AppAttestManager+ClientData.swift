@@ -6,9 +6,9 @@ extension AppAttestManager {
     /// session, a nonce of the app's), registers it (`POST /v1/attestations` with `clientData`), and makes it this
     /// manager's key: the requests that follow are asserted with it, and the previous key is forgotten.
     ///
-    /// The manager fetches an `attest` challenge, builds `AttestationClientData` (the challenge's bytes exactly as
-    /// the service issued them, then `appData`), generates a key, passes SHA-256 of the client data to
-    /// `attestKey`, and sends the client data with the attestation. The service checks that the client data begins
+    /// The manager generates a key, fetches an `attest` challenge naming it (the service's ramp decides on it),
+    /// builds `AttestationClientData` (the challenge's bytes exactly as the service issued them, then `appData`),
+    /// passes SHA-256 of the client data to `attestKey`, and sends the client data with the attestation. The service checks that the client data begins
     /// with the challenge, verifies the attestation over it, and answers the app's bytes as `appData`. Each call
     /// costs one attestation, which Apple counts per device: call it when the bound bytes change (a sign-in), not
     /// per request. A failure keeps the current key; the next call starts over with a new key and challenge.
@@ -21,7 +21,9 @@ extension AppAttestManager {
     /// - Returns: The registered key, with `appData`.
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/invalidRequest`` for no bytes or too many
     ///   (before anything is asked of the service or the device); ``AttestKitClientError/Code/unavailable`` when App
-    ///   Attest, Apple or the service cannot help now; ``AttestKitClientError/Code/httpError`` when the service
+    ///   Attest, Apple or the service cannot help now; ``AttestKitClientError/Code/attestationDeferred`` while the
+    ///   service's ramp defers this install (nothing was attested; ask again after its `retryAfter`);
+    ///   ``AttestKitClientError/Code/httpError`` when the service
     ///   refused the attestation; ``AttestKitClientError/Code/invalidResponse`` for an answer without the app's
     ///   bytes; ``AttestKitClientError/Code/keyStore`` when the key store fails or another manager uses it.
     public func attestKey(appData: Data) async throws -> KeyRecordResponse {
@@ -47,9 +49,22 @@ extension AppAttestManager {
             throw AttestKitClientError(
                 .unavailable, deviceError: .featureUnsupported, reason: "App Attest is not supported here")
         }
+        // The key first (it costs nothing at Apple), so that the challenge names it: the service's ramp decides on
+        // it, and binds the challenge to it.
+        let keyID: String
+        do {
+            keyID = try await provider.generateKey()
+        } catch {
+            let deviceError = error as? DeviceServiceError ?? .unknown
+            throw AttestKitClientError(
+                .unavailable, deviceError: deviceError, reason: "the device failed generating a key: \(deviceError)")
+        }
         let challenge: AttestKitService.Challenge
         do {
-            challenge = try await service.challenge(for: .attest)
+            challenge = try await attestationChallenge(for: keyID)
+        } catch let error as AttestKitClientError where error.isAttestationDeferral {
+            // The service's ramp: not now. Nothing is attested; the current key stays the manager's.
+            throw Self.deferral(until: deferredUntil(error.retryAfterSeconds))
         } catch let error as AttestKitClientError where error.isTransient {
             throw error.unavailable("no attestation challenge")
         }
@@ -59,10 +74,8 @@ extension AppAttestManager {
         } catch {
             throw AttestKitClientError(.invalidResponse, reason: "the challenge cannot be bound: \(error)")
         }
-        let keyID: String
         let attestation: Data
         do {
-            keyID = try await provider.generateKey()
             attestation = try await provider.attestKey(keyID, clientDataHash: Data(clientData.clientDataHash))
         } catch {
             let deviceError = error as? DeviceServiceError ?? .unknown
