@@ -169,6 +169,9 @@ struct PostgresSchema: Sendable {
             // 7: when a key's receipt expires, so the receipt refresh skips expired receipts (additive: a nullable
             // column; the release before it neither reads nor writes it).
             .additive("ALTER TABLE \(table("keys")) ADD COLUMN receipt_expires_at_ms BIGINT"),
+            // 8: the key access control its credential certificate carried (additive: a nullable column; the
+            // release before it neither reads nor writes it, and keys registered before it keep NULL).
+            .additive("ALTER TABLE \(table("keys")) ADD COLUMN key_access_control BYTEA"),
         ]
     }
 

@@ -151,6 +151,9 @@ enum SQLiteSchema {
         // 7: when a key's receipt expires, so the receipt refresh skips expired receipts (additive: a nullable column;
         // the release before it neither reads nor writes it).
         .additive("ALTER TABLE keys ADD COLUMN receipt_expires_at_ms INTEGER"),
+        // 8: the key access control its credential certificate carried (additive: a nullable column; the release
+        // before it neither reads nor writes it, and keys registered before it keep NULL).
+        .additive("ALTER TABLE keys ADD COLUMN key_access_control BLOB"),
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.
