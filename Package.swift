@@ -443,7 +443,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
-            resources: [.copy("Vectors")],
+            resources: [.copy("Vectors"), .copy("SimulatedVectors")],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -15,14 +15,21 @@ package struct ConformanceOutcome: Encodable, Sendable, Equatable {
     package var counter: UInt32?
     /// For receipts: the parsed fields.
     package var fields: [String: String]?
+    /// Attestations and assertions: the iOS 27 bundle version the object reports.
+    package var bundleVersion: String?
+    /// Attestations and assertions: the iOS 27 validation category the object reports.
+    package var validationCategory: UInt32?
     /// A human-readable reason for rejects (not part of the stable contract).
     package var reason: String?
 
     /// Creates an outcome.
     package init(
         name: String, outcome: Kind, check: String? = nil, code: String? = nil, counter: UInt32? = nil,
-        fields: [String: String]? = nil, reason: String? = nil
+        fields: [String: String]? = nil, reason: String? = nil, bundleVersion: String? = nil,
+        validationCategory: UInt32? = nil
     ) {
+        self.bundleVersion = bundleVersion
+        self.validationCategory = validationCategory
         self.name = name
         self.outcome = outcome
         self.check = check
@@ -41,5 +48,7 @@ package struct ConformanceOutcome: Encodable, Sendable, Equatable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey { case name, outcome, check, code, counter, fields }
+    private enum CodingKeys: String, CodingKey {
+        case name, outcome, check, code, counter, fields, bundleVersion, validationCategory
+    }
 }

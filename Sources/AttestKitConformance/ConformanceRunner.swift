@@ -54,13 +54,16 @@ package struct ConformanceRunner: Sendable {
             appIDs: [try appID(vector)], environments: try environments(vector),
             receiptPolicy: parseOnly ? .ignore : .require, trustAnchors: anchors)
         let verifier = AttestationVerifier(configuration: configuration)
+            .appending(try (vector.policy ?? ConformancePolicy()).attestationPolicy())
         let keyID = try KeyID(string: vector.keyId ?? "")
         let clientData: ClientDataInput? =
             parseOnly ? nil : .clientDataHash(try bytes(vector.clientDataHash, .clientDataHashMalformed))
-        _ = try await verifier.verify(
+        let verified = try await verifier.verify(
             try bytes(vector.data, .attestationMalformed), keyID: keyID, nonceBinding: clientData,
             at: vector.verificationTime ?? Date())
-        return ConformanceOutcome(name: vector.name, outcome: parseOnly ? .parseOnly : .valid)
+        return ConformanceOutcome(
+            name: vector.name, outcome: parseOnly ? .parseOnly : .valid, bundleVersion: verified.bundleVersion,
+            validationCategory: verified.validationCategory)
     }
 
     private func assertion(_ vector: ConformanceVector) throws(AttestKitError) -> ConformanceOutcome {
@@ -77,7 +80,17 @@ package struct ConformanceRunner: Sendable {
             try bytes(vector.data, .assertionMalformed),
             publicKeyX963: try bytes(vector.publicKey, .publicKeyMalformed),
             appID: try appID(vector), clientData: clientData, previousCounter: previous)
-        return ConformanceOutcome(name: vector.name, outcome: .valid, counter: result.counter)
+        if let policy = vector.policy {
+            let key = RegisteredKey(
+                bundleVersion: vector.registered?.bundleVersion,
+                validationCategory: vector.registered?.validationCategory)
+            if case .failsToMeetPolicy(let reason) = try policy.assertionPolicy().check(result, of: key) {
+                throw reason.error()
+            }
+        }
+        return ConformanceOutcome(
+            name: vector.name, outcome: .valid, counter: result.counter, bundleVersion: result.bundleVersion,
+            validationCategory: result.validationCategory)
     }
 
     private func receipt(_ vector: ConformanceVector) async throws(AttestKitError) -> ConformanceOutcome {

@@ -31,6 +31,19 @@ package struct ConformanceVector: Decodable, Sendable {
     package var previousCounter: Int64?
     /// Assertions: the counter the assertion carries.
     package var expectedCounter: Int64?
+    /// The deployment policy to judge the object under, after Apple's checks (the software Apple's policy vectors);
+    /// absent for Apple's checks alone.
+    package var policy: ConformancePolicy?
+    /// Assertions judged under a policy: what the key's attestation reported at registration.
+    package var registered: Registration?
+
+    /// What a key's attestation reported, for an assertion policy.
+    package struct Registration: Decodable, Sendable {
+        /// The iOS 27 bundle version.
+        package var bundleVersion: String?
+        /// The iOS 27 validation category.
+        package var validationCategory: UInt32?
+    }
 
     /// Parses `verifyAt`, accepting fractional seconds.
     package var verificationTime: Date? {

@@ -42,6 +42,8 @@ struct VerifyCommand: AsyncParsableCommand {
     private struct IndexEntry: Decodable {
         var name: String
         var expect: String
+        /// The software Apple's policy vectors: the refusal's code, checked too.
+        var expectCode: String?
         var file: String
     }
 
@@ -61,7 +63,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 outcome = ConformanceOutcome(
                     name: entry.name, outcome: .reject, check: "format", code: "vector_unreadable")
             }
-            let ok = outcome.expectation == entry.expect
+            let ok = outcome.expectation == entry.expect && (entry.expectCode.map { $0 == outcome.code } ?? true)
             if ok { passed += 1 } else { failed += 1 }
             var line = "\(ok ? "PASS" : "FAIL")  \(entry.name)  expected \(entry.expect), got \(outcome.expectation)"
             if let code = outcome.code { line += " (\(code))" }

@@ -52,4 +52,33 @@ extension GuardedRouteTests {
             #expect(answer.status == 200, "\(answer)")
         }
     }
+
+    @Test(
+        "policy.validation-category-change step-up: a changed category is let through asking for step-up",
+        arguments: await Edge.matrix())
+    func categoryChangeStepsUp(edge: Edge, backend: Backend) async throws {
+        var policy = Self.iOS27Policy
+        policy.validationCategoryChange = .stepUp
+        try await edge.run(on: backend, EdgeConfiguration(policy: policy)) { app in
+            let device = try await EdgeDevice.registered(app, build: Self.appStoreBuild)
+            let same = try await app.send(
+                "POST", "/orders", headers: try device.headers("POST", "/orders", body: Self.body), body: Self.body)
+            #expect(same.status == 200 && same.decision == "app_attest|true|false|-", "\(same)")
+            #expect(same.header(EdgeHeaders.categoryChanged) == "false")
+            // TestFlight is in the list, but not the key's category: accepted, step-up asked for, counter advanced.
+            let testFlight = device.updated { $0.validationCategory = 2 }
+            let changed = try await app.send(
+                "POST", "/orders", headers: try testFlight.headers("POST", "/orders", body: Self.body),
+                body: Self.body)
+            #expect(changed.status == 200 && changed.decision == "app_attest|true|true|-", "\(changed)")
+            #expect(changed.header(EdgeHeaders.categoryChanged) == "true")
+            #expect(try await app.store.key(device.keyID)?.counter == 2)
+            // The category list still applies: development is refused, not stepped up.
+            let development = testFlight.updated { $0.validationCategory = 3 }
+            let refused = try await app.send(
+                "POST", "/orders", headers: try development.headers("POST", "/orders", body: Self.body),
+                body: Self.body)
+            #expect(refused.status == 403 && refused.code == "policy_validation_category", "\(refused)")
+        }
+    }
 }

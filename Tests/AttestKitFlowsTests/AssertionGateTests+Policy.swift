@@ -95,6 +95,65 @@ extension AssertionGateTests {
         #expect(try await lenient.verify(keyID: device.keyID, assertion: assertion, binding: binding).counter == 2)
     }
 
+    @Test("step-up on a change of category: accepted, marked, counter advanced; the answer asks for step-up")
+    func categoryChangeStepsUp() async throws {
+        let bench = try FlowBench()
+        var deployment = Self.deployment
+        deployment.validationCategoryChange = .stepUp
+        #expect(!deployment.refusesValidationCategoryChange && deployment.stepsUpOnValidationCategoryChange)
+        let gate = AssertionGate(
+            store: bench.store, policy: deployment.assertionPolicy,
+            stepsUpOnValidationCategoryChange: deployment.stepsUpOnValidationCategoryChange)
+        let device = Self.device(bench)
+        try await bench.register(device)
+        let first = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let same = try await gate.verify(keyID: device.keyID, assertion: first.assertion, binding: first.binding)
+        #expect(!same.validationCategoryChanged)
+        let sameAnswer = AssertionResponse(same, freshness: first.binding.freshness, policy: deployment.riskPolicy)
+        #expect(!sameAnswer.stepUp && sameAnswer.validationCategoryChanged == nil)
+
+        let testFlight = Self.updated(device, category: ValidationCategory.testFlight.rawValue)
+        let now = FlowBench.milliseconds()
+        let (assertion, binding) = try testFlight.assertion(freshness: .timestamp(milliseconds: now))
+        let changed = try await gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+        #expect(changed.validationCategoryChanged && changed.validationCategory == 2 && changed.counter == 2)
+        #expect(try await bench.store.key(device.keyID)?.counter == 2)
+        let answer = AssertionResponse(changed, freshness: binding.freshness, policy: deployment.riskPolicy)
+        #expect(answer.stepUp && answer.validationCategoryChanged == true)
+        let json = String(decoding: try WireJSON.encode(answer), as: UTF8.self)
+        #expect(json.contains(#""validationCategoryChanged":true"#) && json.contains(#""stepUp":true"#))
+        #expect(!String(decoding: try WireJSON.encode(sameAnswer), as: UTF8.self).contains("validationCategoryChanged"))
+
+        // The other rules still refuse: a category outside the list is not stepped up.
+        let development = Self.updated(testFlight, category: ValidationCategory.development.rawValue)
+        let refused = try development.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let error = await #expect(throws: FlowError.self) {
+            try await gate.verify(keyID: device.keyID, assertion: refused.assertion, binding: refused.binding)
+        }
+        #expect(error?.code.rawValue == "policy_validation_category")
+        // `allow` marks nothing; a gate without the flag (built by hand) neither.
+        let allowing = AssertionGate(store: bench.store)
+        let again = try testFlight.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let unmarked = try await allowing.verify(
+            keyID: device.keyID, assertion: again.assertion, binding: again.binding)
+        #expect(!unmarked.validationCategoryChanged)
+        #expect(DeploymentPolicy(validationCategoryChange: .allow).stepsUpOnValidationCategoryChange == false)
+    }
+
+    @Test("step-up on a change of category: a key registered before iOS 27 has not changed category")
+    func categoryFirstReportedIsNoStepUp() async throws {
+        let bench = try FlowBench()
+        let gate = AssertionGate(store: bench.store, stepsUpOnValidationCategoryChange: true)
+        let device = Self.device(bench, iOS27: false)
+        try await bench.register(device)
+        var iOS27 = device.device.configuration
+        iOS27.iOS27Extensions = true
+        let updated = FlowBench.Device(device: device.device.updated(to: iOS27), keyID: device.keyID)
+        let made = try updated.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let accepted = try await gate.verify(keyID: device.keyID, assertion: made.assertion, binding: made.binding)
+        #expect(accepted.validationCategory == 4 && !accepted.validationCategoryChanged)
+    }
+
     @Test("a key registered before iOS 27 keeps asserting after the OS update reports its category")
     func categoryFirstReportedAfterUpdate() async throws {
         let bench = try FlowBench()

@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
+import AttestKitTesting
 import AttestKitWire
 import Foundation
 import Testing
@@ -84,6 +85,34 @@ struct FreshnessAndRiskTests {
                 let record = try await harness.get("/v1/keys/\(device.keyID.pathComponent)", headers: ServerHarness.admin)
                 #expect(record.string("riskStatus") == "assessed", "\(record)")
             }
+        }
+    }
+
+    @Test(
+        "policy.validation-category-change step-up: 200 with stepUp and validationCategoryChanged, counted",
+        arguments: await StoreKind.all())
+    func categoryChangeStepsUp(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.policy = .init(validationCategoryChange: .stepUp)
+        try await ServerHarness.with(kind, options) { harness in
+            let appStore = SimulatedDevice.Configuration(
+                appID: Fixture.appID, environment: .development, iOS27: true, bundleVersion: "7", validationCategory: 4)
+            let device = try await TestDevice.registered(harness, configuration: appStore)
+            let same = try await device.verify(try device.verifyBody(freshness: device.now))
+            #expect(same.status == 200 && same.bool("stepUp") == false, "\(same)")
+            #expect(!same.has("validationCategoryChanged") && same.int("validationCategory") == 4)
+
+            var testFlight = appStore
+            testFlight.validationCategory = 2
+            let updated = device.updated(to: testFlight)
+            let changed = try await updated.verify(try updated.verifyBody(freshness: updated.now))
+            #expect(changed.status == 200 && changed.bool("stepUp") == true, "\(changed)")
+            #expect(changed.bool("validationCategoryChanged") == true && changed.int("validationCategory") == 2)
+            #expect(try await harness.store.key(device.keyID)?.counter == 2)
+
+            let metrics = try await harness.get("/metrics").text
+            let counted = #"attestkit_validation_category_step_ups_total{route="assertion"} 1"#
+            #expect(metrics.contains(counted), "\(metrics)")
         }
     }
 }

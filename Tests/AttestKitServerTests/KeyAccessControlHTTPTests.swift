@@ -4,8 +4,8 @@ import AttestKitTesting
 import Foundation
 import Testing
 
-/// The key access-control extension at the HTTP level: the registration answer shows it (it is not stored, so
-/// `GET /v1/keys/{keyId}` does not), and `policy.macos-app-ids` refuses a key of a declared macOS App ID without
+/// The key access-control extension at the HTTP level: the registration answer shows it, and so does the operator's
+/// `GET /v1/keys/{keyId}` (it is stored with the key), and `policy.macos-app-ids` refuses a key of a declared macOS App ID without
 /// Apple's macOS policy with 403 `policy_key_access_control`.
 @Suite struct KeyAccessControlHTTPTests {
     static func device(_ harness: ServerHarness, _ accessControl: SimulatedDevice.KeyAccessControl) -> TestDevice {
@@ -29,13 +29,20 @@ import Testing
             #expect(iOS.status == 201 && iOS.string("keyAccessControl.policy") == "other", "\(iOS)")
             let none = try await Self.device(harness, .none).register()
             #expect(none.status == 201 && !none.has("keyAccessControl"), "\(none)")
-            let truncated = try await Self.device(harness, .extensionValue(Array(value.extensionValue.dropLast())))
-                .register()
+            let truncatedDevice = Self.device(harness, .extensionValue(Array(value.extensionValue.dropLast())))
+            let truncated = try await truncatedDevice.register()
             #expect(truncated.status == 201 && truncated.string("keyAccessControl.policy") == "malformed")
-            // Not stored: the key's record does not show it.
+            // Stored with the key: the operator's record shows the same, absent for a key without one.
             let record = try await harness.get(
                 "/v1/keys/\(macOSDevice.keyID.pathComponent)", headers: ServerHarness.admin)
-            #expect(record.status == 200 && !record.has("keyAccessControl"), "\(record)")
+            #expect(record.status == 200 && record.string("keyAccessControl.policy") == "macos_full_security")
+            #expect(record.string("keyAccessControl.value") == Data(value.extensionValue).base64EncodedString())
+            let malformed = try await harness.get(
+                "/v1/keys/\(truncatedDevice.keyID.pathComponent)", headers: ServerHarness.admin)
+            #expect(malformed.string("keyAccessControl.policy") == "malformed", "\(malformed)")
+            #expect(
+                malformed.string("keyAccessControl.value")
+                    == Data(value.extensionValue.dropLast()).base64EncodedString())
         }
     }
 

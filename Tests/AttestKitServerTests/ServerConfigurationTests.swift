@@ -188,7 +188,10 @@ struct ServerConfigurationTests {
         #expect(loaded.policy.allowedValidationCategories == [4, 2, 5])
         #expect(loaded.policy.acceptsUnreported == unreported)
         #expect(loaded.policy.minimumBundleVersion == "2.10")
-        #expect(!loaded.policy.refusesValidationCategoryChange)
+        #expect(!loaded.policy.refusesValidationCategoryChange && loaded.policy.validationCategoryChange == .allow)
+        let stepUp = try await ServerConfigurationSource.load(
+            environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE": "step-up"])
+        #expect(stepUp.policy.validationCategoryChange == .stepUp && stepUp.policy.stepsUpOnValidationCategoryChange)
         let defaults = try await ServerConfigurationSource.load(environment: [:])
         #expect(defaults.policy.refusesValidationCategoryChange && !defaults.policy.acceptsUnreported)
         #expect(defaults.policy.allowedValidationCategories == nil && defaults.policy.minimumBundleVersion == nil)
@@ -256,7 +259,7 @@ struct ServerConfigurationTests {
             environment: ["ATTESTKIT_POLICY_MINIMUM_BUNDLE_VERSION": "2.0b1"], key: "policy.minimum-bundle-version"),
         Refusal(json: #"{"policy": {"minimum-bundle-version": "1..2"}}"#, key: "policy.minimum-bundle-version"),
         Refusal(
-            environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE": "step-up"],
+            environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE": "stepup"],
             key: "policy.validation-category-change"),
         Refusal(environment: ["ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP": "-1"], key: "rate-limit.attestations-per-ip"),
         Refusal(environment: ["ATTESTKIT_RAMP_SHARE": "100.5"], key: "ramp.share"),

@@ -34,6 +34,38 @@ struct KeyTests {
         }
     }
 
+    @Test(
+        "the key access control is stored with the key and read back by every read",
+        arguments: await StoreBackend.all())
+    func keyAccessControl(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let registration = try TestKeys.registration(keyAccessControl: TestKeys.macOSAccessControl)
+            let record = try await store.registerKey(registration, now: t0)
+            #expect(record.keyAccessControl == TestKeys.macOSAccessControl)
+            #expect(record.keyAccessControlReading.accessControl?.isMacOSFullSecurityPolicy == true)
+            #expect(try await store.key(registration.keyID)?.keyAccessControl == TestKeys.macOSAccessControl)
+            let withoutReceipt = try await store.keyWithoutReceipt(registration.keyID)
+            #expect(withoutReceipt?.keyAccessControl == TestKeys.macOSAccessControl)
+            let advanced = try await store.advanceCounter(of: registration.keyID, to: 1, now: t0)
+            #expect(advanced.keyAccessControl == TestKeys.macOSAccessControl)
+            // None (a key attested before 2026) reads as absent; a malformed value is kept as signed.
+            let none = try await store.registerKey(try TestKeys.registration(), now: t0)
+            #expect(none.keyAccessControl == nil && none.keyAccessControlReading == .absent)
+            let odd: [UInt8] = [0x30, 0x03, 0x04, 0x01, 0x00]
+            let malformed = try await store.registerKey(try TestKeys.registration(keyAccessControl: odd), now: t0)
+            #expect(try await store.key(malformed.keyID)?.keyAccessControlReading == .malformed(extensionValue: odd))
+        }
+    }
+
+    @Test("a key access-control value that is empty or over the limit is refused before any store")
+    func keyAccessControlLimits() throws {
+        for value in [[], [UInt8](repeating: 0x30, count: StoreLimits.maximumKeyAccessControlBytes + 1)] {
+            #expect(throws: StoreError.self) { try TestKeys.registration(keyAccessControl: value) }
+        }
+        _ = try TestKeys.registration(
+            keyAccessControl: [UInt8](repeating: 0x30, count: StoreLimits.maximumKeyAccessControlBytes))
+    }
+
     @Test("optional fields may be absent", arguments: await StoreBackend.all())
     func minimalRegistration(backend: StoreBackend) async throws {
         try await backend.withStore { store in

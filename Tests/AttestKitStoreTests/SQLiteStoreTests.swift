@@ -25,7 +25,7 @@ struct SQLiteStoreTests {
         #expect(mode == "wal")
         // The tables, the shared rate budgets, the consumed tokens, app keys, compatibility, leases and counts, then
         // dashboard sessions.
-        #expect(version == 8)
+        #expect(version == 9)
     }
 
     @Test("a schema newer than this release is refused, not touched")

@@ -210,4 +210,42 @@ struct SchemaMigrationTests {
             #expect(older?.reason.contains("run `attestkit migrate`") == true)
         }
     }
+
+    @Test(
+        "migration 9 on a database of version 8 with keys: theirs read as none, new ones keep their access control",
+        arguments: await backends())
+    func keyAccessControlFromVersion8(backend: StoreBackend) async throws {
+        try await Self.withDatabase(backend) { database in
+            let known = SQLiteSchema.migrations.count
+            #expect(known == 9)
+            let old = try TestKeys.registration()
+            // The database as version 8 left it: a key registered, no key_access_control column.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                _ = try await store.registerKey(old, now: Self.t0)
+                for statement in [
+                    "ALTER TABLE \(database.table("keys")) DROP COLUMN key_access_control",
+                    "UPDATE \(database.table("schema_version")) SET version = 8",
+                ] {
+                    try await database.execute(statement, on: store)
+                }
+            }
+            // A server that does not migrate refuses it; one that does applies migration 9 only.
+            let refused = await Self.failure {
+                try await Self.running(try database.store(.verify)) { store in try await store.prepare() }
+            }
+            #expect(refused?.code == .storageUnavailable)
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                #expect(await store.schemaVersion == SchemaVersion(found: 8, current: 9, known: known))
+                let existing = try #require(try await store.key(old.keyID))
+                #expect(existing.keyAccessControl == nil && existing.keyAccessControlReading == .absent)
+                #expect(existing.bundleVersion == "42" && existing.counter == 0)
+                #expect(try await store.advanceCounter(of: old.keyID, to: 1, now: Self.t0).keyAccessControl == nil)
+                let new = try TestKeys.registration(keyAccessControl: TestKeys.macOSAccessControl)
+                _ = try await store.registerKey(new, now: Self.t0)
+                #expect(try await store.key(new.keyID)?.keyAccessControl == TestKeys.macOSAccessControl)
+            }
+        }
+    }
 }

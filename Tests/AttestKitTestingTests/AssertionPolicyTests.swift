@@ -96,6 +96,10 @@ import Testing
         }
         #expect(reason.code == .policyValidationCategoryChanged)
         #expect(reason.reason.contains("app-store (4)") && reason.reason.contains("testflight (2)"))
+        // What a step-up deployment asks: changed exactly where the policy refuses.
+        #expect(ValidationCategoryChangePolicy.changed(assertion, of: registered))
+        let same = try Self.assert(current.updated(to: device.configuration), keyID, after: counter)
+        #expect(!ValidationCategoryChangePolicy.changed(same, of: registered))
     }
 
     @Test("a key registered before iOS 27 that reports a category after an update has not changed category")
@@ -112,6 +116,8 @@ import Testing
         let withCategory = RegisteredKey(bundleVersion: "1", validationCategory: 4)
         let none = try Self.assert(device, keyID)
         #expect(ValidationCategoryChangePolicy().check(none, of: withCategory) != .meetsPolicy)
+        #expect(!ValidationCategoryChangePolicy.changed(assertion, of: registered))
+        #expect(ValidationCategoryChangePolicy.changed(none, of: withCategory))
         // Unreported devices meet the lenient policies, and fail the strict ones.
         #expect(policy.check(none, of: RegisteredKey(bundleVersion: nil, validationCategory: nil)) == .meetsPolicy)
         #expect(ValidationCategoryPolicy(allowed: [4]).check(none, of: withCategory) != .meetsPolicy)

@@ -110,7 +110,8 @@ struct WireSampleTests {
                         riskStatus: kind == .challenge ? "assessed" : "unknown",
                         stepUp: kind == .challenge, freshness: kind,
                         bundleVersion: kind == .challenge ? "2.10.1" : nil,
-                        validationCategory: kind == .challenge ? 4 : nil))
+                        validationCategory: kind == .challenge ? 4 : nil,
+                        validationCategoryChanged: kind == .challenge ? true : nil))
             }
             + [
                 Sample(
@@ -131,6 +132,12 @@ struct WireSampleTests {
                     RequestVerificationResponse(
                         allowed: true, group: "payments", enforced: true, trust: "app_attest", keyId: keyID,
                         counter: 7, stepUp: false, bundleVersion: "2.10.1", validationCategory: 4)),
+                Sample(
+                    "RequestVerificationResult",
+                    RequestVerificationResponse(
+                        allowed: true, group: "payments", enforced: true, trust: "app_attest", keyId: keyID,
+                        counter: 8, stepUp: true, bundleVersion: "2.10.1", validationCategory: 2,
+                        validationCategoryChanged: true)),
                 Sample(
                     "RequestVerificationResult",
                     RequestVerificationResponse(

@@ -17,6 +17,7 @@ extension AttestKitApplication {
             do throws(FlowError) {
                 let accepted = try await gate.verify(keyID: keyID, assertion: assertion, binding: binding)
                 metrics.verification("assertion", code: nil, duration: ContinuousClock.now - start)
+                if accepted.validationCategoryChanged { metrics.validationCategoryChangeStepUp("assertion") }
                 return AssertionResponse(
                     accepted, freshness: binding.freshness, policy: configuration.policy.riskPolicy)
             } catch {

@@ -41,7 +41,8 @@ extension AttestKitApplication {
                 allowed: true, group: decision.group, enforced: decision.enforced, trust: decision.trust?.rawValue,
                 keyId: decision.key?.keyID.base64, counter: decision.key?.counter, stepUp: decision.stepUp,
                 error: decision.refusal.map { ErrorResponse.Detail(code: $0.code.rawValue, message: $0.reason) },
-                bundleVersion: decision.bundleVersion, validationCategory: decision.validationCategory)
+                bundleVersion: decision.bundleVersion, validationCategory: decision.validationCategory,
+                validationCategoryChanged: decision.validationCategoryChanged ? true : nil)
         }
     }
 

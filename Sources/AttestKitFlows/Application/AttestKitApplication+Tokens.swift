@@ -49,6 +49,7 @@ extension AttestKitApplication {
                     try await gate.verify(keyID: headers.keyID, assertion: headers.assertion, binding: binding)
                 }
                 issued = try tokens.issue(for: accepted)
+                if accepted.validationCategoryChanged { metrics.validationCategoryChangeStepUp("token") }
             }
             metrics.tokenIssued(trust: issued.claims.trust)
             return TokenResponse(token: issued.token, expiresAt: APITime.format(issued.expiresAt))

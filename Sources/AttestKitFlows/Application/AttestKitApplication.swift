@@ -117,7 +117,8 @@ public struct AttestKitApplication: Sendable {
             store: store, timestampWindow: configuration.timestampWindow, keyExpiry: configuration.keyExpiry,
             recorder: recorder,
             acceptance: KeyAcceptance(appIDs: configuration.appIDs, environments: configuration.environments),
-            policy: configuration.policy.assertionPolicy, now: now)
+            policy: configuration.policy.assertionPolicy,
+            stepsUpOnValidationCategoryChange: configuration.policy.stepsUpOnValidationCategoryChange, now: now)
         self.gate = gate
         let debugTokens: DebugTokens
         do {

@@ -42,6 +42,10 @@ public struct AssertionGate: Sendable {
     /// version, category change), checked once the signature and counter verified and before the challenge is
     /// consumed or the counter advanced; `nil`: none.
     public let policy: (any AssertionPolicy)?
+    /// Whether an assertion whose validation category differs from its key's registration, once it met ``policy``,
+    /// is accepted with ``AcceptedAssertion/validationCategoryChanged`` set: step-up asked for
+    /// (``DeploymentPolicy/ValidationCategoryChange/stepUp``). Off, nothing is marked.
+    public let stepsUpOnValidationCategoryChange: Bool
     /// The clock.
     let now: @Sendable () -> Date
     private let verifier = AssertionVerifier()
@@ -52,8 +56,10 @@ public struct AssertionGate: Sendable {
     public init(
         store: any AttestationStore, timestampWindow: TimeInterval = 300, keyExpiry: TimeInterval? = nil,
         recorder: VerificationRecorder? = nil, acceptance: KeyAcceptance? = nil,
-        policy: (any AssertionPolicy)? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        policy: (any AssertionPolicy)? = nil, stepsUpOnValidationCategoryChange: Bool = false,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.stepsUpOnValidationCategoryChange = stepsUpOnValidationCategoryChange
         self.keys = KeyRecordCache(store: store)
         self.store = store
         self.timestampWindow = timestampWindow
@@ -142,13 +148,13 @@ public struct AssertionGate: Sendable {
             throw FlowError(error)
         }
         // The iOS 27 data the assertion signed, held to the deployment's rules before anything moves.
-        if let policy,
-            case .failsToMeetPolicy(let reason) = policy.check(
-                verified,
-                of: RegisteredKey(bundleVersion: record.bundleVersion, validationCategory: record.validationCategory))
-        {
+        let registered = RegisteredKey(
+            bundleVersion: record.bundleVersion, validationCategory: record.validationCategory)
+        if let policy, case .failsToMeetPolicy(let reason) = policy.check(verified, of: registered) {
             throw FlowError(reason.error())
         }
+        let categoryChanged =
+            stepsUpOnValidationCategoryChange && ValidationCategoryChangePolicy.changed(verified, of: registered)
         do throws(StoreError) {
             if let challengeID {
                 _ = try await store.consumeChallenge(challengeID, purpose: .assert, keyID: keyID, now: time)
@@ -159,7 +165,7 @@ public struct AssertionGate: Sendable {
                 of: keyID, to: verified.counter, now: time, usedSince: usedSince)
             return AcceptedAssertion(
                 key: advanced, counter: verified.counter, bundleVersion: verified.bundleVersion,
-                validationCategory: verified.validationCategory)
+                validationCategory: verified.validationCategory, validationCategoryChanged: categoryChanged)
         } catch {
             throw FlowError(error)
         }
@@ -177,9 +183,17 @@ public struct AcceptedAssertion: Sendable {
     /// iOS 27+: the validation category this assertion reported (AttestKit's `ValidationCategory` names it); `nil`
     /// before iOS 27.
     public let validationCategory: UInt32?
+    /// Whether step-up is asked for because this assertion reports another validation category than its key's
+    /// attestation did (`policy.validation-category-change` `step-up`; never set otherwise): ask for more (a new
+    /// login, a second factor) before a sensitive action.
+    public let validationCategoryChanged: Bool
 
     /// An accepted assertion.
-    public init(key: KeyRecord, counter: UInt32, bundleVersion: String? = nil, validationCategory: UInt32? = nil) {
+    public init(
+        key: KeyRecord, counter: UInt32, bundleVersion: String? = nil, validationCategory: UInt32? = nil,
+        validationCategoryChanged: Bool = false
+    ) {
+        self.validationCategoryChanged = validationCategoryChanged
         self.key = key
         self.counter = counter
         self.bundleVersion = bundleVersion

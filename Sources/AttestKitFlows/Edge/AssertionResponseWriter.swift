@@ -11,6 +11,10 @@ package import AttestKitWire
 package enum AssertionResponseWriter {
     /// The JSON of `response`, or `nil` when a string needs escaping.
     package static func write(_ response: AssertionResponse) -> [UInt8]? {
+        // The iOS 27 fields are left to `JSONEncoder`.
+        guard response.bundleVersion == nil, response.validationCategory == nil,
+            response.validationCategoryChanged == nil
+        else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(160)
         out += Array(#"{"counter":"#.utf8)

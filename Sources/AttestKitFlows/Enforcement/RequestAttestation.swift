@@ -14,17 +14,23 @@ public struct RequestAttestation: Sendable {
     public let refusal: FlowError?
     /// Whether the route should ask for step-up: the key's risk metric is above the deployment's threshold, or
     /// unknown while the deployment steps up on unknown risk (a DeviceCheck or debug request has no metric).
+    /// A change of validation category since registration marked for step-up sets it too
+    /// (``validationCategoryChanged``).
     public let stepUp: Bool
     /// iOS 27+: the bundle version the verified assertion reported, at ``TrustLevel/appAttest``.
     public let bundleVersion: String?
     /// iOS 27+: the validation category the verified assertion reported, at ``TrustLevel/appAttest``.
     public let validationCategory: UInt32?
+    /// Whether step-up is asked for because the verified assertion reports another validation category than its
+    /// key's attestation did (`policy.validation-category-change` `step-up`), at ``TrustLevel/appAttest``.
+    public let validationCategoryChanged: Bool
 
     /// Creates a decision.
     public init(
         group: String, trust: TrustLevel?, key: KeyRecord?, enforced: Bool, refusal: FlowError?, stepUp: Bool,
-        bundleVersion: String? = nil, validationCategory: UInt32? = nil
+        bundleVersion: String? = nil, validationCategory: UInt32? = nil, validationCategoryChanged: Bool = false
     ) {
+        self.validationCategoryChanged = validationCategoryChanged
         self.group = group
         self.trust = trust
         self.key = key

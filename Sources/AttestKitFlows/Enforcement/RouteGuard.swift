@@ -105,10 +105,13 @@ public struct RouteGuard: Sendable {
                 throw FlowError.trustInsufficient(trust, required: policy.minimumTrust)
             }
             metrics.guardOutcome(group: policy.group, mode: mode, trust: trust.rawValue, code: nil)
-            let stepUp = riskPolicy.requiresStepUp(trust: trust, metric: accepted?.key.riskMetric)
+            let categoryChanged = accepted?.validationCategoryChanged ?? false
+            if categoryChanged { metrics.validationCategoryChangeStepUp("guard") }
+            let stepUp = riskPolicy.requiresStepUp(trust: trust, metric: accepted?.key.riskMetric) || categoryChanged
             return RequestAttestation(
                 group: policy.group, trust: trust, key: accepted?.key, enforced: enforced, refusal: nil, stepUp: stepUp,
-                bundleVersion: accepted?.bundleVersion, validationCategory: accepted?.validationCategory)
+                bundleVersion: accepted?.bundleVersion, validationCategory: accepted?.validationCategory,
+                validationCategoryChanged: categoryChanged)
         } catch {
             metrics.guardOutcome(group: policy.group, mode: mode, trust: "none", code: error.code.rawValue)
             error.signalStorageFailure(metrics: metrics, logger: logger)

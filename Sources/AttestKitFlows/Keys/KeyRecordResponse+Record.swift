@@ -4,11 +4,12 @@ public import AttestKitWire
 
 extension KeyRecordResponse {
     /// The answer that shows `record`: its risk status and step-up decided by `policy`, with `riskHistory` for
-    /// the operator's view, the thumbprint of its app key when a key attestation bound one, and, in the answer of a
-    /// registration, the key's access control as its attestation certified it (`keyAccessControl`; not stored).
+    /// the operator's view, the thumbprint of its app key when a key attestation bound one, and the key's access
+    /// control (`keyAccessControl`): `keyAccessControl` when given (a registration's, as its attestation certified
+    /// it), else the one stored with the key (absent for keys registered before the store kept it).
     public init(
         _ record: KeyRecord, policy: RiskPolicy, riskHistory: [RiskMetricEntry]? = nil,
-        keyAccessControl: AppAttestKeyAccessControl.Reading = .absent
+        keyAccessControl: AppAttestKeyAccessControl.Reading? = nil
     ) {
         self.init(
             keyId: record.keyID.base64, appId: record.appID.description, environment: record.environment.rawValue,
@@ -27,7 +28,7 @@ extension KeyRecordResponse {
                     recordedAt: APITime.format($0.recordedAt))
             },
             appKey: record.appKey.map { AppKey(thumbprint: $0.thumbprint) },
-            keyAccessControl: KeyAccessControl(keyAccessControl))
+            keyAccessControl: KeyAccessControl(keyAccessControl ?? record.keyAccessControlReading))
     }
 }
 

@@ -28,6 +28,15 @@ public struct FlowMetrics: Sendable {
             .recordNanoseconds(duration.nanoseconds)
     }
 
+    /// An assertion accepted with step-up asked for because its validation category changed since registration
+    /// (`policy.validation-category-change` `step-up`), by `route`: `assertion` (`POST /v1/assertions/verify`),
+    /// `guard` (a middleware or the decision route) or `token` (the token route).
+    public func validationCategoryChangeStepUp(_ route: String) {
+        Counter(
+            label: "attestkit_validation_category_step_ups_total", dimensions: [("route", route)], factory: factory
+        ).increment()
+    }
+
     /// A session token issued, by the trust level that bought it (`app_attest` or `debug`).
     public func tokenIssued(trust: String) {
         Counter(label: "attestkit_tokens_issued_total", dimensions: [("trust", trust)], factory: factory).increment()

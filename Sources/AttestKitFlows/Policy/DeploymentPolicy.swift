@@ -26,9 +26,27 @@ public struct DeploymentPolicy: Sendable, Hashable {
     /// (`policy.minimum-bundle-version`, dot-separated integers ordered as Apple orders `CFBundleVersion`); `nil`
     /// accepts any. A reported version that is not dot-separated integers is refused (fail closed).
     public var minimumBundleVersion: String?
+    /// What an assertion whose validation category differs from its key's registration gets
+    /// (`policy.validation-category-change`): refused (the default), accepted with step-up, or accepted.
+    public var validationCategoryChange: ValidationCategoryChange
     /// Whether an assertion whose validation category differs from its key's registration is refused
-    /// (`policy.validation-category-change`: `refuse`, the default, or `allow`).
-    public var refusesValidationCategoryChange: Bool
+    /// (``validationCategoryChange`` is ``ValidationCategoryChange/refuse``); setting `false` allows the change.
+    public var refusesValidationCategoryChange: Bool {
+        get { validationCategoryChange == .refuse }
+        set { validationCategoryChange = newValue ? .refuse : .allow }
+    }
+
+    /// What a change of validation category since registration gets (`policy.validation-category-change`).
+    public enum ValidationCategoryChange: String, Sendable, Hashable, CaseIterable {
+        /// Refused, 403 `policy_validation_category_changed` (the default).
+        case refuse
+        /// Accepted, with step-up asked for: `AcceptedAssertion.validationCategoryChanged`, `stepUp` and
+        /// `validationCategoryChanged` in the answers, so that the backend asks for more (a new login, a second
+        /// factor) before a sensitive action.
+        case stepUp = "step-up"
+        /// Accepted as any other assertion (the category list still applies).
+        case allow
+    }
     /// A receipt's risk metric above this marks the key for step-up; `nil` never does.
     public var riskMetricThreshold: Int?
     /// Whether a key whose risk is still unknown (its receipt not yet traded with Apple) is marked for step-up.
@@ -43,7 +61,8 @@ public struct DeploymentPolicy: Sendable, Hashable {
         stepUpWhileRiskUnknown: Bool = false,
         acceptsUnreported: Bool = false,
         minimumBundleVersion: String? = nil,
-        refusesValidationCategoryChange: Bool = true
+        refusesValidationCategoryChange: Bool = true,
+        validationCategoryChange: ValidationCategoryChange? = nil
     ) {
         self.allowedValidationCategories = allowedValidationCategories
         self.minimumOSVersion = minimumOSVersion
@@ -52,7 +71,7 @@ public struct DeploymentPolicy: Sendable, Hashable {
         self.stepUpWhileRiskUnknown = stepUpWhileRiskUnknown
         self.acceptsUnreported = acceptsUnreported
         self.minimumBundleVersion = minimumBundleVersion
-        self.refusesValidationCategoryChange = refusesValidationCategoryChange
+        self.validationCategoryChange = validationCategoryChange ?? (refusesValidationCategoryChange ? .refuse : .allow)
     }
 
     /// The category rule, when categories are restricted.
@@ -81,12 +100,16 @@ public struct DeploymentPolicy: Sendable, Hashable {
     }
 
     /// The assertion rules of this deployment, composed: the same category and bundle version policies as
-    /// ``attestationPolicy``, then AttestKit's `ValidationCategoryChangePolicy` unless a change is allowed.
+    /// ``attestationPolicy``, then AttestKit's `ValidationCategoryChangePolicy` when a change is refused (with
+    /// `step-up` the ``AssertionGate`` marks the accepted assertion instead: ``stepsUpOnValidationCategoryChange``).
     @AssertionPolicyBuilder public var assertionPolicy: some AssertionPolicy {
         if let categoryPolicy { categoryPolicy }
         if let bundleVersionPolicy { bundleVersionPolicy }
         if refusesValidationCategoryChange { ValidationCategoryChangePolicy() }
     }
+
+    /// Whether an accepted assertion whose category changed since registration asks for step-up.
+    public var stepsUpOnValidationCategoryChange: Bool { validationCategoryChange == .stepUp }
 
     /// When a key's risk asks for step-up.
     public var riskPolicy: RiskPolicy {

@@ -118,10 +118,15 @@ public struct TokenService: Sendable {
         JSONWebKeySet(keys: ([configuration.signingKey.key] + configuration.previousKeys).map(\.jwk))
     }
 
-    /// Issues a token for a key whose assertion the gate just accepted.
+    /// Issues a token for a key whose assertion the gate just accepted: its `stepUp` is set by the key's risk, or by
+    /// a change of validation category the gate marked for step-up (``AcceptedAssertion/validationCategoryChanged``).
     public func issue(for accepted: AcceptedAssertion) throws(FlowError) -> Issued {
         var generator = SystemRandomNumberGenerator()
-        return try issue(for: accepted.key, using: &generator)
+        let key = accepted.key
+        return try sign(
+            subject: Base64URL.encode(key.keyID.bytes), appID: key.appID, environment: key.environment,
+            riskMetric: key.riskMetric, trust: .appAttest, stepUp: accepted.validationCategoryChanged,
+            using: &generator)
     }
 
     /// Issues a token for `key` with `jti` drawn from `generator`.
@@ -203,7 +208,7 @@ public struct TokenService: Sendable {
     /// Signs the claims of a new token.
     private func sign(
         subject: String, appID: AppID, environment: AppAttestEnvironment, riskMetric: Int?, trust: TrustLevel,
-        using generator: inout some RandomNumberGenerator
+        stepUp: Bool = false, using generator: inout some RandomNumberGenerator
     ) throws(FlowError) -> Issued {
         let issuedAt = Int64(now().timeIntervalSince1970.rounded(.down))
         let jti = Base64URL.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
@@ -212,7 +217,7 @@ public struct TokenService: Sendable {
             iat: issuedAt, exp: issuedAt + configuration.lifetime.components.seconds, jti: jti,
             appId: appID.description, environment: environment.rawValue, riskMetric: riskMetric,
             riskStatus: RiskPolicy.status(riskMetric),
-            stepUp: riskPolicy.requiresStepUp(trust: trust, metric: riskMetric), trust: trust.rawValue)
+            stepUp: stepUp || riskPolicy.requiresStepUp(trust: trust, metric: riskMetric), trust: trust.rawValue)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let payload: Data

@@ -52,7 +52,7 @@ extension ServerConfiguration {
     /// | `policy.minimum-os-version` | `ATTESTKIT_POLICY_MINIMUM_OS_VERSION` | any: dotted, such as `17.4` |
     /// | `policy.macos-app-ids` | `ATTESTKIT_POLICY_MACOS_APP_IDS` | none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy |
     /// | `policy.minimum-bundle-version` | `ATTESTKIT_POLICY_MINIMUM_BUNDLE_VERSION` | any: dot-separated integers, such as `2.10.1` |
-    /// | `policy.validation-category-change` | `ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE` | `refuse` (or `allow`: an assertion may report another category than its key's attestation) |
+    /// | `policy.validation-category-change` | `ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE` | `refuse` (or `step-up`: accepted, asking for step-up; or `allow`: an assertion may report another category than its key's attestation) |
     /// | `policy.risk-metric-threshold` | `ATTESTKIT_POLICY_RISK_METRIC_THRESHOLD` | none |
     /// | `policy.unknown-risk` | `ATTESTKIT_POLICY_UNKNOWN_RISK` | `allow` (or `step-up`: step-up until Apple rated the key) |
     /// | `rate-limit.attestations-per-ip` | `ATTESTKIT_RATE_LIMIT_ATTESTATIONS_PER_IP` | `30` a minute (0: off) |
@@ -334,20 +334,16 @@ extension ServerConfiguration {
             policy.macOSAppIDs.insert(appID)
         }
         policy.minimumBundleVersion = try settings.string("minimum-bundle-version")
-        if let change = try settings.choice("validation-category-change", as: CategoryChange.self) {
-            policy.refusesValidationCategoryChange = change == .refuse
+        if let change = try settings.choice(
+            "validation-category-change", as: DeploymentPolicy.ValidationCategoryChange.self)
+        {
+            policy.validationCategoryChange = change
         }
         policy.riskMetricThreshold = try settings.int("risk-metric-threshold")
         if let unknownRisk = try settings.choice("unknown-risk", as: UnknownRisk.self) {
             policy.stepUpWhileRiskUnknown = unknownRisk == .stepUp
         }
         return policy
-    }
-
-    /// The values of `policy.validation-category-change`.
-    private enum CategoryChange: String, CaseIterable {
-        case refuse
-        case allow
     }
 
     /// The values of `policy.unknown-risk`.

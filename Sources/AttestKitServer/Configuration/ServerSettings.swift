@@ -128,7 +128,8 @@ extension ServerSetting {
             "any: dot-separated integers, such as `2.10.1`"),
         ServerSetting(
             "policy.validation-category-change", .choice, default: "refuse",
-            "`refuse` (or `allow`: an assertion may report another category than its key's attestation)"),
+            "`refuse` (or `step-up`: accepted, asking for step-up; or `allow`: an assertion may report another "
+                + "category than its key's attestation)"),
         ServerSetting("policy.risk-metric-threshold", .integer, default: nil, "none"),
         ServerSetting(
             "policy.unknown-risk", .choice, default: "allow",

@@ -35,6 +35,10 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
     public let validationCategory: UInt32?
     /// The app key a key attestation bound to this key, or `nil` when it was registered by a plain attestation.
     public let appKey: AppKey?
+    /// The key access control its credential certificate carried (extension 1.2.840.113635.100.8.6, its DER value
+    /// as signed; ``keyAccessControlReading`` parses it), or `nil`: none (keys attested before 2026), or a key
+    /// registered before the store kept it (schema version 8).
+    public let keyAccessControl: [UInt8]?
     /// When the key was registered.
     public let createdAt: Date
     /// When the counter last advanced, or `nil` before the first assertion.
@@ -50,8 +54,9 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
         keyID: KeyID, publicKeyX963: [UInt8], appID: AppID, environment: AppAttestEnvironment, counter: UInt32,
         receipt: [UInt8]?, receiptCreatedAt: Date?, receiptRefreshAt: Date?, riskMetric: Int?,
         osVersion: String?, bundleVersion: String?, validationCategory: UInt32?, appKey: AppKey?, createdAt: Date,
-        lastAssertionAt: Date?, revokedAt: Date?, receiptExpiresAt: Date? = nil
+        lastAssertionAt: Date?, revokedAt: Date?, receiptExpiresAt: Date? = nil, keyAccessControl: [UInt8]? = nil
     ) {
+        self.keyAccessControl = keyAccessControl
         self.keyID = keyID
         self.publicKeyX963 = publicKeyX963
         self.appID = appID
@@ -80,7 +85,19 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
             riskMetric: nil, osVersion: registration.osVersion, bundleVersion: registration.bundleVersion,
             validationCategory: registration.validationCategory, appKey: registration.appKey, createdAt: now,
             lastAssertionAt: nil,
-            revokedAt: nil, receiptExpiresAt: registration.receiptExpiresAt)
+            revokedAt: nil, receiptExpiresAt: registration.receiptExpiresAt,
+            keyAccessControl: registration.keyAccessControl)
+    }
+
+    /// ``keyAccessControl`` parsed as AttestKit reads it at registration: `absent` when none is stored, `present`,
+    /// or `malformed` with the stored value.
+    public var keyAccessControlReading: AppAttestKeyAccessControl.Reading {
+        guard let keyAccessControl else { return .absent }
+        do {
+            return .present(try AppAttestKeyAccessControl(extensionValue: keyAccessControl))
+        } catch {
+            return .malformed(extensionValue: keyAccessControl)
+        }
     }
 
     /// The record with its receipt's bytes left out (``KeyStore/keyWithoutReceipt(_:)``).

@@ -32,13 +32,16 @@ public struct KeyRegistration: Sendable, Hashable {
     public let validationCategory: UInt32?
     /// The app key a key attestation bound to this key, when it was registered by one.
     public let appKey: AppKey?
+    /// The credential certificate's key access-control extension (1.2.840.113635.100.8.6), its DER value as signed,
+    /// well formed or not; `nil` when the certificate has none (keys attested before 2026).
+    public let keyAccessControl: [UInt8]?
 
     /// Creates a registration from its parts.
     ///
     /// - Throws: ``StoreError/Code/invalidInput`` when the public key is not a P-256 point, its SHA-256 is not
     ///   `keyID`, the receipt is empty or over ``StoreLimits/maximumReceiptBytes``, a version string is empty,
-    ///   too long or has control characters, a receipt's expiration comes without a receipt, or a time is out of
-    ///   range.
+    ///   too long or has control characters, a receipt's expiration comes without a receipt, a key access-control
+    ///   value is empty or over ``StoreLimits/maximumKeyAccessControlBytes``, or a time is out of range.
     public init(
         keyID: KeyID,
         publicKeyX963: [UInt8],
@@ -51,7 +54,8 @@ public struct KeyRegistration: Sendable, Hashable {
         bundleVersion: String? = nil,
         validationCategory: UInt32? = nil,
         appKey: AppKey? = nil,
-        receiptExpiresAt: Date? = nil
+        receiptExpiresAt: Date? = nil,
+        keyAccessControl: [UInt8]? = nil
     ) throws(StoreError) {
         guard publicKeyX963.count == 65, publicKeyX963.first == 0x04,
             let key = try? P256.Signing.PublicKey(x963Representation: publicKeyX963)
@@ -70,6 +74,12 @@ public struct KeyRegistration: Sendable, Hashable {
         }
         try StoreLimits.checkVersion(osVersion, "the OS version")
         try StoreLimits.checkVersion(bundleVersion, "the bundle version")
+        if let keyAccessControl,
+            keyAccessControl.isEmpty || keyAccessControl.count > StoreLimits.maximumKeyAccessControlBytes
+        {
+            throw StoreError(.invalidInput, "the key access-control value is empty or too long")
+        }
+        self.keyAccessControl = keyAccessControl
         self.keyID = keyID
         self.publicKeyX963 = publicKeyX963
         self.appID = appID
@@ -91,7 +101,8 @@ public struct KeyRegistration: Sendable, Hashable {
         try self.init(attestation, receiptRefreshAt: attestation.receipt?.creationTime, appKey: appKey)
     }
 
-    /// The registration of a verified attestation.
+    /// The registration of a verified attestation. Its key access control is kept as signed, well formed or not;
+    /// a malformed value over ``StoreLimits/maximumKeyAccessControlBytes`` (none has been seen) is not kept.
     ///
     /// - Parameters:
     ///   - attestation: The verifier's result.
@@ -111,6 +122,19 @@ public struct KeyRegistration: Sendable, Hashable {
             bundleVersion: attestation.bundleVersion,
             validationCategory: attestation.validationCategory,
             appKey: appKey,
-            receiptExpiresAt: attestation.receipt?.expirationTime)
+            receiptExpiresAt: attestation.receipt?.expirationTime,
+            keyAccessControl: Self.storedValue(of: attestation.keyAccessControl))
+    }
+
+    /// The extension's value as signed, when present and within the limit.
+    static func storedValue(of reading: AppAttestKeyAccessControl.Reading) -> [UInt8]? {
+        let value: [UInt8]
+        switch reading {
+        case .absent: return nil
+        case .present(let accessControl): value = accessControl.extensionValue
+        case .malformed(let extensionValue): value = extensionValue
+        }
+        guard !value.isEmpty, value.count <= StoreLimits.maximumKeyAccessControlBytes else { return nil }
+        return value
     }
 }

@@ -13,6 +13,9 @@ public enum StoreLimits {
     public static let maximumReceiptBytes = 65_536
     /// The longest OS or bundle version string, in UTF-8 bytes.
     public static let maximumVersionBytes = 64
+    /// The longest key access-control value (the credential certificate's extension 1.2.840.113635.100.8.6, as
+    /// signed) a key record holds; a well-formed one is under 1.1 KiB (its policy at most 1 KiB).
+    public static let maximumKeyAccessControlBytes = 4_096
     /// The largest risk metric accepted. Apple's metric counts attested keys, a small number.
     public static let maximumRiskMetric = Int(Int32.max)
     /// The most rows one listing returns.

@@ -174,6 +174,9 @@ struct PostgresSchema: Sendable {
             // table was loaded (additive: a storage parameter, taken under a lock that lets reads and writes go on;
             // it shapes pages written from now on, and a table rewrite applies it to the others).
             .additive("ALTER TABLE \(table("keys")) SET (fillfactor = 85)"),
+            // 9: the key access control its credential certificate carried (additive: a nullable column; the
+            // release before it neither reads nor writes it, and keys registered before it keep NULL).
+            .additive("ALTER TABLE \(table("keys")) ADD COLUMN key_access_control BYTEA"),
         ]
     }
 

@@ -97,15 +97,16 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
             .integer(registration.validationCategory.map { Int64($0) }),
             .integer(try StoreTime.milliseconds(now, "now")), .bytes(registration.appKey?.der),
             .integer(try StoreTime.milliseconds(ifPresent: registration.receiptExpiresAt, "receiptExpiresAt")),
+            .bytes(registration.keyAccessControl),
         ]
-        let values = (1...4).map(parameter) + ["0"] + (5...13).map(parameter)
+        let values = (1...4).map(parameter) + ["0"] + (5...14).map(parameter)
         let rows = try await executor.query(
             "registering a key",
             SQLStatement(
                 """
                 INSERT INTO \(executor.table("keys")) (key_id, public_key, app_id, environment, counter, receipt,
                     receipt_created_at_ms, receipt_refresh_at_ms, os_version, bundle_version, validation_category,
-                    created_at_ms, app_key, receipt_expires_at_ms)
+                    created_at_ms, app_key, receipt_expires_at_ms, key_access_control)
                 VALUES (\(values.joined(separator: ", "))) ON CONFLICT (key_id) DO NOTHING
                 RETURNING \(StoreColumns.key)
                 """, binds), access: .write)

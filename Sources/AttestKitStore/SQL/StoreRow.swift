@@ -18,7 +18,7 @@ enum StoreColumns {
     static let key = """
         key_id, public_key, app_id, environment, counter, receipt, receipt_created_at_ms, receipt_refresh_at_ms, \
         risk_metric, os_version, bundle_version, validation_category, created_at_ms, last_assertion_at_ms, \
-        revoked_at_ms, app_key, receipt_expires_at_ms
+        revoked_at_ms, app_key, receipt_expires_at_ms, key_access_control
         """
     /// Every column of `keys` but the receipt's bytes, which verifying an assertion never reads: the request
     /// path's key read and counter advance (``KeyStore/keyWithoutReceipt(_:)``). `receipt` reads as `NULL`, so
@@ -98,7 +98,8 @@ extension StoreRow {
             createdAt: StoreTime.date(try requiredInteger("created_at_ms")),
             lastAssertionAt: StoreTime.date(ifPresent: try integer("last_assertion_at_ms")),
             revokedAt: StoreTime.date(ifPresent: try integer("revoked_at_ms")),
-            receiptExpiresAt: StoreTime.date(ifPresent: try integer("receipt_expires_at_ms")))
+            receiptExpiresAt: StoreTime.date(ifPresent: try integer("receipt_expires_at_ms")),
+            keyAccessControl: try bytes("key_access_control"))
     }
 
     /// The row as a challenge (the columns of ``StoreColumns/challenge``).

@@ -155,6 +155,9 @@ enum SQLiteSchema {
         // setting, and its write-ahead log writes each changed page whole anyway. Nothing to do: the number keeps
         // both backends' versions in step.
         .additive(),
+        // 9: the key access control its credential certificate carried (additive: a nullable column; the release
+        // before it neither reads nor writes it, and keys registered before it keep NULL).
+        .additive("ALTER TABLE keys ADD COLUMN key_access_control BLOB"),
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.

@@ -46,6 +46,55 @@ public struct SimulatedVector: Codable, Sendable, Hashable {
     public var expectedCounter: Int64?
     /// Where the vector comes from, and its fault.
     public var notes: String?
+    /// The deployment policy the vector is judged under (the policy vectors of ``PolicyVectors``); `nil` for
+    /// Apple's checks alone.
+    public var policy: Policy?
+    /// For a refusal: the stable error code expected (`policy_validation_category`, ...).
+    public var expectCode: String?
+    /// What the object reports (iOS 27 data, key access control), as the verifier must read it.
+    public var reported: Reported?
+    /// Assertions judged under a policy: what the key's attestation reported at registration.
+    public var registered: Reported?
+
+    /// The deployment rules of a policy vector, as the service's settings name them.
+    public struct Policy: Codable, Sendable, Hashable {
+        /// `policy.validation-categories`: names or numbers, and `unreported`; `nil` accepts any.
+        public var validationCategories: [String]?
+        /// `policy.minimum-bundle-version`; `nil` accepts any.
+        public var minimumBundleVersion: String?
+        /// `policy.validation-category-change`: `refuse` (the default when absent) or `allow`.
+        public var validationCategoryChange: String?
+        /// `policy.macos-app-ids`: App IDs whose keys must carry Apple's macOS access policy.
+        public var macOSAppIds: [String]?
+
+        /// Creates a policy.
+        public init(
+            validationCategories: [String]? = nil, minimumBundleVersion: String? = nil,
+            validationCategoryChange: String? = nil, macOSAppIds: [String]? = nil
+        ) {
+            self.validationCategories = validationCategories
+            self.minimumBundleVersion = minimumBundleVersion
+            self.validationCategoryChange = validationCategoryChange
+            self.macOSAppIds = macOSAppIds
+        }
+    }
+
+    /// What an attestation or assertion reports.
+    public struct Reported: Codable, Sendable, Hashable {
+        /// The iOS 27 bundle version; `nil` when the object carries no extension map.
+        public var bundleVersion: String?
+        /// The iOS 27 validation category; `nil` when the object carries no extension map.
+        public var validationCategory: UInt32?
+        /// Attestations: the credential certificate's key access control, `absent`, `ios` or `macos`.
+        public var keyAccessControl: String?
+
+        /// Creates the facts.
+        public init(bundleVersion: String? = nil, validationCategory: UInt32? = nil, keyAccessControl: String? = nil) {
+            self.bundleVersion = bundleVersion
+            self.validationCategory = validationCategory
+            self.keyAccessControl = keyAccessControl
+        }
+    }
 
     /// An attestation vector.
     ///

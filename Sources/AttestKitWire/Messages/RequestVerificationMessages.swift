@@ -59,7 +59,8 @@ public struct RequestVerificationResponse: Codable, Sendable, Hashable {
     public var keyId: String?
     /// The key's counter after this request, at trust `app_attest`.
     public var counter: UInt32?
-    /// Whether to ask for step-up (the key's risk, or weaker proof while the deployment steps up on risk).
+    /// Whether to ask for step-up (the key's risk, weaker proof while the deployment steps up on risk, or a change
+    /// of validation category since registration: ``validationCategoryChanged``).
     public var stepUp: Bool
     /// For a refused request (``allowed`` `false`): the HTTP status to answer the app with.
     public var status: Int?
@@ -73,13 +74,18 @@ public struct RequestVerificationResponse: Codable, Sendable, Hashable {
     /// iOS 27+: the validation category the verified assertion reported (a number: 4 is the App Store), at trust
     /// `app_attest`; absent before iOS 27.
     public var validationCategory: UInt32?
+    /// `true` when step-up is asked for because the verified assertion reports another validation category than its
+    /// key's attestation did (`policy.validation-category-change` `step-up`); absent otherwise.
+    public var validationCategoryChanged: Bool?
 
     /// Creates an answer.
     public init(
         allowed: Bool, group: String, enforced: Bool, trust: String? = nil, keyId: String? = nil,
         counter: UInt32? = nil, stepUp: Bool = false, status: Int? = nil, retryAfter: Int? = nil,
-        error: ErrorResponse.Detail? = nil, bundleVersion: String? = nil, validationCategory: UInt32? = nil
+        error: ErrorResponse.Detail? = nil, bundleVersion: String? = nil, validationCategory: UInt32? = nil,
+        validationCategoryChanged: Bool? = nil
     ) {
+        self.validationCategoryChanged = validationCategoryChanged
         self.allowed = allowed
         self.group = group
         self.enforced = enforced

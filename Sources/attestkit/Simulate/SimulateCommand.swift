@@ -14,7 +14,7 @@ struct SimulateCommand: AsyncParsableCommand {
             """,
         subcommands: [
             SimulateDeviceCommand.self, SimulateAttestationCommand.self, SimulateAssertionCommand.self,
-            SimulateReceiptRefreshCommand.self,
+            SimulateReceiptRefreshCommand.self, SimulatePolicyVectorsCommand.self,
         ]
     )
 }

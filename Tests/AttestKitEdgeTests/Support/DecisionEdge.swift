@@ -60,7 +60,7 @@ struct DecisionEdge: EdgeDriver {
             status: 200,
             headers: EdgeHeaders.decision(
                 trust: decision.trust, enforced: decision.enforced, stepUp: decision.stepUp,
-                refusal: decision.error?.code),
+                refusal: decision.error?.code, categoryChanged: decision.validationCategoryChanged ?? false),
             body: Array((decision.keyId ?? "no key").utf8))
     }
 

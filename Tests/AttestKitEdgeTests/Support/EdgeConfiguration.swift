@@ -47,14 +47,18 @@ enum EdgeHeaders {
     static let enforced = "X-Edge-Enforced"
     /// Answer: whether the decision asks for step-up (`true`/`false`).
     static let stepUp = "X-Edge-Step-Up"
+    /// Answer: whether step-up is asked for because the validation category changed since registration.
+    static let categoryChanged = "X-Edge-Category-Changed"
     /// Answer: what enforcing would have refused, for a request let through unverified; `-` otherwise.
     static let refusal = "X-Edge-Refusal"
 
     /// The answer headers of a decision that let the request through.
-    static func decision(trust: String?, enforced: Bool, stepUp: Bool, refusal: String?) -> [(String, String)] {
+    static func decision(
+        trust: String?, enforced: Bool, stepUp: Bool, refusal: String?, categoryChanged: Bool = false
+    ) -> [(String, String)] {
         [
             (Self.trust, trust ?? "none"), (Self.enforced, "\(enforced)"), (Self.stepUp, "\(stepUp)"),
-            (Self.refusal, refusal ?? "-"),
+            (Self.refusal, refusal ?? "-"), (Self.categoryChanged, "\(categoryChanged)"),
         ]
     }
 
@@ -62,6 +66,7 @@ enum EdgeHeaders {
     static func decision(_ attestation: RequestAttestation?) -> [(String, String)] {
         decision(
             trust: attestation?.trust?.rawValue, enforced: attestation?.enforced ?? false,
-            stepUp: attestation?.stepUp ?? false, refusal: attestation?.refusal?.code.rawValue)
+            stepUp: attestation?.stepUp ?? false, refusal: attestation?.refusal?.code.rawValue,
+            categoryChanged: attestation?.validationCategoryChanged ?? false)
     }
 }

@@ -33,6 +33,11 @@ struct TestDevice: Sendable {
         TestDevice(harness: harness, device: try device.twin(), keyID: keyID)
     }
 
+    /// The same key after the app was replaced by a build running `configuration` (``SimulatedDevice/updated(to:)``).
+    func updated(to configuration: SimulatedDevice.Configuration) -> TestDevice {
+        TestDevice(harness: harness, device: device.updated(to: configuration), keyID: keyID)
+    }
+
     private init(harness: ServerHarness, device: SimulatedDevice, keyID: KeyID) {
         self.harness = harness
         self.device = device

@@ -24,15 +24,24 @@ enum TestKeys {
         receiptRefreshAt: Date? = nil,
         osVersion: String? = "17.4",
         bundleVersion: String? = "42",
-        receiptExpiresAt: Date? = nil
+        receiptExpiresAt: Date? = nil,
+        keyAccessControl: [UInt8]? = nil
     ) throws -> KeyRegistration {
         let key = key()
         return try KeyRegistration(
             keyID: key.keyID, publicKeyX963: key.publicKeyX963, appID: appID, environment: environment,
             receipt: Array(repeating: 0xA5, count: 5_000), receiptCreatedAt: t0.addingTimeInterval(-60),
             receiptRefreshAt: receiptRefreshAt, osVersion: osVersion, bundleVersion: bundleVersion,
-            validationCategory: 1, receiptExpiresAt: receiptExpiresAt)
+            validationCategory: 1, receiptExpiresAt: receiptExpiresAt, keyAccessControl: keyAccessControl)
     }
+
+    /// Apple's macOS key access control as a credential certificate carries it: `30 LL A3 LL 04 LL <policy>`.
+    static let macOSAccessControl: [UInt8] = {
+        let policy = AppAttestKeyAccessControl.macOSFullSecurityPolicy
+        let octets: [UInt8] = [0x04, UInt8(policy.count)] + policy
+        let tagged: [UInt8] = [0xA3, UInt8(octets.count)] + octets
+        return [0x30, UInt8(tagged.count)] + tagged
+    }()
 
     /// A receipt update created `offset` seconds after ``t0``.
     static func receipt(
