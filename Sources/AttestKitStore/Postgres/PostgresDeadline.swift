@@ -18,8 +18,7 @@ import PostgresNIO
 /// (`ServePostgresFaultTests`) saw requests never answered after a restart, a crash and a freeze, and SIGTERM not
 /// finishing in 20 s.
 ///
-/// So the operation runs in a task of its own, and the caller waits for the first of its outcome and a timer (a task
-/// scheduled on one of the driver's event loops). When
+/// So the operation runs in a task of its own, and the caller waits for the first of its outcome and a timer. When
 /// the timer wins, the connection the operation leased (if any) is closed, which fails a query that was sent at
 /// once, and the pool drops it instead of handing it out again in an unknown state (mid-query or
 /// mid-transaction); the operation's task is cancelled and left to end on its own (it holds nothing the pool
@@ -71,20 +70,21 @@ struct PostgresDeadline: Sendable {
                 outcome.settle(.failure(error))
             }
         }
-        // The timer is an event loop's scheduled task, not a sleeping child task: no task to create and cancel per
-        // operation. It settles the outcome with the timeout unless the operation settled it first.
-        let (timeout, remaining) = (self.timeout, ContinuousClock.now.duration(to: end).components)
-        let nanoseconds =
-            remaining.seconds >= Int64.max / 1_000_000_000
-            ? Int64.max : max(0, remaining.seconds * 1_000_000_000 + remaining.attoseconds / 1_000_000_000)
-        let timer = Self.timers.next().scheduleTask(in: .nanoseconds(nanoseconds)) {
-            outcome.settle(
-                .failure(
-                    StoreError(.storageUnavailable, "\(operation) did not answer within \(Self.seconds(timeout)) s")))
-        }
-        defer { timer.cancel() }
+        let timeout = self.timeout
         do {
-            return try await outcome.value()
+            return try await withThrowingTaskGroup(of: Result?.self) { group in
+                group.addTask { try await outcome.value() }
+                group.addTask {
+                    try await Task.sleep(until: end, clock: .continuous)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let result = first else {
+                    throw StoreError(
+                        .storageUnavailable, "\(operation) did not answer within \(Self.seconds(timeout)) s")
+                }
+                return result
+            }
         } catch {
             lease.expire()
             work.cancel()
@@ -94,9 +94,6 @@ struct PostgresDeadline: Sendable {
             throw error
         }
     }
-
-    /// The event loops the deadlines' timers run on: the driver's own.
-    private static var timers: any EventLoopGroup { PostgresClient.defaultEventLoopGroup }
 
     /// `10`, `1.5`: a duration in seconds for error reasons.
     static func seconds(_ duration: Duration) -> String {
