@@ -67,21 +67,26 @@ struct PostgresExecutor: SQLExecutor {
         _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
         by end: ContinuousClock.Instant?
     ) async throws(StoreError) -> [PostgresStoreRow] {
-        try checkOpen()
-        let end = end ?? deadline.end()
-        return try await StoreError.wrapping(operation, detail: Self.detail) {
-            try await commits.submit(statement, by: end, combinable: combinable)
-        }
+        try await submit(operation, statement, combinable, to: commits, by: end)
     }
 
     func combinableRead(
         _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
         by end: ContinuousClock.Instant?
     ) async throws(StoreError) -> [PostgresStoreRow] {
+        try await submit(operation, statement, combinable, to: reads, by: end)
+    }
+
+    /// Queues a statement in `batches` (the writes' or the reads') unless the store is closed, by `end` or within
+    /// the operation timeout.
+    private func submit(
+        _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
+        to batches: GroupCommit<PostgresStoreRow>, by end: ContinuousClock.Instant?
+    ) async throws(StoreError) -> [PostgresStoreRow] {
         try checkOpen()
         let end = end ?? deadline.end()
         return try await StoreError.wrapping(operation, detail: Self.detail) {
-            try await reads.submit(statement, by: end, combinable: combinable)
+            try await batches.submit(statement, by: end, combinable: combinable)
         }
     }
 
