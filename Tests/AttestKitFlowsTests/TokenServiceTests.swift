@@ -93,6 +93,22 @@ struct TokenServiceTests {
         #expect(second.claims.jti != issued.claims.jti)
     }
 
+    @Test("a token bought with an assertion whose validation category changed (step-up policy) carries stepUp")
+    func categoryChangeStepsUp() async throws {
+        let bench = try FlowBench()
+        let device = try await bench.registeredDevice()
+        let service = TokenService(configuration: try Self.configuration(), store: bench.store)
+        let record = try #require(try await bench.store.key(device.keyID))
+        let changed = AcceptedAssertion(
+            key: record, counter: 1, validationCategory: 2, validationCategoryChanged: true)
+        let unchanged = AcceptedAssertion(key: record, counter: 1, validationCategory: 2)
+        #expect(try service.issue(for: changed).claims.stepUp == true)
+        #expect(try service.issue(for: unchanged).claims.stepUp == false)
+        // The signed token says so too, read by an independent JWT library.
+        let keys = try await JWTKeyCollection().add(jwksJSON: try Self.jwks(service))
+        #expect(try await keys.verify(try service.issue(for: changed).token, as: CheckedClaims.self).stepUp == true)
+    }
+
     @Test("the kid is the RFC 7638 thumbprint of the key's JWK, from a public or a private PEM")
     func thumbprint() throws {
         // For P-256 the required members are crv, kty, x and y, in that order (RFC 7638 §3.2).
