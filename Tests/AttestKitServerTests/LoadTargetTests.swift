@@ -9,21 +9,23 @@ import Testing
 @Suite struct LoadTargetTests {
     /// A device saved as `attestkit simulate device` saves it, and a service trusting its software Apple.
     static func withService(
-        _ body: (_ url: String, _ state: URL) async throws -> Void
+        arguments: [String] = [], _ body: (_ url: String, _ state: URL) async throws -> Void
     ) async throws {
         let appID = try AppID("ABCDE12345.com.example.load")
         let device = SimulatedDevice(
             apple: try SoftwareApple(), configuration: .init(appID: appID, environment: .development))
-        let serve = try ServeProcess(apple: device.apple, appID: appID)
+        let serve = try ServeProcess(apple: device.apple, appID: appID, arguments: arguments)
         defer { serve.stop() }
         let state = serve.workspace.appendingPathComponent("device.json")
         try device.save(to: state)
         try await body("http://127.0.0.1:\(try await serve.port())", state)
     }
 
-    @Test("against a service that answers: every request succeeds, the run exits 0")
-    func succeeds() async throws {
-        try await Self.withService { url, state in
+    @Test(
+        "against a service that answers: every request succeeds, the run exits 0 (its attestation ramp on or off)",
+        arguments: [[], ["--set", "ramp.daily-ceiling=1000"]])
+    func succeeds(arguments: [String]) async throws {
+        try await Self.withService(arguments: arguments) { url, state in
             let result = try await ServeCommandLineTests.run(
                 ["load", "--target", url, "--device-state", state.path, "--keys", "2", "--duration", "1"],
                 environment: ["ATTESTKIT_LOAD_BACKEND_TOKEN": ServeProcess.backendToken])

@@ -189,7 +189,9 @@ struct LoadCommand: AsyncParsableCommand {
         var keyIDs: [KeyID] = []
         for _ in 0..<count {
             let keyID = device.generateKey()
-            let challenge = try await http.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
+            // The key named, as the app-side client names it: a service with its attestation ramp on needs it.
+            let challenge = try await http.post(
+                "/v1/challenges", ChallengeRequest(purpose: "attest", keyId: keyID.base64))
             guard challenge.status == 201, let issued = challenge.decode(ChallengeResponse.self),
                 let bytes = Data(base64Encoded: issued.challenge)
             else { throw LoadFailure("challenge: HTTP \(challenge.status)") }

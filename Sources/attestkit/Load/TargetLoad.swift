@@ -66,7 +66,7 @@ struct TargetLoad {
         let bodyBase64 = Data(orderBody.utf8).base64EncodedString()
         while ContinuousClock.now < end {
             await check("challenge", expecting: 201, into: &outcome) {
-                try await http.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
+                try await http.post("/v1/challenges", ChallengeRequest(purpose: "attest", keyId: keyID.base64))
             }
             await check("assertion", expecting: 200, into: &outcome) {
                 let milliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
