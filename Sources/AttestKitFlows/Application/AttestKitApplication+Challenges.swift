@@ -5,7 +5,7 @@ import Foundation
 extension AttestKitApplication {
     /// `POST /v1/challenges`: a one-time challenge for an attestation, or for an assertion, bound to a key when
     /// `keyId` is given, behind the budget of challenges per client address (`rate-limit.challenges-per-ip`) and,
-    /// for an attestation, the attestation ramp (`ramp.*`, ``admitToRamp(appId:keyID:)``), which needs the key id
+    /// for an attestation, the attestation ramp (`ramp.*`, ``AttestationRamp``), which needs the key id
     /// the app generated and, when several apps are accepted, the app (`appId`).
     ///
     /// - Parameters:

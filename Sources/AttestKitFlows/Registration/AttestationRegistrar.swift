@@ -94,7 +94,13 @@ public struct AttestationRegistrar: Sendable {
     /// SHA-256 of `clientData`, and the app's bytes are answered as ``Registered/appData``.
     ///
     /// - Parameters:
+    ///   - keyID: The key identifier the app sent.
+    ///   - attestation: The attestation object, as `attestKey` returned it.
+    ///   - challengeID: The challenge `clientData` begins with.
     ///   - clientData: The client data as the app sent it; `nil` is the challenge alone (as without the parameter).
+    ///   - now: The time of the request.
+    ///   - admit: Called with the verified app before the key is stored; throw to refuse (a spent per-app budget),
+    ///     as for ``registerVerified(keyID:attestation:challengeID:now:admit:)``.
     /// - Returns: The stored key, the verified attestation and the app's bytes.
     /// - Throws: As ``register(keyID:attestation:challengeID:now:admit:)``; `invalid_field` (400, `clientData`) for
     ///   client data longer than `AttestationClientData.maximumLength` or too short to hold a challenge and a byte,
