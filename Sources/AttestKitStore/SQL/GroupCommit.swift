@@ -2,6 +2,10 @@
 /// issues, registrations, budget takes) applied together, one transaction per batch, each caller answered only
 /// once the batch holding its write has committed.
 ///
+/// PostgreSQL's key reads are batched by a second instance the same way (`PostgresExecutor.reads`): the reads of
+/// distinct keys that arrive while a batch is out combine into one lookup, and a batch of one runs without a
+/// transaction, as a write alone does.
+///
 /// Used by SQLite's single writer. A durable commit costs one flush to disk (the WAL `fsync` under
 /// `synchronous=FULL`) whatever it holds, so a batch of many writes costs about as much as one. The writes that arrive while a batch
 /// is being applied form the next one: under light load a batch holds one write and nothing waits for company;
