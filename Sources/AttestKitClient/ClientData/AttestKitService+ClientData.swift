@@ -18,11 +18,6 @@ extension AttestKitService {
         let request = AttestationRequest(
             keyId: keyID, attestation: attestation.base64EncodedString(), challengeId: challengeID,
             clientData: clientData.base64EncodedString())
-        let data = try await post("v1/attestations", request)
-        do {
-            return try WireJSON.decode(KeyRecordResponse.self, from: data)
-        } catch {
-            throw AttestKitClientError(.invalidResponse, reason: "the attestation answer is not a KeyRecordResponse")
-        }
+        return try await post("v1/attestations", request, answer: KeyRecordResponse.self, "the attestation answer")
     }
 }

@@ -16,12 +16,7 @@ extension AttestKitService {
         let request = KeyAttestationRequest(
             keyId: keyID, attestation: attestation.base64EncodedString(), challengeId: challengeID,
             appKey: appKey.base64EncodedString())
-        let data = try await post("v1/key-attestations", request)
-        do {
-            return try WireJSON.decode(KeyAttestationResponse.self, from: data)
-        } catch {
-            throw AttestKitClientError(
-                .invalidResponse, reason: "the key attestation answer is not a KeyRecordResponse")
-        }
+        return try await post(
+            "v1/key-attestations", request, answer: KeyAttestationResponse.self, "the key attestation answer")
     }
 }

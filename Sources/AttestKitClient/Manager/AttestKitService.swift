@@ -73,13 +73,7 @@ public struct AttestKitService: Sendable {
     public func challenge(for purpose: Purpose, keyID: String? = nil) async throws -> Challenge {
         let message = ChallengeRequest(
             purpose: purpose.rawValue, keyId: keyID, appId: purpose == .attest ? appID : nil)
-        let data = try await post("v1/challenges", message)
-        let answer: ChallengeResponse
-        do {
-            answer = try WireJSON.decode(ChallengeResponse.self, from: data)
-        } catch {
-            throw AttestKitClientError(.invalidResponse, reason: "the challenge answer is not a ChallengeResponse")
-        }
+        let answer = try await post("v1/challenges", message, answer: ChallengeResponse.self, "the challenge answer")
         guard let bytes = Data(base64Encoded: answer.challenge), !bytes.isEmpty, !answer.challengeId.isEmpty else {
             throw AttestKitClientError(.invalidResponse, reason: "the challenge answer has no challenge bytes or id")
         }
@@ -96,6 +90,20 @@ public struct AttestKitService: Sendable {
 
     /// The largest answer of the service read, in bytes.
     static let maximumAnswerSize = 64 * 1024
+
+    /// Posts `message` to `path` and decodes the answer as `Answer`.
+    /// - Throws: What ``post(_:_:)`` throws; ``AttestKitClientError/Code/invalidResponse`` naming `what` for an
+    ///   answer that is not an `Answer`.
+    func post<Answer: Decodable>(
+        _ path: String, _ message: some Encodable, answer: Answer.Type, _ what: String
+    ) async throws -> Answer {
+        let data = try await post(path, message)
+        do {
+            return try WireJSON.decode(Answer.self, from: data)
+        } catch {
+            throw AttestKitClientError(.invalidResponse, reason: "\(what) is not a \(Answer.self)")
+        }
+    }
 
     func post(_ path: String, _ message: some Encodable) async throws -> Data {
         var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: timeout)
