@@ -10,11 +10,13 @@ import Testing
 struct AssertionResponseWriterTests {
     static func response(
         keyId: String = "a2V5/+==", counter: UInt32 = 7, riskMetric: Int? = nil, riskStatus: String = "ok",
-        stepUp: Bool = false, freshness: Freshness.Kind = .timestamp
+        stepUp: Bool = false, freshness: Freshness.Kind = .timestamp, bundleVersion: String? = nil,
+        validationCategory: UInt32? = nil, validationCategoryChanged: Bool? = nil
     ) -> AssertionResponse {
         AssertionResponse(
             keyId: keyId, counter: counter, environment: "production", riskMetric: riskMetric, riskStatus: riskStatus,
-            stepUp: stepUp, freshness: freshness)
+            stepUp: stepUp, freshness: freshness, bundleVersion: bundleVersion, validationCategory: validationCategory,
+            validationCategoryChanged: validationCategoryChanged)
     }
 
     @Test("every shape of each field: the same bytes as WireJSON")
@@ -26,6 +28,19 @@ struct AssertionResponseWriterTests {
                     for freshness in Freshness.Kind.allCases {
                         responses.append(
                             Self.response(counter: counter, riskMetric: metric, stepUp: stepUp, freshness: freshness))
+                    }
+                }
+            }
+        }
+        // The iOS 27 fields, each present or absent, with the other fields' shapes.
+        for version: String? in [nil, "", "1", "1.10.0", "27 (4B)"] {
+            for category: UInt32? in [nil, 0, 1, 4_294_967_295] {
+                for changed: Bool? in [nil, false, true] {
+                    for metric: Int? in [nil, -3] {
+                        responses.append(
+                            Self.response(
+                                riskMetric: metric, stepUp: changed == true, bundleVersion: version,
+                                validationCategory: category, validationCategoryChanged: changed))
                     }
                 }
             }
@@ -44,5 +59,6 @@ struct AssertionResponseWriterTests {
     func leftToJSONEncoder(_ text: String) {
         #expect(AssertionResponseWriter.write(Self.response(keyId: text)) == nil)
         #expect(AssertionResponseWriter.write(Self.response(riskStatus: text)) == nil)
+        #expect(AssertionResponseWriter.write(Self.response(bundleVersion: text)) == nil)
     }
 }

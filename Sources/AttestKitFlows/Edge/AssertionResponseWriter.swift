@@ -4,20 +4,23 @@ package import AttestKitWire
 /// ``WireJSON`` writes it (keys sorted, slashes not escaped, no `riskMetric` when there is none), on the service's
 /// hottest route.
 ///
-/// Its strings (the key id's Base64, the environment, the risk status, the freshness kind) are written as they are
+/// Its strings (the key id's Base64, the environment, the risk status, the freshness kind, an iOS 27 bundle version)
+/// are written as they are
 /// when they hold printable ASCII without a quote or a backslash, which is all they ever hold; any other string makes
 /// it give up and return `nil`, and the answer goes to `JSONEncoder`. A test compares its bytes with
 /// ``WireJSON/encode(_:)`` over every field's shapes.
 package enum AssertionResponseWriter {
     /// The JSON of `response`, or `nil` when a string needs escaping.
     package static func write(_ response: AssertionResponse) -> [UInt8]? {
-        // The iOS 27 fields are left to `JSONEncoder`.
-        guard response.bundleVersion == nil, response.validationCategory == nil,
-            response.validationCategoryChanged == nil
-        else { return nil }
         var out: [UInt8] = []
-        out.reserveCapacity(160)
-        out += Array(#"{"counter":"#.utf8)
+        out.reserveCapacity(224)
+        out.append(UInt8(ascii: "{"))
+        // Keys in order, as WireJSON sorts them: the iOS 27 bundle version comes first.
+        if let version = response.bundleVersion {
+            guard append(#""bundleVersion":"#, version, to: &out) else { return nil }
+            out.append(UInt8(ascii: ","))
+        }
+        out += Array(#""counter":"#.utf8)
         out += Array(String(response.counter).utf8)
         guard append(#","environment":"#, response.environment, to: &out),
             append(#","freshness":"#, response.freshness.rawValue, to: &out),
@@ -28,7 +31,16 @@ package enum AssertionResponseWriter {
             out += Array(String(metric).utf8)
         }
         guard append(#","riskStatus":"#, response.riskStatus, to: &out) else { return nil }
-        out += Array((response.stepUp ? #","stepUp":true}"# : #","stepUp":false}"#).utf8)
+        out += Array((response.stepUp ? #","stepUp":true"# : #","stepUp":false"#).utf8)
+        if let category = response.validationCategory {
+            out += Array(#","validationCategory":"#.utf8)
+            out += Array(String(category).utf8)
+        }
+        if let changed = response.validationCategoryChanged {
+            out += Array(#","validationCategoryChanged":"#.utf8)
+            out += Array((changed ? "true" : "false").utf8)
+        }
+        out.append(UInt8(ascii: "}"))
         return out
     }
 
