@@ -31,6 +31,20 @@ struct KeySeedingTests {
             let keys = Self.population(1_000)
             _ = try await store.registerKey(try TestKeys.registration(), now: TestKeys.t0)
             try await seeding.seedKeys(keys, appID: TestKeys.appID, environment: .development, now: TestKeys.t0)
+            // Vacuumed and analyzed (SQLite: analyzed) after the load, outside any transaction.
+            try await seeding.settleSeededKeys()
+            if let postgres = store as? PostgresAttestationStore {
+                // Never analyzed, a table reads -1 tuples in pg_class. (Whether its pages are all visible depends on
+                // the transactions other tests hold open on the database, so it is not read here.)
+                let statistics = try await postgres.executor.query(
+                    "reading the table's statistics",
+                    SQLStatement(
+                        """
+                        SELECT reltuples::bigint AS tuples FROM pg_class WHERE oid = '\(postgres.executor.schema.quoted).keys'::regclass
+                        """), access: .read, by: nil)
+                let row = try #require(statistics.first)
+                #expect(try row.requiredInteger("tuples") == 1_001)
+            }
             let counts = try await store.keyCounts()
             #expect(counts.count(environment: .development, state: .active) == 1_000)
             #expect(counts.count(environment: .production, state: .active) == 1)

@@ -58,10 +58,13 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
             password: configuration.password, database: configuration.database, tls: tls.client)
         client.options.maximumConnections = configuration.maximumConnections
         client.options.connectTimeout = configuration.connectTimeout
+        let schema = PostgresSchema(name: configuration.schema)
+        // The prepared statements of the request path name their table without the schema.
+        client.options.additionalStartupParameters = [("search_path", schema.quoted)]
         self.sql = SQLStore(
             executor: PostgresExecutor(
                 client: PostgresClient(configuration: client, backgroundLogger: logger),
-                schema: PostgresSchema(name: configuration.schema),
+                schema: schema,
                 deadline: PostgresDeadline(timeout: configuration.operationTimeout)))
     }
 

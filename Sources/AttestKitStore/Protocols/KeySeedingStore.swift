@@ -13,6 +13,11 @@ package protocol KeySeedingStore: AttestationStore {
     func seedKeys(
         _ keys: [SeededKey], appID: AppID, environment: AppAttestEnvironment, now: Date
     ) async throws(StoreError)
+
+    /// Ends a bulk load as a database administrator would: PostgreSQL vacuums and analyzes `keys` (`VACUUM
+    /// (ANALYZE)`: the rows' visibility settled and the planner's statistics taken, which autovacuum would otherwise
+    /// do in the middle of the benchmark that follows), SQLite analyzes it.
+    func settleSeededKeys() async throws(StoreError)
 }
 
 /// One key of a benchmark's population: its identifier and its public key (X9.63).

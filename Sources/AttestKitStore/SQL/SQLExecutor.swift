@@ -1,4 +1,5 @@
-/// A bind value of a ``SQLStatement``: an integer, a blob or a text, each possibly NULL.
+/// A bind value of a ``SQLStatement``: an integer, a blob or a text, each possibly NULL; on PostgreSQL also an array
+/// of integers or of byte strings (the request path's prepared statements take one array per column).
 enum SQLValue: Sendable {
     /// A 64-bit integer (`INTEGER`, `BIGINT`), or NULL.
     case integer(Int64?)
@@ -6,6 +7,10 @@ enum SQLValue: Sendable {
     case bytes([UInt8]?)
     /// UTF-8 text, or NULL.
     case text(String?)
+    /// An array of 64-bit integers (`bigint[]`; PostgreSQL only).
+    case integers([Int64])
+    /// An array of byte strings (`bytea[]`; PostgreSQL only).
+    case byteStrings([[UInt8]])
 }
 
 /// One parameterised statement: SQL text with the dialect's placeholders (``SQLDialect/parameter(_:)``) and its
@@ -15,11 +20,15 @@ struct SQLStatement: Sendable {
     let sql: String
     /// The binds: the first is parameter 1.
     let binds: [SQLValue]
+    /// The statement kept prepared on each connection that runs the same thing (PostgreSQL's request path), or `nil`
+    /// for a statement parsed and planned where it runs.
+    let prepared: SQLPreparedStatement?
 
     /// Creates a statement.
-    init(_ sql: String, _ binds: [SQLValue] = []) {
+    init(_ sql: String, _ binds: [SQLValue] = [], prepared: SQLPreparedStatement? = nil) {
         self.sql = sql
         self.binds = binds
+        self.prepared = prepared
     }
 }
 

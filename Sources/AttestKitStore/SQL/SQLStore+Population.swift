@@ -30,6 +30,15 @@ extension SQLStore {
         }
     }
 
+    /// `VACUUM (ANALYZE)` of `keys` on PostgreSQL, `ANALYZE` on SQLite (``KeySeedingStore/settleSeededKeys()``), with
+    /// as long as a table of millions of rows takes rather than the operation timeout.
+    func settleSeededKeys() async throws(StoreError) {
+        let keys = executor.table("keys")
+        let sql = executor.dialect == .postgres ? "VACUUM (ANALYZE) \(keys)" : "ANALYZE \(keys)"
+        _ = try await executor.query(
+            "settling the seeded keys", SQLStatement(sql), access: .write, by: .now + .seconds(3_600))
+    }
+
     /// `INSERT INTO keys … VALUES (…), (…)` of `rows` keys; parameters 1 to 3 are the app, the environment and
     /// the time, then two per key.
     private func seedText(rows: Int) -> String {
@@ -49,6 +58,11 @@ extension SQLiteAttestationStore: KeySeedingStore {
     ) async throws(StoreError) {
         try await sql.seedKeys(keys, appID: appID, environment: environment, now: now)
     }
+
+    /// Settles the population once seeded (``KeySeedingStore``).
+    package func settleSeededKeys() async throws(StoreError) {
+        try await sql.settleSeededKeys()
+    }
 }
 
 extension PostgresAttestationStore: KeySeedingStore {
@@ -57,5 +71,10 @@ extension PostgresAttestationStore: KeySeedingStore {
         _ keys: [SeededKey], appID: AppID, environment: AppAttestEnvironment, now: Date
     ) async throws(StoreError) {
         try await sql.seedKeys(keys, appID: appID, environment: environment, now: now)
+    }
+
+    /// Settles the population once seeded (``KeySeedingStore``).
+    package func settleSeededKeys() async throws(StoreError) {
+        try await sql.settleSeededKeys()
     }
 }

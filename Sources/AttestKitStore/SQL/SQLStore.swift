@@ -122,16 +122,17 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         _ keyID: KeyID, receipt: Bool = true, by end: ContinuousClock.Instant? = nil
     ) async throws(StoreError) -> KeyRecord? {
         let columns = receipt ? StoreColumns.key : StoreColumns.keyWithoutReceipt(dialect)
-        let statement = SQLStatement(
-            "SELECT \(columns) FROM \(executor.table("keys")) WHERE key_id = \(parameter(1))", [.bytes(keyID.bytes)])
         let rows: [Executor.Row]
         if receipt {
+            let statement = SQLStatement(
+                "SELECT \(columns) FROM \(executor.table("keys")) WHERE key_id = \(parameter(1))",
+                [.bytes(keyID.bytes)])
             rows = try await executor.query("reading a key", statement, access: .read, by: end)
         } else {
             // The request path's read: concurrent ones are answered together.
             let row: [SQLValue] = [.bytes(keyID.bytes)]
             rows = try await executor.combinableRead(
-                "reading a key", statement,
+                "reading a key", readingKeys([row]),
                 SQLCombinableWrite(
                     kind: "read-key", target: keyID.bytes, row: row,
                     combine: { [self] rows in readingKeys(rows) }),
@@ -141,8 +142,14 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
     }
 
     /// The keys of several distinct identifiers (one value per row), without their receipts' bytes, in one
-    /// `SELECT … WHERE key_id IN (…)` over the primary key.
+    /// `SELECT … WHERE key_id IN (…)` over the primary key (PostgreSQL: `= ANY` of one array, prepared).
     func readingKeys(_ rows: [[SQLValue]]) -> SQLStatement {
+        if dialect == .postgres {
+            let prepared = SQLPreparedStatement.readKeys
+            return SQLStatement(
+                prepared.postgresText(keys: executor.table("keys")), [.byteStrings(Self.byteColumn(rows, 0))],
+                prepared: prepared)
+        }
         let parameters = (1...max(1, rows.count)).map(parameter).joined(separator: ", ")
         return SQLStatement(
             """
@@ -181,9 +188,37 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
     /// used at or after the oldest last use takes its new counter; the keys changed are returned whole but for the
     /// receipt's bytes. The keys must be distinct.
     func advancingCounters(_ rows: [[SQLValue]]) -> SQLStatement {
-        SQLStatement(
+        if dialect == .postgres {
+            let prepared = SQLPreparedStatement.advanceCounters
+            return SQLStatement(
+                prepared.postgresText(keys: executor.table("keys")),
+                [
+                    .byteStrings(Self.byteColumn(rows, 0)), .integers(Self.integerColumn(rows, 1)),
+                    .integers(Self.integerColumn(rows, 2)), .integers(Self.integerColumn(rows, 3)),
+                ],
+                prepared: prepared)
+        }
+        return SQLStatement(
             CounterAdvanceText.text(rows: rows.count, table: executor.table("keys"), dialect: dialect),
             rows.flatMap { $0 })
+    }
+
+    /// The byte strings at `index` of each row, one array parameter (a value of another kind, never written by the
+    /// store, reads as empty).
+    private static func byteColumn(_ rows: [[SQLValue]], _ index: Int) -> [[UInt8]] {
+        rows.map { row in
+            guard index < row.count, case .bytes(let bytes?) = row[index] else { return [] }
+            return bytes
+        }
+    }
+
+    /// The integers at `index` of each row, one array parameter (a value of another kind, never written by the
+    /// store, reads as 0).
+    private static func integerColumn(_ rows: [[SQLValue]], _ index: Int) -> [Int64] {
+        rows.map { row in
+            guard index < row.count, case .integer(let value?) = row[index] else { return 0 }
+            return value
+        }
     }
 
     /// Stores a newer receipt and appends its risk metric, in one transaction.

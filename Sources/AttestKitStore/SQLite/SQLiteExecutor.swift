@@ -117,11 +117,13 @@ struct SQLiteExecutor: SQLExecutor {
     static func run(
         _ statement: SQLStatement, on connection: SQLiteConnection
     ) async throws -> [SQLiteStoreRow] {
-        let binds = statement.binds.map { value -> SQLiteData in
+        let binds = try statement.binds.map { value throws(StoreError) -> SQLiteData in
             switch value {
             case .integer(let value): value.map { .integer(SQLiteInt64($0)) } ?? .null
             case .bytes(let bytes): bytes.map { .blob(ByteBuffer(bytes: $0)) } ?? .null
             case .text(let text): text.map { .text($0) } ?? .null
+            case .integers, .byteStrings:
+                throw StoreError(.storageUnavailable, "SQLite has no array values; the statement is PostgreSQL's")
             }
         }
         return try await connection.query(statement.sql, binds).map { SQLiteStoreRow(row: $0) }

@@ -46,6 +46,7 @@ struct LoadPopulation {
                 let rows = (first..<min(first + rowsPerTransaction, count)).map { row(at: $0, of: count, keys, seed) }
                 try await seeding.seedKeys(rows, appID: appID, environment: .development, now: now)
             }
+            try await seeding.settleSeededKeys()
         }
         return LoadPopulation(
             keys: keys, count: count, seedSeconds: LoadCommand.milliseconds(ContinuousClock.now - start) / 1_000)

@@ -118,7 +118,7 @@ struct LoadReport: Encodable {
             return table(hot + spread)
         }
         var lines = [
-            "population \(population) keys seeded in \(f(seconds, 1)) s (\(f(Double(population) / max(seconds, 0.001), 0)) "
+            "population \(population) keys seeded and settled in \(f(seconds, 1)) s (\(f(Double(population) / max(seconds, 0.001), 0)) "
                 + "keys/s), \(first.signableKeys ?? 0) of them signable",
             ["storage", "keys", "run", "requests", "req/s", "p50 ms", "p99 ms", "cpu µs/req", "spread/hot"].enumerated()
                 .map { pad($1, [8, 5, 7, 9, 8, 8, 8, 11, 11][$0]) }.joined(separator: " "),
