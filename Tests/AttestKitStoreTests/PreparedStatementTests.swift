@@ -59,6 +59,30 @@ struct PreparedStatementTests {
     }
 
     @Test(
+        "the store's connections resolve the unqualified key table to its own; a connection whose search_path was changed is refused by name",
+        .enabled(PostgresBackendTests.skipReason) { await PostgresTestServer.shared.shouldRun() })
+    func searchPathChecked() async throws {
+        guard await PostgresTestServer.shared.isAvailable() else { return }
+        try await StoreBackend.postgres.withStore { store in
+            let store = try #require(store as? PostgresAttestationStore)
+            let (client, schema, logger) = (store.executor.client, store.executor.schema, store.executor.logger)
+            try await client.withConnection { connection in
+                try await PostgresPreparedStatements.checkSearchPath(on: connection, schema: schema, logger: logger)
+                // A pooler that dropped the startup parameter leaves the default path, where `keys` is not the store's.
+                _ = try await PostgresExecutor.run(SQLStatement("SET search_path TO public"), on: connection, logger: logger)
+                let error = await #expect(throws: StoreError.self) {
+                    try await PostgresPreparedStatements.checkSearchPath(on: connection, schema: schema, logger: logger)
+                }
+                #expect(error?.code == .storageUnavailable)
+                #expect(error?.reason.contains("search_path is public") == true)
+                // Back to the value the connection started with, before the pool hands it out again.
+                _ = try await PostgresExecutor.run(SQLStatement("RESET search_path"), on: connection, logger: logger)
+                try await PostgresPreparedStatements.checkSearchPath(on: connection, schema: schema, logger: logger)
+            }
+        }
+    }
+
+    @Test(
         "two stores in two schemas of one database keep their own keys: the unqualified prepared text follows each pool's schema",
         .enabled(PostgresBackendTests.skipReason) { await PostgresTestServer.shared.shouldRun() })
     func schemasStayApart() async throws {

@@ -77,6 +77,10 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     /// Creates the schema and applies the missing migrations, under an advisory lock (under
     /// ``MigrationPolicy/verify``: checks that this release can run on the schema). Needs ``run()``.
     ///
+    /// Then checks that the pool's connections resolve the unqualified `keys` of the request path's prepared statements
+    /// to the store's own table (a pooler that drops the `search_path` the connections start with fails here, not on
+    /// the first assertion).
+    ///
     /// Not bound by ``PostgresStoreConfiguration/operationTimeout``: the first connection is bounded by
     /// ``PostgresStoreConfiguration/connectTimeout``, and migrations may take longer than a query.
     public func prepare() async throws(StoreError) {
@@ -85,6 +89,12 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         try await StoreError.wrapping("connecting to PostgreSQL", detail: detail) { try await checkConnection() }
         let version = try await StoreError.wrapping("migrating the PostgreSQL schema", detail: detail) {
             try await executor.schema.migrate(executor.client, policy: migrations, logger: executor.logger)
+        }
+        let (client, schema, queryLogger) = (executor.client, executor.schema, executor.logger)
+        try await StoreError.wrapping("checking the connections' search_path", detail: detail) {
+            try await client.withConnection { connection in
+                try await PostgresPreparedStatements.checkSearchPath(on: connection, schema: schema, logger: queryLogger)
+            }
         }
         prepared.withLockedValue { $0 = version }
         logger.debug(

@@ -34,6 +34,27 @@ enum PostgresPreparedStatements {
         }
     }
 
+    /// Fails unless `keys` without a schema names `schema`'s table on `connection`: the prepared texts rely on it.
+    /// - Throws: ``StoreError/Code/storageUnavailable`` naming the `search_path` the connection has instead.
+    static func checkSearchPath(
+        on connection: PostgresConnection, schema: PostgresSchema, logger: Logger
+    ) async throws {
+        let check = SQLStatement(
+            """
+            SELECT current_setting('search_path') AS path,
+                (to_regclass('keys') IS NOT NULL AND to_regclass('keys') = to_regclass('\(schema.table("keys"))'))::int::bigint
+                AS ours
+            """)
+        let row = try await PostgresExecutor.run(check, on: connection, logger: logger).first
+        guard try row?.integer("ours") == 1 else {
+            let path = (try? row?.text("path")) ?? nil
+            throw StoreError(
+                .storageUnavailable,
+                "the connections' search_path is \(path ?? "unknown"), not the store's schema \(schema.quoted): "
+                    + "a connection pooler must pass the search_path startup parameter through")
+        }
+    }
+
     private static func rows<Kind>(
         of statement: Prepared<Kind>, on connection: PostgresConnection, logger: Logger
     ) async throws -> [PostgresStoreRow] {
