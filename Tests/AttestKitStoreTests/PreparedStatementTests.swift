@@ -69,7 +69,8 @@ struct PreparedStatementTests {
             try await client.withConnection { connection in
                 try await PostgresPreparedStatements.checkSearchPath(on: connection, schema: schema, logger: logger)
                 // A pooler that dropped the startup parameter leaves the default path, where `keys` is not the store's.
-                _ = try await PostgresExecutor.run(SQLStatement("SET search_path TO public"), on: connection, logger: logger)
+                _ = try await PostgresExecutor.run(
+                    SQLStatement("SET search_path TO public"), on: connection, logger: logger)
                 let error = await #expect(throws: StoreError.self) {
                     try await PostgresPreparedStatements.checkSearchPath(on: connection, schema: schema, logger: logger)
                 }

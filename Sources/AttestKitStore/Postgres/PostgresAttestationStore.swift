@@ -93,7 +93,8 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         let (client, schema, queryLogger) = (executor.client, executor.schema, executor.logger)
         try await StoreError.wrapping("checking the connections' search_path", detail: detail) {
             try await client.withConnection { connection in
-                try await PostgresPreparedStatements.checkSearchPath(on: connection, schema: schema, logger: queryLogger)
+                try await PostgresPreparedStatements.checkSearchPath(
+                    on: connection, schema: schema, logger: queryLogger)
             }
         }
         prepared.withLockedValue { $0 = version }
