@@ -1,6 +1,7 @@
 import AttestKit
 import AttestKitClient
 import AttestKitClientSimulator
+import AttestKitTestSupport
 import AttestKitTesting
 import AttestKitWire
 import Foundation
@@ -101,17 +102,7 @@ struct RampFleetTests {
         var replicas: (count: Int, url: String?) {
             switch self {
             case .sqlite: return (1, nil)
-            case .postgres:
-                let environment = ProcessInfo.processInfo.environment
-                let user = environment["POSTGRES_USER"] ?? "attestkit"
-                let password = environment["POSTGRES_PASSWORD"] ?? "attestkit"
-                let host = environment["POSTGRES_HOST"] ?? "127.0.0.1"
-                let port = environment["POSTGRES_PORT"] ?? "5432"
-                let database = environment["POSTGRES_DB"] ?? "attestkit_test"
-                let schema = "ramp_fleet_\(UInt32.random(in: 0...UInt32.max))"
-                return (
-                    2, "postgres://\(user):\(password)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=disable"
-                )
+            case .postgres: return (2, PostgresTestServer.storageURL(schemaPrefix: "ramp_fleet_"))
             }
         }
     }

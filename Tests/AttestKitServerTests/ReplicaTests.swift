@@ -20,16 +20,7 @@ struct ReplicaTests {
         return environment["ATTESTKIT_REQUIRE_POSTGRES"] == "1" || environment["POSTGRES_HOST"] != nil
     }
 
-    static var postgresURL: String {
-        let environment = ProcessInfo.processInfo.environment
-        let user = environment["POSTGRES_USER"] ?? "attestkit"
-        let password = environment["POSTGRES_PASSWORD"] ?? "attestkit"
-        let host = environment["POSTGRES_HOST"] ?? "127.0.0.1"
-        let port = environment["POSTGRES_PORT"] ?? "5432"
-        let database = environment["POSTGRES_DB"] ?? "attestkit_test"
-        let schema = "replicas_\(UInt32.random(in: 0...UInt32.max))"
-        return "postgres://\(user):\(password)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=disable"
-    }
+    static var postgresURL: String { PostgresTestServer.storageURL(schemaPrefix: "replicas_") }
 
     @Test(
         "two server processes on one PostgreSQL: shared challenges, one winner of 50 concurrent copies",

@@ -43,6 +43,19 @@ public actor PostgresTestServer {
             connectTimeout: .seconds(5))
     }
 
+    /// The storage URL of `attestkit serve` for the same server, in a new schema whose name starts with `prefix`
+    /// (replica and fleet tests, where each process opens its own pool).
+    public static func storageURL(schemaPrefix prefix: String) -> String {
+        let environment = Self.environment
+        let user = environment["POSTGRES_USER"] ?? "attestkit"
+        let password = environment["POSTGRES_PASSWORD"] ?? "attestkit"
+        let host = environment["POSTGRES_HOST"] ?? "127.0.0.1"
+        let port = environment["POSTGRES_PORT"] ?? "5432"
+        let database = environment["POSTGRES_DB"] ?? "attestkit_test"
+        let schema = "\(prefix)\(UInt32.random(in: 0...UInt32.max))"
+        return "postgres://\(user):\(password)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=disable"
+    }
+
     /// A store in `schema`, not running yet.
     public static func store(schema: String) throws -> PostgresAttestationStore {
         try PostgresAttestationStore(configuration: configuration(schema: schema))

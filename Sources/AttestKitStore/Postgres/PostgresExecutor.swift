@@ -28,7 +28,7 @@ struct PostgresExecutor: SQLExecutor {
     /// The group commit of counter advances.
     let commits: GroupCommit<PostgresStoreRow>
     /// The batches of key reads: the gate's reads of keys it has not kept, which a spread of many keys makes on
-    /// nearly every request, answered together by one `SELECT … WHERE key_id IN (…)` per batch.
+    /// nearly every request, answered together by one prepared `SELECT … WHERE key_id = ANY($1)` per batch.
     let reads: GroupCommit<PostgresStoreRow>
 
     /// How many batches of counter advances (and, separately, of key reads) are sent at once: one. The writes that

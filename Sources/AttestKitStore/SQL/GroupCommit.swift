@@ -18,9 +18,9 @@
 /// batch fails and none is applied.
 ///
 /// It is owned by its executor and drives itself: a batch starts when a write arrives and fewer than
-/// ``concurrentBatches`` are running (SQLite: one, its single writer; PostgreSQL: one for counter advances and one for key
-/// reads), and the next one as soon as one ends, until nothing is waiting. ``close()`` refuses new writes and returns once the
-/// writes already accepted have been answered.
+/// ``concurrentBatches`` are running (one: SQLite's single writer; PostgreSQL's counter advances, and its key reads in
+/// a second instance), and the next one as soon as one ends, until nothing is waiting. ``close()`` refuses new writes
+/// and returns once the writes already accepted have been answered.
 actor GroupCommit<Row: Sendable> {
     /// One write waiting for its batch.
     struct Write: Sendable {

@@ -4,7 +4,7 @@
 /// The statement's text does not depend on how many rows it handles (each column is one array parameter), so one
 /// prepared statement serves every batch. The ``SQLStatement`` carrying it still has its whole text, which is what
 /// an executor without prepared statements runs and what `EXPLAIN` reads.
-enum SQLPreparedStatement: Sendable, CaseIterable {
+enum SQLPreparedStatement: Sendable {
     /// The combined counter advance (``SQLStore/advancingCounters(_:)``).
     case advanceCounters
     /// The combined key read (``SQLStore/readingKeys(_:)``).
