@@ -48,6 +48,23 @@ struct DebugTokenSessionTests {
         await #expect(throws: FlowError.tokenConsumed) { try await service.consume(issued.token) }
     }
 
+    /// A token that names no key is checked against the store only for its consumption: once consumed it is
+    /// inactive, and a store that cannot answer is 503, never "active".
+    @Test("a debug-trust token introspects active, inactive once consumed, and storage_unavailable with the store down")
+    func introspection() async throws {
+        let store = MemoryAttestationStore()
+        let service = try Self.service(store: store)
+        let issued = try service.issue(debugToken: Self.debugToken, appIDs: [FlowBench.appID])
+        #expect(try await service.introspect(issued.token) == TokenIntrospectionResponse(claims: issued.claims))
+        _ = try await service.consume(issued.token)
+        #expect(try await service.introspect(issued.token) == .inactive)
+
+        let live = try service.issue(debugToken: Self.otherDebugToken, appIDs: [FlowBench.appID])
+        await store.close()
+        let error = await #expect(throws: FlowError.self) { try await service.introspect(live.token) }
+        #expect(error?.code.rawValue == "storage_unavailable" && error?.kind == .unavailable(retryAfter: nil))
+    }
+
     @Test(
         "a debug token off the list, a prefix or an extension of one, or any with no list: debug_token_invalid",
         arguments: [

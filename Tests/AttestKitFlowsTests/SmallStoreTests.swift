@@ -20,6 +20,8 @@ struct SmallStoreTests {
             return true
         }
 
+        func isTokenConsumed(_ tokenID: String) throws(StoreError) -> Bool { records[tokenID] != nil }
+
         func deleteExpiredTokens(now: Date) throws(StoreError) -> Int {
             let expired = records.filter { $0.value <= now }.map(\.key)
             for tokenID in expired { records[tokenID] = nil }
@@ -31,6 +33,10 @@ struct SmallStoreTests {
     /// A store whose every call fails, as a database that is down.
     struct DownTokens: ConsumedTokenStore {
         func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) throws(StoreError) -> Bool {
+            throw StoreError(.storageUnavailable, "down")
+        }
+
+        func isTokenConsumed(_ tokenID: String) throws(StoreError) -> Bool {
             throw StoreError(.storageUnavailable, "down")
         }
 

@@ -260,13 +260,15 @@ struct TokenServiceTests {
 
     /// Revocation reaches tokens: a revoked key's token still verifies offline (jwt-kit, the JWKS) until `exp`, but
     /// ``TokenService/introspect(_:)`` answers inactive; a live token introspects with its claims and is still
-    /// consumable afterwards; expired and garbage tokens are inactive.
-    @Test("introspection: live active without consuming; revoked, expired and garbage inactive")
+    /// consumable afterwards, then inactive once consumed; expired and garbage tokens are inactive.
+    @Test("introspection: live active without consuming; consumed, revoked, expired and garbage inactive")
     func introspection() async throws {
         let clock = Clock()
         let (bench, device, service, issued) = try await Self.issued(clock: clock)
         #expect(try await service.introspect(issued.token) == TokenIntrospectionResponse(claims: issued.claims))
+        #expect(try await service.introspect(issued.token) == TokenIntrospectionResponse(claims: issued.claims))
         #expect(try await service.consume(issued.token) == issued.claims)
+        #expect(try await service.introspect(issued.token) == .inactive)
         for garbage in ["", "a.b.c", String(issued.token.dropLast(2)) + "AA", String(repeating: "e", count: 5_000)] {
             #expect(try await service.introspect(garbage) == .inactive)
         }

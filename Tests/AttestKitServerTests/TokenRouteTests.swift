@@ -93,9 +93,10 @@ struct TokenRouteTests {
 
     /// Revocation reaches tokens: a revoked key's token still verifies offline against the JWKS (until `exp`), but
     /// introspection answers `{"active": false}` and nothing else; a live token is active with its claims and stays
-    /// consumable (introspection consumes nothing); garbage and expired tokens are inactive; backend only.
+    /// consumable (introspection consumes nothing), then inactive once consumed; garbage and expired tokens are
+    /// inactive; backend only.
     @Test(
-        "introspection: live active and unconsumed, revoked, expired or garbage inactive",
+        "introspection: live active and unconsumed; consumed, revoked, expired or garbage inactive",
         arguments: await StoreKind.all())
     func introspection(kind: StoreKind) async throws {
         try await ServerHarness.with(kind, try Self.options()) { harness in
@@ -110,6 +111,9 @@ struct TokenRouteTests {
             let consumed = try await harness.post(
                 "/v1/tokens/consume", .object([.init(key: "token", value: .string(token))]))
             #expect(consumed.status == 200, "\(consumed)")
+            // Consumed: inactive from then on.
+            let spent = try await Self.introspect(harness, token)
+            #expect(spent.status == 200 && spent.text == #"{"active":false}"#, "\(spent)")
 
             // Backend only.
             let app = try await harness.post(

@@ -8,17 +8,28 @@ import Testing
 struct ConsumedTokenTests {
     let t0 = TestKeys.t0
 
-    @Test("a token id is consumed once; expired records are deleted", arguments: await StoreBackend.all())
+    @Test(
+        "a token id is consumed once, reads as consumed until its record is deleted; expired records are deleted",
+        arguments: await StoreBackend.all())
     func once(backend: StoreBackend) async throws {
         try await backend.withStore { store throws in
             let expiry = t0.addingTimeInterval(3_600)
+            #expect(try await store.isTokenConsumed("jti-1") == false)
             #expect(try await store.consumeToken("jti-1", expiresAt: expiry, now: t0) == true)
+            #expect(try await store.isTokenConsumed("jti-1") == true)
+            #expect(try await store.isTokenConsumed("jti-2") == false)
             #expect(try await store.consumeToken("jti-1", expiresAt: expiry, now: t0) == false)
             #expect(try await store.consumeToken("jti-2", expiresAt: t0.addingTimeInterval(60), now: t0) == true)
             #expect(try await store.deleteExpiredTokens(now: t0.addingTimeInterval(59)) == 0)
             #expect(try await store.deleteExpiredTokens(now: t0.addingTimeInterval(60)) == 1)
+            #expect(try await store.isTokenConsumed("jti-2") == false)
+            #expect(try await store.isTokenConsumed("jti-1") == true)
             #expect(try await store.consumeToken("jti-1", expiresAt: expiry, now: t0) == false)
             #expect(try await store.deleteExpiredTokens(now: expiry) == 1)
+            #expect(try await store.isTokenConsumed("jti-1") == false)
+            for bad in ["", "a b", String(repeating: "a", count: 129)] {
+                await #expect(throws: StoreError.invalidInput) { try await store.isTokenConsumed(bad) }
+            }
         }
     }
 

@@ -198,6 +198,7 @@ struct QueryPlanTests {
         _ = try await sql.take(from: budget, now: now)
 
         _ = try await sql.consumeToken("token-new", expiresAt: now.addingTimeInterval(60), now: now)
+        _ = try await sql.isTokenConsumed("token-new")
         _ = try await sql.deleteExpiredTokens(now: now)
 
         let digest = Array(repeating: UInt8(0x5A), count: 32)

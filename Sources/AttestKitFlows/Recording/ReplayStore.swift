@@ -80,6 +80,7 @@ struct ReplayStore: AttestationStore {
     func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool {
         throw Self.notRecorded
     }
+    func isTokenConsumed(_ tokenID: String) async throws(StoreError) -> Bool { throw Self.notRecorded }
     func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int { throw Self.notRecorded }
     func openDashboardSession(
         _ digest: [UInt8], expiresAt: Date, capacity: Int, now: Date

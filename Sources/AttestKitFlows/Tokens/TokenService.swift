@@ -311,11 +311,12 @@ public struct TokenService: Sendable {
     }
 
     /// Introspects a session token for a backend (RFC 7662), without consuming it: its claims when it verifies
-    /// (``verify(_:)``) and, at trust `app_attest`, the key it names is still registered and active; otherwise
-    /// `TokenIntrospectionResponse.inactive` and nothing else.
+    /// (``verify(_:)``), at trust `app_attest` the key it names is still registered and active, and it was not
+    /// consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive` and nothing else.
     ///
-    /// A limited-use token already consumed still introspects active until it expires: the store can tell only by
-    /// consuming (``consume(_:)`` is the one-time check).
+    /// A consumed token is inactive at once, on every replica sharing the store. Introspection is not a one-time
+    /// check itself: of a backend that introspects and another that consumes at the same moment, both may see the
+    /// token usable; ``consume(_:)`` is the one that decides once.
     /// - Throws: 503 `storage_unavailable` when the store cannot answer (never a guess of "active").
     public func introspect(_ token: String) async throws(FlowError) -> TokenIntrospectionResponse {
         guard let claims = try? verify(token) else { return .inactive }
@@ -333,6 +334,14 @@ public struct TokenService: Sendable {
                 throw FlowError(error)
             }
             guard let record, record.state == .active else { return .inactive }
+        }
+        do throws(StoreError) {
+            if try await store.isTokenConsumed(claims.jti) { return .inactive }
+        } catch  where error.code == .invalidInput {
+            // A jti the store cannot hold (no token issued here has one) can never be consumed: fail closed.
+            return .inactive
+        } catch {
+            throw FlowError(error)
         }
         return TokenIntrospectionResponse(claims: claims)
     }

@@ -285,6 +285,13 @@ public actor MemoryAttestationStore: AttestationStore {
         return true
     }
 
+    /// Whether a token was consumed; see ``ConsumedTokenStore/isTokenConsumed(_:)``.
+    public func isTokenConsumed(_ tokenID: String) throws(StoreError) -> Bool {
+        try checkOpen()
+        try StoreLimits.checkTokenID(tokenID)
+        return consumedTokens[tokenID] != nil
+    }
+
     /// Deletes the records of tokens expired at `now`; see ``ConsumedTokenStore/deleteExpiredTokens(now:)``.
     public func deleteExpiredTokens(now: Date) throws(StoreError) -> Int {
         try checkOpen()

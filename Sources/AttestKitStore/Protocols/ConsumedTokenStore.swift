@@ -15,6 +15,12 @@ public protocol ConsumedTokenStore: Sendable {
     /// - Throws: ``StoreError/Code/invalidInput`` for an identifier outside the bounds.
     func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) async throws(StoreError) -> Bool
 
+    /// Whether the token `tokenID` was consumed (``consumeToken(_:expiresAt:now:)``) and its record is still kept:
+    /// until it expires, and then until ``deleteExpiredTokens(now:)`` deletes it. Token introspection answers
+    /// inactive for a consumed token; an expired one is inactive whatever this says.
+    /// - Throws: ``StoreError/Code/invalidInput`` for an identifier outside the bounds.
+    func isTokenConsumed(_ tokenID: String) async throws(StoreError) -> Bool
+
     /// Deletes the records of consumed tokens that expired at or before `now` (they can no longer be presented)
     /// and returns how many.
     func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int

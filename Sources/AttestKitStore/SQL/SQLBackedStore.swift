@@ -137,6 +137,11 @@ extension SQLBackedStore {
         try await sql.consumeToken(tokenID, expiresAt: expiresAt, now: now)
     }
 
+    /// Whether a token was consumed: one primary-key read of its record.
+    public func isTokenConsumed(_ tokenID: String) async throws(StoreError) -> Bool {
+        try await sql.isTokenConsumed(tokenID)
+    }
+
     /// Deletes the records of tokens expired at `now`.
     public func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
         try await sql.deleteExpiredTokens(now: now)

@@ -440,6 +440,17 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return !rows.isEmpty
     }
 
+    /// Whether a token was consumed: its record, read by the primary key.
+    func isTokenConsumed(_ tokenID: String) async throws(StoreError) -> Bool {
+        try StoreLimits.checkTokenID(tokenID)
+        let rows = try await executor.query(
+            "reading a consumed token",
+            SQLStatement(
+                "SELECT token_id FROM \(executor.table("consumed_tokens")) WHERE token_id = \(parameter(1))",
+                [.text(tokenID)]), access: .read)
+        return !rows.isEmpty
+    }
+
     /// Deletes the records of tokens expired at `now` in one statement and returns how many.
     func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
         let instant = try StoreTime.milliseconds(now, "now")

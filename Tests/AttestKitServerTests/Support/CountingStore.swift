@@ -112,6 +112,10 @@ final class CountingStore: AttestationStore {
         try await base.consumeToken(tokenID, expiresAt: expiresAt, now: now)
     }
 
+    func isTokenConsumed(_ tokenID: String) async throws(StoreError) -> Bool {
+        try await base.isTokenConsumed(tokenID)
+    }
+
     func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
         try await base.deleteExpiredTokens(now: now)
     }
