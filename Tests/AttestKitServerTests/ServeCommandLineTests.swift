@@ -16,31 +16,25 @@ import Testing
     ) async throws -> (status: Int32, output: String) {
         let binary = try #require(
             ServeProcess.binary, "build the attestkit executable first (swift build --build-tests)")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ATTESTKIT_") }
-            .merging(environment) { $1 }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
-        let handle = try FileHandle(forWritingTo: output)
-        defer { try? handle.close() }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            executable: binary.path, arguments: arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ATTESTKIT_") }
+                .merging(environment) { $1 },
+            standardInput: .null, standardOutput: .file(output.path), standardError: .sameAsOutput)
         let start = ContinuousClock.now
         while process.isRunning {
             if start.duration(to: .now) > limit {
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 process.waitUntilExit()
                 Issue.record("attestkit \(arguments) did not exit within \(limit)")
                 break
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+        return (process.waitUntilExit().status, try String(contentsOf: output, encoding: .utf8))
     }
 
     @Test("attestkit migrate applies the migrations once and reports them; serve with storage.migrations=verify needs it")

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitStore
+import AttestKitTesting
 import Foundation
 import Testing
 
@@ -116,27 +117,24 @@ struct WorkerRun: Sendable {
     }
 
     private static func run(_ executable: URL, _ arguments: [String], _ killAfterAdvances: Int) throws -> WorkerRun {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        let process = try ChildProcess(
+            executable: executable.path, arguments: arguments, standardOutput: .pipe, standardError: .pipe)
+        let watchdog = DispatchWorkItem { process.signal(SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        guard let reader = process.outputPipe, let errors = process.errorPipe else {
+            process.signal(SIGKILL)
+            struct NoPipes: Error {}
+            throw NoPipes()
+        }
 
         var lines: [String] = []
         var pending = Data()
         var advances = 0
         var killed = false
-        let reader = output.fileHandleForReading
         while true {
-            let chunk = reader.availableData
+            let chunk = try reader.read()
             if chunk.isEmpty { break }
-            pending.append(chunk)
+            pending.append(contentsOf: chunk)
             while let newline = pending.firstIndex(of: 0x0A) {
                 let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                 pending.removeSubrange(pending.startIndex...newline)
@@ -144,16 +142,15 @@ struct WorkerRun: Sendable {
                 if line.hasPrefix("advanced ") { advances += 1 }
             }
             if !killed, advances >= killAfterAdvances {
-                kill(pid, SIGKILL)
+                process.signal(SIGKILL)
                 killed = true
             }
         }
-        process.waitUntilExit()
+        let termination = process.waitUntilExit()
         watchdog.cancel()
-        let errorOutput = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return WorkerRun(
-            lines: lines, killed: killed,
-            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
-            errorOutput: errorOutput)
+        let errorOutput = String(decoding: try errors.readToEnd(), as: UTF8.self)
+        var signal: Int32?
+        if case .signal(let number) = termination { signal = number }
+        return WorkerRun(lines: lines, killed: killed, signal: signal, errorOutput: errorOutput)
     }
 }

@@ -1,3 +1,4 @@
+import AttestKitTesting
 public import Foundation
 
 /// Runs an external program (openssl, the attestkit binary) and captures its output.
@@ -12,17 +13,12 @@ public enum ExternalTool {
 
     /// Runs `executable` with `arguments`; standard output and standard error are captured together.
     public static func run(_ executable: URL, _ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let process = try ChildProcess(
+            executable: executable.path, arguments: arguments, standardInput: .null, standardOutput: .pipe,
+            standardError: .sameAsOutput)
+        let output = try process.collectOutput()
+        return Outcome(
+            status: output.termination.status, output: String(decoding: output.standardOutput, as: UTF8.self))
     }
 
     /// A new empty directory under the temporary directory.

@@ -1,5 +1,6 @@
 public import AttestKit
 public import AttestKitStore
+import AttestKitTesting
 public import Foundation
 
 #if canImport(Glibc)
@@ -119,32 +120,14 @@ public final class PostgresCluster: Sendable {
     }
 
     private func run(_ arguments: String...) async throws {
-        let process = Process()
-        process.executableURL = Self.script
-        process.arguments = [arguments[0], directory.path] + arguments.dropFirst()
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let status = await Self.exitStatus(of: process)
-        guard status == 0 else {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw Failure(description: "postgres-cluster \(arguments.joined(separator: " ")) exited \(status): \(text)")
-        }
-    }
-
-    /// Waits for `process` to exit, polling: Foundation's own reaping (`terminationHandler`, `isRunning`) was seen
-    /// to leave the script a zombie inside the test process.
-    private static func exitStatus(of process: Process) async -> Int32 {
-        while true {
-            var status: Int32 = 0
-            let reaped = waitpid(process.processIdentifier, &status, WNOHANG)
-            if reaped == process.processIdentifier {
-                // WIFEXITED and WEXITSTATUS, which Swift does not import: a signal counts as a failure.
-                return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-            }
-            if reaped < 0, !process.isRunning { return process.terminationStatus }
-            try? await Task.sleep(for: .milliseconds(20))
+        let process = try ChildProcess(
+            executable: Self.script.path, arguments: [arguments[0], directory.path] + arguments.dropFirst(),
+            standardOutput: .null, standardError: .pipe)
+        let output = try await process.collectOutput()
+        guard output.termination == .exit(0) else {
+            let command = "postgres-cluster " + arguments.joined(separator: " ")
+            let text = String(decoding: output.standardError, as: UTF8.self)
+            throw Failure(description: "\(command) ended with \(output.termination): \(text)")
         }
     }
 

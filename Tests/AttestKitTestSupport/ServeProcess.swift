@@ -9,7 +9,7 @@ public import Foundation
 /// `shutdown.drain-period` in its arguments), logging only errors, and the software Apple's roots as trust anchors;
 /// standard output is discarded and standard error goes to ``logFile`` (the service warns, loudly and on purpose,
 /// that it trusts a test CA).
-public final class ServeProcess: @unchecked Sendable {
+public final class ServeProcess: Sendable {
     /// A failure to start or reach the service.
     public struct Failure: Error, CustomStringConvertible {
         /// What went wrong.
@@ -18,7 +18,7 @@ public final class ServeProcess: @unchecked Sendable {
 
     /// The folder of the roots, the port file and a default SQLite store; removed by ``stop()``.
     public let workspace: URL
-    private let process = Process()
+    private let process: ChildProcess
     private let portFile: URL
     /// The service's standard error (its log), in ``workspace``.
     public let logFile: URL
@@ -64,7 +64,7 @@ public final class ServeProcess: @unchecked Sendable {
         try Data(apple.attestationRootPEM.utf8).write(to: attestationRoot)
         try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
         portFile = workspace.appendingPathComponent("port")
-        process.executableURL = binary
+        var executable = binary.path
         // `serve` refuses a password on its command line: a PostgreSQL URL's goes in the environment.
         var storage = storage
         var environment = environment
@@ -73,7 +73,7 @@ public final class ServeProcess: @unchecked Sendable {
             storage = components.string
             environment["ATTESTKIT_STORAGE_PASSWORD"] = environment["ATTESTKIT_STORAGE_PASSWORD"] ?? password
         }
-        process.arguments =
+        var arguments =
             [
                 "serve", "--port", "0", "--port-file", portFile.path,
                 "--storage", storage ?? "sqlite:" + workspace.appendingPathComponent("attestkit.sqlite").path,
@@ -83,23 +83,23 @@ public final class ServeProcess: @unchecked Sendable {
                 "--set", "rate-limit.attestations-per-ip=0", "--set", "rate-limit.challenges-per-ip=0",
                 "--set", "shutdown.drain-period=0",
             ] + arguments
-        if let descriptorLimit, let arguments = process.arguments {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments =
+        if let descriptorLimit {
+            executable = "/bin/sh"
+            arguments =
                 [
                     "-c",
                     "ulimit -Sn \(descriptorLimit.soft) && ulimit -Hn \(descriptorLimit.hard) && exec \"$0\" \"$@\"",
                     binary.path,
                 ] + arguments
         }
-        process.environment = ProcessInfo.processInfo.environment
-            .merging(["ATTESTKIT_BACKEND_TOKENS": Self.backendToken]) { $1 }
-            .merging(environment) { $1 }
         logFile = workspace.appendingPathComponent("serve.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: logFile)
-        try process.run()
+        process = try ChildProcess(
+            executable: executable, arguments: arguments,
+            environment: ProcessInfo.processInfo.environment
+                .merging(["ATTESTKIT_BACKEND_TOKENS": Self.backendToken]) { $1 }
+                .merging(environment) { $1 },
+            standardOutput: .null, standardError: .file(logFile.path))
     }
 
     /// The process id of the service (of `sh` until it has replaced itself with the service).
@@ -113,7 +113,9 @@ public final class ServeProcess: @unchecked Sendable {
             {
                 return port
             }
-            guard process.isRunning else { throw Failure(description: "serve exited: \(process.terminationStatus)") }
+            if let termination = process.termination {
+                throw Failure(description: "serve exited: \(termination.status)")
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Failure(description: "serve did not listen within 60 s")
@@ -134,7 +136,7 @@ public final class ServeProcess: @unchecked Sendable {
         process.terminate()
         while process.isRunning {
             guard start.duration(to: .now) < limit else {
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 process.waitUntilExit()
                 return nil
             }
@@ -145,7 +147,7 @@ public final class ServeProcess: @unchecked Sendable {
 
     /// Sends `signal` (`SIGTERM`, `SIGINT`) to the service.
     public func signal(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        process.signal(signal)
     }
 
     /// Waits up to `limit` for the service to exit, without signalling it.
@@ -156,21 +158,21 @@ public final class ServeProcess: @unchecked Sendable {
             guard start.duration(to: .now) < limit else { return nil }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return process.terminationStatus
+        return process.termination?.status
     }
 
     /// Whether the service exited normally (not killed by a signal), once it has exited.
-    public var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
+    public var exitedNormally: Bool {
+        if case .exit = process.termination { true } else { false }
+    }
 
     /// What the service has logged so far.
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     /// Stops the service (SIGTERM, graceful) and removes ``workspace``.
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.terminate()
+        process.waitUntilExit()
         try? FileManager.default.removeItem(at: workspace)
     }
 }

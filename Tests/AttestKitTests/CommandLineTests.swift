@@ -1,3 +1,4 @@
+import AttestKitTesting
 import Foundation
 import Testing
 
@@ -23,19 +24,12 @@ import Testing
             Issue.record("the attestkit binary is not beside the tests: run `swift build --build-tests` first")
             throw MissingBinary()
         }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let stdout = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = stdout
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        let data = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let process = try ChildProcess(
+            executable: binary.path, arguments: arguments, standardInput: .pipe, standardOutput: .pipe)
+        if let input, let pipe = process.inputPipe { try pipe.write(Array(input.utf8)) }
+        process.inputPipe?.close()
+        let output = try process.collectOutput()
+        return Run(status: output.termination.status, output: String(decoding: output.standardOutput, as: UTF8.self))
     }
 
     static func line(_ name: String) throws -> String {

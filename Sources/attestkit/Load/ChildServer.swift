@@ -4,14 +4,11 @@ import AttestKitTesting
 import Foundation
 
 /// `attestkit serve` as a child process, trusting a software Apple, for `attestkit load`.
-final class ChildServer: @unchecked Sendable {
-    private let process = Process()
+final class ChildServer: Sendable {
+    private let process: ChildProcess
     private let portFile: URL
     /// The backend token the child accepts, random per run (never printed).
-    let backendToken: String = {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }.joined()
-    }()
+    let backendToken: String
 
     init(binary: String, workspace: URL, apple: SoftwareApple, appID: AppID, storage: String) throws {
         let attestationRoot = workspace.appendingPathComponent("attestation-root.pem")
@@ -19,10 +16,13 @@ final class ChildServer: @unchecked Sendable {
         try Data(apple.attestationRootPEM.utf8).write(to: attestationRoot)
         try Data(apple.receiptRootPEM.utf8).write(to: receiptRoot)
         portFile = workspace.appendingPathComponent("port")
-        process.executableURL = URL(fileURLWithPath: binary)
+        var generator = SystemRandomNumberGenerator()
+        let backendToken = (0..<32).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }
+            .joined()
+        self.backendToken = backendToken
         // A PostgreSQL password goes to the child in its environment: `serve` refuses one on its command line.
         let (storage, password) = ServerConfigurationSource.splitStoragePassword(storage)
-        process.arguments = [
+        let arguments = [
             "serve", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
             "--environments", "development", "--trust-attestation-root", attestationRoot.path,
             "--trust-receipt-root", receiptRoot.path, "--log-level", "error",
@@ -31,9 +31,9 @@ final class ChildServer: @unchecked Sendable {
         ]
         var environment = ["ATTESTKIT_BACKEND_TOKENS": backendToken]
         if let password { environment["ATTESTKIT_STORAGE_PASSWORD"] = password }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(
+            executable: URL(fileURLWithPath: binary).path, arguments: arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, standardOutput: .null)
     }
 
     /// The port once the server wrote it (up to 60 s), or `nil` if it exited first.
@@ -44,8 +44,8 @@ final class ChildServer: @unchecked Sendable {
             {
                 return port
             }
-            guard process.isRunning else {
-                throw LoadFailure("attestkit serve exited with \(process.terminationStatus)")
+            if let termination = process.termination {
+                throw LoadFailure("attestkit serve exited with \(termination.status)")
             }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -53,7 +53,6 @@ final class ChildServer: @unchecked Sendable {
     }
 
     func stop() {
-        guard process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
     }

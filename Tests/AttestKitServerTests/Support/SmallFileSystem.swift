@@ -1,3 +1,4 @@
+import AttestKitTesting
 import Foundation
 
 /// A tmpfs of a given size mounted on a fresh folder, to fill a disk for real. Mounting needs root (as CI runs);
@@ -58,13 +59,10 @@ final class SmallFileSystem: Sendable {
 
     /// Runs a command quietly; whether it exited 0.
     private static func run(_ path: String, _ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        guard
+            let process = try? ChildProcess(
+                executable: path, arguments: arguments, standardOutput: .null, standardError: .null)
+        else { return false }
+        return process.waitUntilExit() == .exit(0)
     }
 }
