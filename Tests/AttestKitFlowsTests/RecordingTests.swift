@@ -294,6 +294,49 @@ struct RecordingTests {
         }
     }
 
+    /// Anyone can send refused assertions naming a registered key (their own device's, or a key id they saw): one key
+    /// keeps at most its share of the known quota, so a flood naming it replaces only its own bundles.
+    @Test("one known key's flood replaces its own bundles, never another key's evidence")
+    func oneKeyCannotFlushTheEvidence() async throws {
+        let recorder = try VerificationRecorder(directory: Self.directory(), maximumCount: 5, maximumPerKey: 2)
+        let bench = try FlowBench(timestampWindow: 1, recorder: recorder)
+        let victim = try await bench.registeredDevice()
+        let flooder = try await bench.registeredDevice()
+        func refuse(_ device: FlowBench.Device, offBy seconds: Double) async throws {
+            let (assertion, binding) = try device.assertion(
+                freshness: .timestamp(milliseconds: FlowBench.milliseconds(seconds)))
+            await #expect(throws: FlowError.timestampOutsideWindow) {
+                try await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+            }
+        }
+        try await refuse(victim, offBy: 30)
+        let evidence = try #require(await recorder.bundleNames().first)
+        try await refuse(flooder, offBy: 31)
+        let flooderFirst = try #require(await recorder.bundleNames().last)
+        for seconds in 32..<43 { try await refuse(flooder, offBy: Double(seconds)) }
+        let names = await recorder.bundleNames()
+        #expect(names.count == 3 && names.first == evidence && !names.contains(flooderFirst), "\(names)")
+        let kept = try await Self.bundles(recorder)
+        #expect(kept.map { $0.assertion?.keyId } == [victim.keyID.base64, flooder.keyID.base64, flooder.keyID.base64])
+
+        // Every key within its share, the quota still holds: the oldest go first, whoever they belong to.
+        for device in [try await bench.registeredDevice(), try await bench.registeredDevice()] {
+            try await refuse(device, offBy: 30)
+        }
+        let full = await recorder.bundleNames()
+        #expect(full.count == 5 && full.first == evidence)
+        try await refuse(try await bench.registeredDevice(), offBy: 30)
+        #expect(await recorder.bundleNames().contains(evidence) == false)
+
+        for perKey in [0, 6] {
+            #expect(throws: FlowError.self) {
+                try VerificationRecorder(directory: Self.directory(), maximumCount: 5, maximumPerKey: perKey)
+            }
+        }
+        #expect(try VerificationRecorder(directory: Self.directory(), maximumCount: 3).maximumPerKey == 3)
+        #expect(try VerificationRecorder(directory: Self.directory()).maximumPerKey == 10)
+    }
+
     @Test("bundles are files of mode 0600 in a directory of mode 0700, bounded in count, oldest removed first")
     func filesAndBounds() async throws {
         let directory = Self.directory()

@@ -216,6 +216,15 @@ struct ServerConfigurationTests {
 
     static let refusals: [Refusal] = [
         Refusal(environment: ["ATTESTKIT_HTTP_PORT": "abc"], key: "http.port"),
+        Refusal(flags: ["record.max-bundles-per-key": 5], key: "record.max-bundles-per-key"),
+        Refusal(
+            flags: ["record.directory": "/tmp/attestkit-bundles", "record.max-bundles-per-key": 0],
+            key: "record.max-bundles-per-key"),
+        Refusal(
+            flags: [
+                "record.directory": "/tmp/attestkit-bundles", "record.max-bundles": 10,
+                "record.max-bundles-per-key": 11,
+            ], key: "record.max-bundles-per-key"),
         Refusal(environment: ["ATTESTKIT_HTTP_PORT": "70000"], key: "http.port"),
         Refusal(flags: ["http.port": 70_000], key: "http.port"),
         Refusal(flags: ["http.port": "8080x"], key: "http.port"),

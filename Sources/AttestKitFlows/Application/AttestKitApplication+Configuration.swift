@@ -331,20 +331,26 @@ extension AttestKitApplication.Configuration {
         public var maximumBundles: Int
         /// At most this many bytes of bundles of known keys are kept, oldest removed first.
         public var maximumBytes: Int
+        /// At most this many bundles of one known key are kept: past that, the key's own oldest is removed, so one key
+        /// cannot flush the others' evidence (``VerificationRecorder/maximumPerKey``); at most ``maximumBundles`` (a
+        /// larger value means ``maximumBundles``).
+        public var maximumBundlesPerKey: Int
         /// At most this many bundles of unknown keys and malformed input are kept (0: none recorded), oldest removed
         /// first; they never remove a known key's bundle (``VerificationRecorder/Quota``).
         public var unknownMaximumBundles: Int
         /// At most this many bytes of bundles of unknown keys and malformed input are kept.
         public var unknownMaximumBytes: Int
 
-        /// Creates settings; 1,000 bundles and 100 MiB of known keys, 100 bundles and 10 MiB of the rest by default.
+        /// Creates settings; 1,000 bundles and 100 MiB of known keys (10 bundles of one key), 100 bundles and 10 MiB
+        /// of the rest by default.
         public init(
             directory: String, maximumBundles: Int = 1_000, maximumBytes: Int = 100 << 20,
-            unknownMaximumBundles: Int = 100, unknownMaximumBytes: Int = 10 << 20
+            maximumBundlesPerKey: Int = 10, unknownMaximumBundles: Int = 100, unknownMaximumBytes: Int = 10 << 20
         ) {
             self.directory = directory
             self.maximumBundles = maximumBundles
             self.maximumBytes = maximumBytes
+            self.maximumBundlesPerKey = maximumBundlesPerKey
             self.unknownMaximumBundles = unknownMaximumBundles
             self.unknownMaximumBytes = unknownMaximumBytes
         }

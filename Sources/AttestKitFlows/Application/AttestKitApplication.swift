@@ -106,7 +106,9 @@ public struct AttestKitApplication: Sendable {
             do throws(FlowError) {
                 recorder = try VerificationRecorder(
                     directory: record.directory, maximumCount: record.maximumBundles,
-                    maximumBytes: record.maximumBytes, unknownMaximumCount: record.unknownMaximumBundles,
+                    maximumBytes: record.maximumBytes,
+                    maximumPerKey: min(record.maximumBundlesPerKey, record.maximumBundles),
+                    unknownMaximumCount: record.unknownMaximumBundles,
                     unknownMaximumBytes: record.unknownMaximumBytes, policy: configuration.policy, logger: logger,
                     now: now)
             } catch {

@@ -19,6 +19,12 @@ public import Logging
 /// ``unknownMaximumCount`` and ``unknownMaximumBytes``, small by default, and never evicts a known key's bundle.
 /// ``Quota/init(of:)`` decides. Bundles of the unknown quota end in `-unknown.json`.
 ///
+/// Within the known quota, one key keeps at most ``maximumPerKey`` bundles: past that, a bundle of the key replaces
+/// the key's own oldest. Anyone can send refused assertions that name a registered key (their own device's, or a
+/// key id they saw), so without this one key could flush every other key's evidence; with it, a flood naming one key
+/// removes at most ``maximumPerKey`` bundles of others. The count is kept from the recorder's start: bundles already
+/// in the directory when it starts count against the quota, not against their key.
+///
 /// The recorder runs on a thread of its own (a dedicated serial executor): its blocking file I/O never holds a
 /// thread of the cooperative pool. The thread ends when the recorder is released.
 ///
@@ -61,6 +67,8 @@ public actor VerificationRecorder {
     public nonisolated let maximumCount: Int
     /// At most this many bytes of bundles of known keys are kept.
     public nonisolated let maximumBytes: Int
+    /// At most this many bundles of one known key are kept (recorded since the recorder started).
+    public nonisolated let maximumPerKey: Int
     /// At most this many bundles of the unknown quota are kept (0: none is recorded).
     public nonisolated let unknownMaximumCount: Int
     /// At most this many bytes of bundles of the unknown quota are kept.
@@ -80,6 +88,8 @@ public actor VerificationRecorder {
         var name: String
         var bytes: Int
         var quota: Quota
+        /// The key of a known key's bundle recorded since the start (its key id, Base64), or `nil`.
+        var key: String? = nil
     }
 
     /// Creates a recorder, creating `directory` (mode 0700) if it does not exist.
@@ -88,6 +98,8 @@ public actor VerificationRecorder {
     ///   - maximumCount: Bundles of known keys kept, 1 to 1,000,000 (default 1,000).
     ///   - maximumBytes: Bytes of bundles of known keys kept, at least one bundle's ``VerificationBundle/maximumBytes``
     ///     (default 100 MiB).
+    ///   - maximumPerKey: Bundles of one known key kept, 1 to `maximumCount` (default 10, or `maximumCount` when
+    ///     that is smaller).
     ///   - unknownMaximumCount: Bundles of the unknown quota kept, 0 (none recorded) to 1,000,000 (default 100).
     ///   - unknownMaximumBytes: Bytes of bundles of the unknown quota kept, at least one bundle's
     ///     ``VerificationBundle/maximumBytes`` (default 10 MiB).
@@ -97,8 +109,8 @@ public actor VerificationRecorder {
     /// - Throws: `record_unavailable` (not configured) when the directory cannot be created or is not one, or
     ///   `invalid_field` for limits out of range.
     public init(
-        directory: String, maximumCount: Int = 1_000, maximumBytes: Int = 100 << 20, unknownMaximumCount: Int = 100,
-        unknownMaximumBytes: Int = 10 << 20, policy: DeploymentPolicy? = nil,
+        directory: String, maximumCount: Int = 1_000, maximumBytes: Int = 100 << 20, maximumPerKey: Int? = nil,
+        unknownMaximumCount: Int = 100, unknownMaximumBytes: Int = 10 << 20, policy: DeploymentPolicy? = nil,
         logger: Logger = Logger(label: "attestkit.record"), now: @escaping @Sendable () -> Date = { Date() }
     ) throws(FlowError) {
         guard (1...1_000_000).contains(maximumCount) else {
@@ -106,6 +118,10 @@ public actor VerificationRecorder {
         }
         guard maximumBytes >= VerificationBundle.maximumBytes else {
             throw FlowError.invalidField("record.max-bytes", "is at least \(VerificationBundle.maximumBytes)")
+        }
+        let maximumPerKey = maximumPerKey ?? min(10, maximumCount)
+        guard (1...maximumCount).contains(maximumPerKey) else {
+            throw FlowError.invalidField("record.max-bundles-per-key", "is 1 to record.max-bundles")
         }
         guard (0...1_000_000).contains(unknownMaximumCount) else {
             throw FlowError.invalidField("record.unknown-max-bundles", "is 0 to 1000000")
@@ -125,6 +141,7 @@ public actor VerificationRecorder {
         self.directory = directory
         self.maximumCount = maximumCount
         self.maximumBytes = maximumBytes
+        self.maximumPerKey = maximumPerKey
         self.unknownMaximumCount = unknownMaximumCount
         self.unknownMaximumBytes = unknownMaximumBytes
         self.policy = policy
@@ -147,8 +164,9 @@ public actor VerificationRecorder {
         loadIndex().map(\.name)
     }
 
-    /// Writes `bundle`, then removes the oldest bundles of its ``Quota`` past that quota's bounds: a bundle of the
-    /// unknown quota never removes one of a known key.
+    /// Writes `bundle`, then removes the oldest bundles of its key past ``maximumPerKey`` (known keys only), then the
+    /// oldest bundles of its ``Quota`` past that quota's bounds: a bundle of the unknown quota never removes one of a
+    /// known key.
     /// - Returns: The file's name in ``directory``, or `nil` when it could not be written (logged) or its quota
     ///   records nothing (``unknownMaximumCount`` 0).
     @discardableResult
@@ -179,18 +197,24 @@ public actor VerificationRecorder {
             + "\(bundle.kind.rawValue)-" + String(repeating: "0", count: 8 - suffix.count) + suffix
             + (quota == .known ? ".json" : "-unknown.json")
         guard writeFile(bytes, to: directory + "/" + name) else { return nil }
-        entries.append(Entry(name: name, bytes: bytes.count, quota: quota))
+        let key = quota == .known ? bundle.assertion?.keyId ?? bundle.attestation?.keyId : nil
+        entries.append(Entry(name: name, bytes: bytes.count, quota: quota, key: key))
         entries.sort { $0.name < $1.name }
-        // Only this quota's bundles, oldest first, are removed.
+        // First the key's own oldest past its share, then this quota's oldest.
+        if let key {
+            var kept = entries.count { $0.key == key }
+            while kept > maximumPerKey, let position = entries.firstIndex(where: { $0.key == key }) {
+                remove(entries.remove(at: position))
+                kept -= 1
+            }
+        }
         var count = entries.count { $0.quota == quota }
         var total = entries.reduce(0) { $0 + ($1.quota == quota ? $1.bytes : 0) }
         while count > maximumCount || total > maximumBytes,
             let position = entries.firstIndex(where: { $0.quota == quota })
         {
             let oldest = entries.remove(at: position)
-            if unlink(directory + "/" + oldest.name) != 0 && errno != ENOENT {
-                logger.warning("an old verification bundle could not be removed", metadata: ["file": "\(oldest.name)"])
-            }
+            remove(oldest)
             count -= 1
             total -= oldest.bytes
         }
@@ -199,6 +223,13 @@ public actor VerificationRecorder {
             "recorded a failed verification",
             metadata: ["file": "\(name)", "kind": "\(bundle.kind.rawValue)", "code": "\(bundle.outcome.code)"])
         return name
+    }
+
+    /// Deletes a bundle's file (one already gone is not an error).
+    private func remove(_ entry: Entry) {
+        if unlink(directory + "/" + entry.name) != 0 && errno != ENOENT {
+            logger.warning("an old verification bundle could not be removed", metadata: ["file": "\(entry.name)"])
+        }
     }
 
     /// Whether `name` is the name of a bundle this recorder writes (and may remove).

@@ -98,6 +98,7 @@ extension ServerConfiguration {
     /// | `record.directory` | `ATTESTKIT_RECORD_DIRECTORY` | none: failed verifications are not recorded |
     /// | `record.max-bundles` | `ATTESTKIT_RECORD_MAX_BUNDLES` | `1000` bundles of known keys, oldest removed first |
     /// | `record.max-bytes` | `ATTESTKIT_RECORD_MAX_BYTES` | `104857600` bytes (100 MiB) of known keys' bundles |
+    /// | `record.max-bundles-per-key` | `ATTESTKIT_RECORD_MAX_BUNDLES_PER_KEY` | `10` bundles of one known key, its own oldest removed first (at most `record.max-bundles`) |
     /// | `record.unknown-max-bundles` | `ATTESTKIT_RECORD_UNKNOWN_MAX_BUNDLES` | `100` bundles of unknown keys and malformed input (0: none) |
     /// | `record.unknown-max-bytes` | `ATTESTKIT_RECORD_UNKNOWN_MAX_BYTES` | `10485760` bytes (10 MiB) of those bundles |
     /// | `key-attestation.ca-certificate-file` | `ATTESTKIT_KEY_ATTESTATION_CA_CERTIFICATE_FILE` | none: no app key certificates; a PEM CA certificate |

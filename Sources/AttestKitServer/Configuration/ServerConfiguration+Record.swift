@@ -5,11 +5,13 @@ extension ServerConfiguration {
     static func record(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> RecordSettings? {
         let bundles = try settings.int("max-bundles")
         let bytes = try settings.int("max-bytes")
+        let perKey = try settings.int("max-bundles-per-key")
         let unknownBundles = try settings.int("unknown-max-bundles")
         let unknownBytes = try settings.int("unknown-max-bytes")
         guard let directory = try settings.string("directory") else {
             let given = [
                 (settings.key("max-bundles"), bundles), (settings.key("max-bytes"), bytes),
+                (settings.key("max-bundles-per-key"), perKey),
                 (settings.key("unknown-max-bundles"), unknownBundles),
                 (settings.key("unknown-max-bytes"), unknownBytes),
             ]
@@ -33,6 +35,12 @@ extension ServerConfiguration {
                 throw ServerConfigurationError(settings.key("max-bytes"), "is at least 1048576 (one bundle at most)")
             }
             record.maximumBytes = bytes
+        }
+        if let perKey {
+            guard (1...record.maximumBundles).contains(perKey) else {
+                throw ServerConfigurationError(settings.key("max-bundles-per-key"), "is 1 to record.max-bundles")
+            }
+            record.maximumBundlesPerKey = perKey
         }
         if let unknownBundles {
             guard (0...1_000_000).contains(unknownBundles) else {

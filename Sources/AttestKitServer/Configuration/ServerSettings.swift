@@ -235,6 +235,9 @@ extension ServerSetting {
             "record.max-bytes", .integer, default: "104857600",
             "`104857600` bytes (100 MiB) of known keys' bundles"),
         ServerSetting(
+            "record.max-bundles-per-key", .integer, default: "10",
+            "`10` bundles of one known key, its own oldest removed first (at most `record.max-bundles`)"),
+        ServerSetting(
             "record.unknown-max-bundles", .integer, default: "100",
             "`100` bundles of unknown keys and malformed input (0: none)"),
         ServerSetting(
