@@ -99,6 +99,47 @@ struct RouteParityTests {
         #expect(vapor == hummingbird)
     }
 
+    @Test("admin token rotation: a previous admin token opens what the admin token opens on the Vapor edge too")
+    func previousAdminToken() async throws {
+        let previous = "previous-admin-token-for-parity-01"
+        var configuration = Self.configuration()
+        configuration.adminPreviousTokens = [previous]
+        let logger = Logger(label: "parity", factory: { _ in SwiftLogNoOpLogHandler() })
+        let application = try AttestKitApplication(
+            configuration: configuration, store: MemoryAttestationStore(), logger: logger)
+        try await VaporApplication.withApp { app in
+            app.attestKit = AttestKitIntegration(application)
+            try app.register(collection: AttestKitRoutes())
+            func answer(
+                _ method: HTTPMethod, _ path: String, token: String, form: Bool = false
+            ) async throws -> String {
+                var headers = HTTPHeaders([("Authorization", "Bearer \(token)")])
+                if form { headers = ["Content-Type": "application/x-www-form-urlencoded"] }
+                var result = ""
+                try await app.testing().test(
+                    method, path, headers: headers, body: ByteBuffer(string: form ? "token=\(token)" : "{}")
+                ) { response in
+                    result = "\(response.status.code) \(Self.code(response.body.readableBytesView))"
+                }
+                return result
+            }
+            for token in [Self.adminToken, previous, "admin-token-of-nobody-000000000"] {
+                let admitted = token != "admin-token-of-nobody-000000000"
+                let key = try await answer(.GET, "/v1/keys/AAAA", token: token)
+                #expect(admitted ? !key.hasPrefix("401") : key == "401 admin_unauthorized", "\(token): \(key)")
+                let metrics = try await answer(.GET, "/metrics", token: token)
+                #expect(admitted ? !metrics.hasPrefix("401") : metrics == "401 monitoring_unauthorized", "\(metrics)")
+                let dashboard = try await answer(.GET, "/dashboard", token: token)
+                #expect(admitted ? !dashboard.hasPrefix("401") : dashboard == "401 admin_unauthorized", "\(dashboard)")
+                let login = try await answer(.POST, "/dashboard/login", token: token, form: true)
+                #expect(login.hasPrefix(admitted ? "303" : "401"), "\(token): \(login)")
+                // Another scope: no admin token opens a backend route.
+                let verify = try await answer(.POST, "/v1/assertions/verify", token: token)
+                #expect(verify == "401 backend_unauthorized", "\(token): \(verify)")
+            }
+        }
+    }
+
     static func code(_ body: ByteBufferView) -> String {
         (try? WireJSON.decode(ErrorResponse.self, from: Data(body)).error.code) ?? "-"
     }

@@ -167,6 +167,39 @@ struct ConfigurationFilesTests {
         #expect(updated.adminToken == Self.adminToken + "-rotated" && updated.storagePassword == "rotated")
     }
 
+    @Test("admin token rotation: the secrets directory's admin-previous-tokens, read again at the next start")
+    func adminPreviousTokensFile() async throws {
+        let previous = "previous-admin-token-from-a-file-0"
+        let directory = try Self.kubernetesDirectory([
+            "admin-token": Self.adminToken + "-next\n", "admin-previous-tokens": previous + "\n",
+        ])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let reporter = CollectingReporter()
+        let reader = try await ServerConfigurationSource.reader(
+            environment: [:], secretsDirectory: directory.path, accessReporter: reporter)
+        let loaded = try ServerConfiguration(reader: reader)
+        #expect(loaded.adminToken == Self.adminToken + "-next" && loaded.adminPreviousTokens == [previous])
+        let printed = reporter.events.map(\.description) + [String(describing: reader), String(reflecting: reader)]
+        #expect(printed.allSatisfy { !$0.contains(previous) })
+
+        // The rotation's last roll: the kubelet's update empties the file, and the next start reads no previous
+        // token (as it reads a new admin-token).
+        try Self.kubernetesUpdate(
+            directory, ["admin-token": Self.adminToken + "-next", "admin-previous-tokens": ""],
+            timestamp: "..2026_11_28_10_00_00.987654321")
+        let updated = try await ServerConfigurationSource.load(environment: [:], secretsDirectory: directory.path)
+        #expect(updated.adminToken == Self.adminToken + "-next" && updated.adminPreviousTokens.isEmpty)
+
+        // Previous tokens without the admin token stop the start, naming the setting.
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("admin-token"))
+        try Self.kubernetesUpdate(
+            directory, ["admin-previous-tokens": previous], timestamp: "..2026_11_29_10_00_00.000000001")
+        let error = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(environment: [:], secretsDirectory: directory.path)
+        }
+        #expect(error?.key == "admin.previous-tokens" && error?.reason.contains(previous) == false)
+    }
+
     @Test("Plain files give typed settings as the environment does; hidden entries are skipped, dangling or not")
     func plainSecretsDirectory() async throws {
         let directory = try Self.directory([

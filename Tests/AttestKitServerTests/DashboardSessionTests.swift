@@ -1,5 +1,11 @@
+import AttestKit
 import AttestKitStore
+import AttestKitTesting
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
 import NIOHTTP1
 import Testing
 
@@ -27,6 +33,52 @@ struct DashboardSessionTests {
         #expect(try await !old.isValid(fresh, now: t0 + 1))
         // What the store keeps is the digest, never the cookie value.
         #expect(try await store.isDashboardSessionLive(old.digest(cookie), now: t0 + 1))
+    }
+
+    /// The status of `GET /dashboard` with `cookie` on another replica of `harness`'s store, whose admin token is
+    /// `adminToken` and previous admin tokens `previous`.
+    static func dashboardStatus(
+        _ harness: ServerHarness, adminToken: String, previous: [String], cookie: String
+    ) async throws -> HTTPResponse.Status {
+        let configuration = ServerConfiguration(
+            appIDs: [Fixture.appID], environments: .development, storageURL: "memory:",
+            trustAnchors: Fixture.apple.trustAnchors, adminToken: adminToken, adminPreviousTokens: previous,
+            backendTokens: [Fixture.backendToken], logLevel: .critical)
+        let replica = try AttestKitServer(
+            configuration: configuration, store: harness.store, logger: ServerHarness.silent,
+            now: harness.clock.closure)
+        return try await Application(router: replica.buildRouter()).test(.router) { client in
+            try await client.execute(uri: "/dashboard", method: .get, headers: [.cookie: cookie]) { $0.status }
+        }
+    }
+
+    @Test(
+        "admin token rotation: a login with a previous admin token opens a session; rotating admin.token ends it",
+        arguments: await StoreKind.all())
+    func previousTokenSession(kind: StoreKind) async throws {
+        let next = TrustBoundaryTests.nextAdminToken
+        var options = ServerHarness.Options()
+        options.adminToken = next
+        options.adminPreviousTokens = [Fixture.adminToken]
+        try await ServerHarness.with(kind, options) { harness in
+            // Logs in with Fixture.adminToken: the previous token here.
+            let cookie = try await DashboardLogoutTests.login(harness)
+            #expect(try await harness.get("/dashboard", headers: [("Cookie", cookie)]).status == 200)
+            // The session opens no operator API route.
+            let key = try await harness.get("/v1/keys/AAAA", headers: [("Cookie", cookie)])
+            #expect(key.status == 401 && key.errorCode == "admin_unauthorized", "\(key)")
+            // Bound to admin.token alone: a replica with the same admin.token honours it whatever its previous
+            // tokens (the rotation's last roll drops them)...
+            #expect(try await Self.dashboardStatus(harness, adminToken: next, previous: [], cookie: cookie) == .ok)
+            // ...and a replica with another admin.token (the next rotation, or one not rolled yet) honours it not.
+            let third = "e2e-admin-token-third-00000"
+            #expect(
+                try await Self.dashboardStatus(harness, adminToken: third, previous: [next], cookie: cookie)
+                    == .unauthorized)
+            #expect(
+                try await Self.dashboardStatus(harness, adminToken: Fixture.adminToken, previous: [], cookie: cookie)
+                    == .unauthorized)
+        }
     }
 
     @Test("a closed session opens nothing; closing another value closes nothing")

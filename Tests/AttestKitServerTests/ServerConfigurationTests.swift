@@ -290,6 +290,25 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_BACKEND_TOKENS": "backend-token-0123456789,short"], key: "backend.tokens"),
         Refusal(
             environment: ["ATTESTKIT_BACKEND_TOKENS": token, "ATTESTKIT_ADMIN_TOKEN": token], key: "backend.tokens"),
+        // Admin token rotation: previous admin tokens are long, differ from admin.token and the backend tokens, and
+        // need admin.token.
+        Refusal(
+            environment: [
+                "ATTESTKIT_ADMIN_TOKEN": token, "ATTESTKIT_ADMIN_PREVIOUS_TOKENS": "previous-admin-0123,short",
+            ],
+            key: "admin.previous-tokens"),
+        Refusal(
+            environment: ["ATTESTKIT_ADMIN_TOKEN": token, "ATTESTKIT_ADMIN_PREVIOUS_TOKENS": token],
+            key: "admin.previous-tokens"),
+        Refusal(
+            environment: [
+                "ATTESTKIT_ADMIN_TOKEN": token, "ATTESTKIT_BACKEND_TOKENS": "backend-token-0123456789",
+                "ATTESTKIT_ADMIN_PREVIOUS_TOKENS": "previous-admin-0123,backend-token-0123456789",
+            ],
+            key: "admin.previous-tokens"),
+        Refusal(
+            environment: ["ATTESTKIT_ADMIN_PREVIOUS_TOKENS": "previous-admin-token-0123"], key: "admin.previous-tokens"),
+        Refusal(json: #"{"admin": {"previous-tokens": ["previous-admin-token-0123"]}}"#, key: "admin.previous-tokens"),
         Refusal(environment: ["ATTESTKIT_HTTP_BACKEND_HOST": "127.0.0.1"], key: "http.backend-port"),
         Refusal(environment: ["ATTESTKIT_HTTP_BACKEND_PORT": "8080"], key: "http.backend-port"),
         Refusal(environment: ["ATTESTKIT_HTTP_BACKEND_PORT": "70000"], key: "http.backend-port"),
@@ -552,6 +571,27 @@ struct TrustConfigurationTests {
         #expect(loaded.backendListener == .init(host: "0.0.0.0", port: 9_090))
         #expect(loaded.trustedProxies.map(\.description) == ["10.0.0.0/8", "2001:db8:0:0:0:0:0:0/32", "192.0.2.7/32"])
         #expect(loaded.policy.stepUpWhileRiskUnknown)
+    }
+
+    @Test("admin token rotation: admin.previous-tokens from the environment, several, secret like admin.token")
+    func readsAdminPreviousTokens() async throws {
+        let previous = ["previous-admin-token-never-shown-1", "previous-admin-token-never-shown-2"]
+        let reporter = CollectingReporter()
+        let reader = try await ServerConfigurationSource.reader(
+            environment: [
+                "ATTESTKIT_ADMIN_TOKEN": "current-admin-token-0123456789",
+                "ATTESTKIT_ADMIN_PREVIOUS_TOKENS": previous.joined(separator: ", "),
+            ],
+            accessReporter: reporter)
+        let loaded = try ServerConfiguration(reader: reader)
+        #expect(loaded.adminToken == "current-admin-token-0123456789" && loaded.adminPreviousTokens == previous)
+        var printed = [String(describing: reader), String(reflecting: reader)]
+        printed += reporter.events.map(\.description)
+        printed += reporter.events.flatMap { event in event.providerResults.map { "\($0.providerName) \($0.result)" } }
+        for token in previous { #expect(printed.allSatisfy { !$0.contains(token) }, "\(token) printed") }
+        #expect(ServerConfiguration.secretKeys.contains("admin.previous-tokens"))
+        let defaults = try await ServerConfigurationSource.load(environment: [:])
+        #expect(defaults.adminPreviousTokens.isEmpty)
     }
 
     @Test("the backend tokens are secrets: never in descriptions or access events")

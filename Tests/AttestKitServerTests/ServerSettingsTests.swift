@@ -29,7 +29,10 @@ struct ServerSettingsTests {
         }
         #expect(ServerConfiguration.configurationKeys == keys)
         #expect(ServerConfiguration.secretKeys == Set(ServerSetting.all.filter(\.isSecret).map(\.key)))
-        #expect(ServerConfiguration.secretKeys.isSuperset(of: ["admin.token", "backend.tokens", "storage.url"]))
+        #expect(
+            ServerConfiguration.secretKeys.isSuperset(of: [
+                "admin.token", "admin.previous-tokens", "backend.tokens", "storage.url",
+            ]))
     }
 
     @Test("ServerConfiguration reads every setting of the table, as the table's type, and nothing else")

@@ -81,6 +81,76 @@ struct TrustBoundaryTests {
         }
     }
 
+    /// The admin token a rotation moves to; ``Fixture/adminToken`` is the previous one.
+    static let nextAdminToken = "e2e-admin-token-next-000000"
+
+    /// Sends `token` as an admin credential everywhere one is taken: an operator route, `/metrics`, the dashboard's
+    /// bearer and its login form. Returns the four statuses.
+    static func adminAnswers(_ harness: ServerHarness, token: String, keyPath: String) async throws -> [Int] {
+        let bearer = [("Authorization", "Bearer \(token)")]
+        let key = try await harness.get(keyPath, headers: bearer)
+        let metrics = try await harness.get("/metrics", headers: bearer)
+        let dashboard = try await harness.get("/dashboard", headers: bearer)
+        let login = try await harness.send(.POST, "/dashboard/login", body: Array("token=\(token)".utf8))
+        if key.status == 401 { #expect(key.errorCode == "admin_unauthorized", "\(key)") }
+        if metrics.status == 401 { #expect(metrics.errorCode == "monitoring_unauthorized", "\(metrics)") }
+        if dashboard.status == 401 { #expect(dashboard.errorCode == "admin_unauthorized", "\(dashboard)") }
+        if login.status == 401 {
+            #expect(login.header("Set-Cookie") == nil && login.text.contains("not the admin token"), "\(login)")
+        }
+        return [key.status, metrics.status, dashboard.status, login.status]
+    }
+
+    @Test(
+        "admin token rotation: current and previous admin tokens open operator routes, /metrics, the dashboard",
+        arguments: await StoreKind.all())
+    func adminRotation(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.adminToken = Self.nextAdminToken
+        options.adminPreviousTokens = [Fixture.adminToken]
+        options.sendsBackendToken = false
+        try await ServerHarness.with(kind, options) { harness in
+            let device = try await TestDevice.registered(harness)
+            let keyPath = "/v1/keys/\(device.keyID.pathComponent)"
+            for token in [Self.nextAdminToken, Fixture.adminToken] {
+                let answers = try await Self.adminAnswers(harness, token: token, keyPath: keyPath)
+                #expect(answers == [200, 200, 200, 303], "\(token)")
+            }
+            for token in ["e2e-admin-token-of-nobody-0000", Self.nextAdminToken + "x", Fixture.backendToken] {
+                let answers = try await Self.adminAnswers(harness, token: token, keyPath: keyPath)
+                let metrics = token == Fixture.backendToken ? 200 : 401  // a backend token scrapes
+                #expect(answers == [401, metrics, 401, 401], "\(token)")
+            }
+            // Another scope: neither admin token opens a backend route, and nothing moved.
+            let body = try device.verifyBody(freshness: device.now)
+            for token in [Fixture.adminToken, Self.nextAdminToken] {
+                let answer = try await harness.post(
+                    "/v1/assertions/verify", body, headers: [("Authorization", "Bearer \(token)")])
+                #expect(answer.status == 401 && answer.errorCode == "backend_unauthorized", "\(answer)")
+            }
+            #expect(try await harness.store.key(device.keyID)?.counter == 0)
+            #expect(try await harness.store.key(device.keyID)?.state == .active)
+        }
+    }
+
+    @Test("admin token rotation: once removed from admin.previous-tokens, the previous admin token is refused")
+    func adminRotationEnds() async throws {
+        var options = ServerHarness.Options()
+        options.adminToken = Self.nextAdminToken
+        // During the rotation the previous token is accepted; the rotation's last roll drops it.
+        for (previousTokens, expected) in [([Fixture.adminToken], [200, 200, 200, 303]), ([], [401, 401, 401, 401])] {
+            options.adminPreviousTokens = previousTokens
+            try await ServerHarness.with(.sqlite, options) { harness in
+                let device = try await TestDevice.registered(harness)
+                let keyPath = "/v1/keys/\(device.keyID.pathComponent)"
+                let previous = try await Self.adminAnswers(harness, token: Fixture.adminToken, keyPath: keyPath)
+                #expect(previous == expected, "admin.previous-tokens: \(previousTokens.count)")
+                let current = try await Self.adminAnswers(harness, token: Self.nextAdminToken, keyPath: keyPath)
+                #expect(current == [200, 200, 200, 303])
+            }
+        }
+    }
+
     @Test("without backend tokens, backend routes answer 503 backend_not_configured")
     func backendNotConfigured() async throws {
         var options = ServerHarness.Options()

@@ -36,6 +36,11 @@ extension AttestKitApplication {
         /// The bearer token of the operator routes (`admin.token`), or `nil` to disable them (503
         /// `admin_not_configured`). It opens no backend route.
         public var adminToken: String?
+        /// Admin tokens still accepted beside ``adminToken`` while a rotation reaches every replica and client
+        /// (`admin.previous-tokens`): wherever the admin token opens a route (operator routes, the dashboard and its
+        /// login, `/metrics`), each of these does too. Each at least 16 characters, none equal to ``adminToken`` or
+        /// to a backend token, and they need ``adminToken``. Dashboard sessions stay bound to ``adminToken`` alone.
+        public var adminPreviousTokens: [String]
         /// The bearer tokens of the backend routes (`backend.tokens`), several at once for rotation; empty disables
         /// those routes (503 `backend_not_configured`). Each at least 16 characters.
         public var backendTokens: [String]
@@ -106,7 +111,7 @@ extension AttestKitApplication {
             challengeTTL: Duration = .seconds(300), leeway: TimeInterval = 60, timestampWindow: TimeInterval = 300,
             policy: DeploymentPolicy = DeploymentPolicy(), rateLimits: RateLimits = RateLimits(),
             bodyLimit: Int = 65_536, deviceCheckStates: DeviceCheckStates? = nil, adminToken: String? = nil,
-            backendTokens: [String] = [], debugTokens: [String] = [],
+            adminPreviousTokens: [String] = [], backendTokens: [String] = [], debugTokens: [String] = [],
             enforcement: EnforcementDefaults = EnforcementDefaults(),
             enforcementGroups: [String: EnforcementDefaults] = [:],
             receiptRefreshInterval: Duration = .seconds(60), receiptRefreshBatch: Int = 100,
@@ -123,6 +128,7 @@ extension AttestKitApplication {
             self.bodyLimit = bodyLimit
             self.deviceCheckStates = deviceCheckStates
             self.adminToken = adminToken
+            self.adminPreviousTokens = adminPreviousTokens
             self.backendTokens = backendTokens
             self.debugTokens = debugTokens
             self.enforcement = enforcement
@@ -137,6 +143,29 @@ extension AttestKitApplication {
             self.receiptRefreshBatch = receiptRefreshBatch
             self.challengeCleanupInterval = challengeCleanupInterval
             self.runsBackgroundJobs = true
+        }
+
+        /// Refuses previous admin tokens without an admin token, shorter than 16 characters, or equal to the admin
+        /// token or to a backend token (another scope).
+        private func validateAdminPreviousTokens() throws(ConfigurationError) {
+            guard !adminPreviousTokens.isEmpty else { return }
+            guard let adminToken else {
+                throw ConfigurationError(
+                    "admin.previous-tokens", "needs admin.token (the current admin token) beside the previous ones")
+            }
+            for token in adminPreviousTokens {
+                guard token.utf8.count >= 16 else {
+                    throw ConfigurationError("admin.previous-tokens", "holds tokens of at least 16 characters each")
+                }
+                guard token != adminToken else {
+                    throw ConfigurationError(
+                        "admin.previous-tokens", "must differ from admin.token (the current token goes there only)")
+                }
+                guard !backendTokens.contains(token) else {
+                    throw ConfigurationError(
+                        "admin.previous-tokens", "must differ from the backend tokens (another scope)")
+                }
+            }
         }
 
         /// The longest ``receiptRefreshActiveWithin`` and ``keyExpiry``: ten years, in seconds.
@@ -166,6 +195,7 @@ extension AttestKitApplication {
             if let adminToken, adminToken.utf8.count < 16 {
                 throw ConfigurationError("admin.token", "is at least 16 characters")
             }
+            try validateAdminPreviousTokens()
             for token in backendTokens {
                 guard token.utf8.count >= 16 else {
                     throw ConfigurationError("backend.tokens", "holds tokens of at least 16 characters each")

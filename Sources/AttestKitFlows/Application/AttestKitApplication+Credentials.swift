@@ -63,11 +63,12 @@ extension AttestKitApplication {
         logger.notice("credential refused", metadata: ["client": "\(client)", "audience": "\(audience)"])
     }
 
-    /// Whether `token` is the admin token (the dashboard's login form), compared in constant time; `nil` when no
-    /// admin token is configured.
+    /// Whether `token` is the admin token or one of the previous admin tokens (`admin.previous-tokens`: the
+    /// dashboard's login form), compared in constant time against every one of them; `nil` when no admin token is
+    /// configured.
     package func isAdminToken(_ token: String) -> Bool? {
-        guard let admin = credentials.adminToken else { return nil }
-        return ConstantTime.equal(Array(token.utf8), admin)
+        guard credentials.adminToken != nil else { return nil }
+        return credentials.isAdmin(token: Array(token.utf8))
     }
 
     /// Counts and logs a spent credential budget, and returns its 429.

@@ -165,7 +165,9 @@ public struct AttestKitApplication: Sendable {
         attestationsPerClient = RateLimiter(perMinute: configuration.rateLimits.attestationsPerIP)
         challengesPerClient = RateLimiter(perMinute: configuration.rateLimits.challengesPerIP)
         authFailuresPerClient = RateLimiter(perMinute: configuration.rateLimits.authFailuresPerIP)
-        credentials = Credentials(backendTokens: configuration.backendTokens, adminToken: configuration.adminToken)
+        credentials = Credentials(
+            backendTokens: configuration.backendTokens, adminToken: configuration.adminToken,
+            adminPreviousTokens: configuration.adminPreviousTokens)
     }
 
     /// The names of the route groups: `default` and the configured ones, sorted.

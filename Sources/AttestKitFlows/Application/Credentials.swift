@@ -4,13 +4,17 @@ import AttestKit
 struct Credentials: Sendable {
     /// The backend tokens (several at once for rotation); empty when backend routes are off.
     let backendTokens: [[UInt8]]
-    /// The admin token, or `nil` when operator routes are off.
+    /// The admin token, or `nil` when operator routes are off. The dashboard's sessions are bound to it alone.
     let adminToken: [UInt8]?
+    /// The admin tokens still accepted while a rotation reaches every replica and client (`admin.previous-tokens`);
+    /// empty without an ``adminToken`` (none of them opens anything then).
+    let adminPreviousTokens: [[UInt8]]
 
     /// Credentials of the configured tokens.
-    init(backendTokens: [String], adminToken: String?) {
+    init(backendTokens: [String], adminToken: String?, adminPreviousTokens: [String] = []) {
         self.backendTokens = backendTokens.map { Array($0.utf8) }
         self.adminToken = adminToken.map { Array($0.utf8) }
+        self.adminPreviousTokens = adminToken == nil ? [] : adminPreviousTokens.map { Array($0.utf8) }
     }
 
     /// Checks the `Authorization` values of a request for `audience`; `session` is whether a live dashboard
@@ -23,19 +27,21 @@ struct Credentials: Sendable {
         case .app, .probe, .anyone, .dashboardLogin:
             return
         case .dashboard:
-            guard let admin = adminToken else { throw .adminNotConfigured }
-            if Self.matches(authorization, admin) || session == true { return }
+            guard adminToken != nil else { throw .adminNotConfigured }
+            if isAdmin(authorization) || session == true { return }
             throw .adminUnauthorized
         case .backend:
             guard !backendTokens.isEmpty else { throw .backendNotConfigured }
             guard isBackend(authorization) else { throw .backendUnauthorized }
         case .operator:
-            guard let admin = adminToken else { throw .adminNotConfigured }
-            guard Self.matches(authorization, admin) else { throw .adminUnauthorized }
+            guard adminToken != nil else { throw .adminNotConfigured }
+            guard isAdmin(authorization) else { throw .adminUnauthorized }
         case .monitoring:
             guard !backendTokens.isEmpty || adminToken != nil else { throw .monitoringNotConfigured }
-            let admitted = isBackend(authorization) || adminToken.map { Self.matches(authorization, $0) } == true
-            guard admitted else { throw .monitoringUnauthorized }
+            // Both scopes are compared, whichever matched, so the time taken does not tell which scope did.
+            let backend = isBackend(authorization)
+            let admin = isAdmin(authorization)
+            guard backend || admin else { throw .monitoringUnauthorized }
         }
     }
 
@@ -48,10 +54,21 @@ struct Credentials: Sendable {
         return matched
     }
 
-    /// Whether the request presents `token`.
-    static func matches(_ authorization: [String], _ token: [UInt8]) -> Bool {
-        guard let presented = bearer(authorization) else { return false }
-        return ConstantTime.equal(presented, token)
+    /// Whether the request presents the admin token or one of the previous admin tokens (`false` when no admin token
+    /// is configured).
+    func isAdmin(_ authorization: [String]) -> Bool {
+        guard let presented = Self.bearer(authorization) else { return false }
+        return isAdmin(token: presented)
+    }
+
+    /// Whether `presented` is the admin token or one of the previous admin tokens (`false` when no admin token is
+    /// configured). Every one is compared, whatever matched, so the time taken does not tell which one did (nor
+    /// whether a token is the current or a previous one).
+    func isAdmin(token presented: [UInt8]) -> Bool {
+        guard let adminToken else { return false }
+        var matched = ConstantTime.equal(presented, adminToken)
+        for token in adminPreviousTokens where ConstantTime.equal(presented, token) { matched = true }
+        return matched
     }
 
     /// The credential of `Authorization: Bearer <credential>` (scheme case-insensitive), or `nil`. A repeated

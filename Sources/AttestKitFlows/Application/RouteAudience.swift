@@ -12,8 +12,9 @@
 /// | ``probe`` | `/health`, `/ready` | none |
 /// | ``anyone`` | `/.well-known/jwks.json` | none: public keys |
 ///
-/// The admin token and the backend tokens are separate scopes: the admin token opens no backend route and a backend
-/// token opens no operator route. ``AttestKitApplication/authorize(_:authorization:session:client:)`` checks them.
+/// Wherever the admin token is taken, so is each of `admin.previous-tokens` (a rotation under way). The admin
+/// tokens and the backend tokens are separate scopes: an admin token opens no backend route and a backend token opens
+/// no operator route. ``AttestKitApplication/authorize(_:authorization:session:client:)`` checks them.
 public enum RouteAudience: String, Sendable, Hashable, CaseIterable {
     /// The app on a user's device: hostile, reaches the public listener.
     case app

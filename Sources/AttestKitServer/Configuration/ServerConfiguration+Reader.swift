@@ -76,6 +76,7 @@ extension ServerConfiguration {
     /// | `devicecheck.cache-ttl` | `ATTESTKIT_DEVICECHECK_CACHE_TTL` | `600` seconds |
     /// | `devicecheck.validations-per-client` | `ATTESTKIT_DEVICECHECK_VALIDATIONS_PER_CLIENT` | `30` DeviceCheck validations of the fallback a minute per client address (0: off) |
     /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
+    /// | `admin.previous-tokens` (secret) | `ATTESTKIT_ADMIN_PREVIOUS_TOKENS` | none: admin tokens still accepted during a rotation, beside `admin.token` (which they need); comma-separated, each at least 16 characters |
     /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
     /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `auto`: text on a terminal, JSON otherwise (or `json`, `text`) |
@@ -165,6 +166,7 @@ extension ServerConfiguration {
         if let ttl = try deviceCheck.double("cache-ttl") { self.deviceTokenCache.ttl = ttl }
         if let limit = try deviceCheck.int("validations-per-client") { self.deviceTokenValidationsPerClient = limit }
         self.adminToken = try settings.string("admin.token")
+        self.adminPreviousTokens = try settings.strings("admin.previous-tokens") ?? []
         self.backendTokens = try settings.strings("backend.tokens") ?? []
         let log = settings.scoped(to: "log")
         if let level = try log.choice("level", as: Logger.Level.self) { self.logLevel = level }

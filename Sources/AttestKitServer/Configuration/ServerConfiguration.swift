@@ -162,6 +162,7 @@ public struct ServerConfiguration: Sendable {
         connectionLimits: ConnectionLimits = ConnectionLimits(),
         deviceCheckStates: DeviceCheckStates? = nil,
         adminToken: String? = nil,
+        adminPreviousTokens: [String] = [],
         backendTokens: [String] = [],
         backendListener: Listener? = nil,
         trustedProxies: [IPNetwork] = [],
@@ -175,8 +176,9 @@ public struct ServerConfiguration: Sendable {
             appIDs: appIDs, environments: environments, trustAnchors: trustAnchors, challengeTTL: challengeTTL,
             leeway: leeway, timestampWindow: timestampWindow, policy: policy, rateLimits: rateLimits,
             bodyLimit: bodyLimit, deviceCheckStates: deviceCheckStates, adminToken: adminToken,
-            backendTokens: backendTokens, receiptRefreshInterval: receiptRefreshInterval,
-            receiptRefreshBatch: receiptRefreshBatch, challengeCleanupInterval: challengeCleanupInterval)
+            adminPreviousTokens: adminPreviousTokens, backendTokens: backendTokens,
+            receiptRefreshInterval: receiptRefreshInterval, receiptRefreshBatch: receiptRefreshBatch,
+            challengeCleanupInterval: challengeCleanupInterval)
         self.host = host
         self.port = port
         self.storageURL = storageURL

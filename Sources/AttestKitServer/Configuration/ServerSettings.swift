@@ -183,6 +183,10 @@ extension ServerSetting {
             "admin.token", .string, default: nil, secret: true,
             "none: admin endpoints off; at least 16 characters"),
         ServerSetting(
+            "admin.previous-tokens", .strings, default: nil, secret: true,
+            "none: admin tokens still accepted during a rotation, beside `admin.token` (which they need); "
+                + "comma-separated, each at least 16 characters"),
+        ServerSetting(
             "backend.tokens", .strings, default: nil, secret: true,
             "none: backend routes off; comma-separated, each at least 16 characters"),
         ServerSetting("log.level", .choice, default: "info", "`info` (`trace` … `critical`)"),

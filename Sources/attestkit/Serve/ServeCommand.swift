@@ -18,9 +18,10 @@ struct ServeCommand: AsyncParsableCommand {
             ATTESTKIT_SECRETS_DIR: one file per setting, named like admin-token), then the JSON or YAML file of \
             --config, then defaults; every \
             setting has a dotted key (http.port, apps, storage.url, ...; see docs/service.md 'Configuration') \
-            that --set KEY=VALUE sets from the command line. Secrets (admin.token, backend.tokens, debug.tokens, \
-            storage.password, a storage URL's password) are read from ATTESTKIT_* variables, --secrets-dir or \
-            --config only, never from a flag (command lines are visible to other users). SIGINT or SIGTERM shuts down \
+            that --set KEY=VALUE sets from the command line. Secrets (admin.token, admin.previous-tokens, \
+            backend.tokens, debug.tokens, storage.password, a storage URL's password) are read from ATTESTKIT_* \
+            variables, --secrets-dir or --config only, never from a flag (command lines are visible to other \
+            users). SIGINT or SIGTERM shuts down \
             gracefully: /ready answers 503 draining while requests are still served for shutdown.drain-period \
             (default 5 s; a second signal ends it), then the listener closes, in-flight requests finish, background \
             services stop, the store closes, all within shutdown.grace-period.

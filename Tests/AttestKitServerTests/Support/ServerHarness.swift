@@ -53,6 +53,8 @@ final class ServerHarness: Sendable {
         /// Whether the server gets the Apple key (DeviceCheck, receipt refresh).
         var apple = true
         var adminToken: String? = Fixture.adminToken
+        /// `admin.previous-tokens`: none by default.
+        var adminPreviousTokens: [String] = []
         var backendTokens: [String] = [Fixture.backendToken]
         /// Whether the harness adds the backend token to requests for backend routes that carry no Authorization
         /// header of their own (tests of the credential itself turn it off).
@@ -215,7 +217,7 @@ final class ServerHarness: Sendable {
                     policy: options.policy, rateLimits: options.rateLimits, bodyLimit: options.bodyLimit,
                     connectionLimits: options.connectionLimits,
                     deviceCheckStates: options.deviceCheckStates, adminToken: options.adminToken,
-                    backendTokens: options.backendTokens,
+                    adminPreviousTokens: options.adminPreviousTokens, backendTokens: options.backendTokens,
                     backendListener: options.backendListener ? .init(host: "127.0.0.1", port: 0) : nil,
                     trustedProxies: options.trustedProxies, logLevel: .critical,
                     // Background rounds run once at start (nothing to do yet); tests call round() themselves.
