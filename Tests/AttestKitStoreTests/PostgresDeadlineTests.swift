@@ -59,8 +59,9 @@ struct PostgresDeadlineTests {
             // The reason above is only given by the deadline (without it, "silent" fails on the 2 s connect timeout
             // with another reason and "silent after login" never returns). The caller is answered when the timer
             // fires, whether or not the operation has ended (a query written to a connection that closed meanwhile
-            // never ends: see PostgresDeadline); the bound leaves room for a loaded 2-core machine.
-            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(3), "\(elapsed)")
+            // never ends: see PostgresDeadline); the bound leaves room for a loaded 2-core machine (a full test run
+            // once answered after just over 3 s).
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10), "\(elapsed)")
         }
 
         if mode == .silentAfterLogin {
