@@ -27,8 +27,9 @@ import Yams
 ///   typo does not silently leave a default in place.
 ///
 /// The secret settings (`admin.token`, `admin.previous-tokens`, `backend.tokens`, `debug.tokens`, `storage.password`,
-/// and `storage.url`, which may carry a database password) are secrets in every layer: swift-configuration redacts them in descriptions and
-/// access logs. `attestkit serve` refuses them on its command line (``commandLineRefusal(key:value:)``).
+/// and `storage.url`, which may carry a database password) are secrets in every layer: swift-configuration redacts
+/// them in descriptions and access logs. `attestkit serve` refuses them on its command line
+/// (``commandLineRefusal(key:value:)``).
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 public enum ServerConfigurationSource {
     /// The prefix of the environment variables read.
