@@ -65,12 +65,16 @@ struct PostgresDeadlineTests {
         }
 
         if mode == .silentAfterLogin {
-            // Both calls held a logged-in connection with a query in flight: each was closed, none reused.
-            #expect(server.accepted >= 2)
-            for _ in 0..<50 where server.closed < server.accepted {
+            // Every connection with a query in flight at its call's deadline was closed, and none took a second
+            // query. How many calls got a query out depends on the machine: a loaded one may still be logging in the
+            // second call's new connection at its deadline (the server then never accepts it, or accepts it late).
+            for _ in 0..<250 where server.seen.queriedClosed < server.seen.queried {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(server.closed == server.accepted, "accepted \(server.accepted), closed \(server.closed)")
+            let seen = server.seen
+            #expect(seen.queried >= 1, "\(seen)")
+            #expect(seen.queriedClosed == seen.queried, "\(seen)")
+            #expect(seen.reused == 0, "\(seen)")
         }
 
         await store.close()

@@ -8,7 +8,8 @@ import Testing
 ///
 /// ``Mode/silent`` never writes a byte, so no connection completes its login. ``Mode/silentAfterLogin``
 /// answers the startup message with PostgreSQL's `AuthenticationOk`, `BackendKeyData` and `ReadyForQuery`,
-/// then never answers a query: the client holds an open connection with a query in flight.
+/// then never answers a query: the client holds an open connection with a query in flight. It counts, per
+/// connection, whether a query arrived after the login and whether a second one did (the connection was reused).
 final class BlackHoleServer: Sendable {
     enum Mode: Sendable, CustomTestStringConvertible {
         case silent
@@ -18,24 +19,41 @@ final class BlackHoleServer: Sendable {
     }
 
     private let channel: any Channel
-    private let counts: NIOLockedValueBox<(accepted: Int, closed: Int)>
+    private let counts: NIOLockedValueBox<Counts>
 
     /// The port it listens on.
     let port: Int
+
+    /// What the server saw of its connections.
+    struct Counts: Sendable {
+        /// Connections accepted.
+        var accepted = 0
+        /// Accepted connections closed since (by the client).
+        var closed = 0
+        /// Connections that were sent a query after their login (``Mode/silentAfterLogin``).
+        var queried = 0
+        /// Of those, the ones the client closed since.
+        var queriedClosed = 0
+        /// Connections that were sent bytes twice after their login: a second query on a connection whose first
+        /// was never answered (the bytes of one query arrive in one read on loopback).
+        var reused = 0
+    }
 
     /// Connections accepted so far.
     var accepted: Int { counts.withLockedValue { $0.accepted } }
     /// Accepted connections closed since (by the client).
     var closed: Int { counts.withLockedValue { $0.closed } }
+    /// Everything counted so far.
+    var seen: Counts { counts.withLockedValue { $0 } }
 
-    private init(channel: any Channel, counts: NIOLockedValueBox<(accepted: Int, closed: Int)>) {
+    private init(channel: any Channel, counts: NIOLockedValueBox<Counts>) {
         self.channel = channel
         self.counts = counts
         self.port = channel.localAddress?.port ?? 0
     }
 
     static func start(_ mode: Mode) async throws -> BlackHoleServer {
-        let counts = NIOLockedValueBox<(accepted: Int, closed: Int)>((0, 0))
+        let counts = NIOLockedValueBox(Counts())
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 16)
             .childChannelInitializer { child in
@@ -58,10 +76,12 @@ final class BlackHoleServer: Sendable {
         typealias OutboundOut = ByteBuffer
 
         let mode: Mode
-        let counts: NIOLockedValueBox<(accepted: Int, closed: Int)>
+        let counts: NIOLockedValueBox<Counts>
         var loggedIn = false
+        /// Reads after the login.
+        var queries = 0
 
-        init(mode: Mode, counts: NIOLockedValueBox<(accepted: Int, closed: Int)>) {
+        init(mode: Mode, counts: NIOLockedValueBox<Counts>) {
             self.mode = mode
             self.counts = counts
         }
@@ -69,7 +89,16 @@ final class BlackHoleServer: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             // The startup message (no TLS request: the client uses sslmode disable) is a few dozen bytes, read
             // at once on loopback.
-            guard mode == .silentAfterLogin, !loggedIn else { return }
+            guard mode == .silentAfterLogin else { return }
+            guard !loggedIn else {
+                queries += 1
+                let queries = queries
+                counts.withLockedValue { counts in
+                    if queries == 1 { counts.queried += 1 }
+                    if queries == 2 { counts.reused += 1 }
+                }
+                return
+            }
             loggedIn = true
             var buffer = context.channel.allocator.buffer(capacity: 32)
             buffer.writeInteger(UInt8(ascii: "R"))  // AuthenticationOk
@@ -86,7 +115,11 @@ final class BlackHoleServer: Sendable {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            counts.withLockedValue { $0.closed += 1 }
+            let queried = queries > 0
+            counts.withLockedValue { counts in
+                counts.closed += 1
+                if queried { counts.queriedClosed += 1 }
+            }
             context.fireChannelInactive()
         }
     }
