@@ -11,9 +11,16 @@ extension AppAttestManager {
     /// passes SHA-256 of the client data to `attestKey`, and sends the client data with the attestation. The service checks that the client data begins
     /// with the challenge, verifies the attestation over it, and answers the app's bytes as `appData`. Each call
     /// costs one attestation, which Apple counts per device: call it when the bound bytes change (a sign-in), not
-    /// per request. A failure keeps the current key; the next call starts over with a new key and challenge.
+    /// per request. A failure keeps the current key.
+    ///
+    /// Nothing is burnt by a passing failure: after `serverUnavailable` the new key and its client data hash, and
+    /// after a failed post (network, 5xx, 429) the attestation object, are kept (in memory, for this run) and the
+    /// next call with the same `appData` goes on with them while the challenge is valid; a key the service's ramp
+    /// deferred is kept too, and asks again with the same key once the wait is over. A refusal for good (or a device
+    /// that cannot attest the key) starts over with a new key on the next call.
     /// Concurrent calls of ``attestedKeyID()`` wait for this one's key while no key is registered; concurrent calls of
-    /// this method each attest a key, and the last one registered becomes the manager's. A key the manager replaces
+    /// this method with the same `appData` share one attestation, with different bytes each attest a key, and the
+    /// last one registered becomes the manager's. A key the manager replaces
     /// on its own later (the device or the service lost it, ``resetKey(_:)``) is attested over the challenge alone:
     /// call this again to bind the bytes to the new key.
     /// - Parameter appData: The app's bytes, at least one, at most `AttestationClientData.maximumLength` minus the
@@ -22,7 +29,8 @@ extension AppAttestManager {
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/invalidRequest`` for no bytes or too many
     ///   (before anything is asked of the service or the device); ``AttestKitClientError/Code/unavailable`` when App
     ///   Attest, Apple or the service cannot help now; ``AttestKitClientError/Code/attestationDeferred`` while the
-    ///   service's ramp defers this install (nothing was attested; ask again after its `retryAfter`);
+    ///   service's ramp defers this install (nothing was attested; ask again after its `retryAfter`, with the same
+    ///   key);
     ///   ``AttestKitClientError/Code/httpError`` when the service
     ///   refused the attestation; ``AttestKitClientError/Code/invalidResponse`` for an answer without the app's
     ///   bytes; ``AttestKitClientError/Code/keyStore`` when the key store fails or another manager uses it.
@@ -36,65 +44,39 @@ extension AppAttestManager {
             throw AttestKitClientError(
                 .keyStore, reason: "another AppAttestManager of this process uses this key store")
         }
+        if let running = appDataAttestations[appData] { return try await running.value }
         if let running = obtaining { _ = try? await running.value }
         let attesting = Task { try await self.attestationWithAppData(appData) }
+        appDataAttestations[appData] = attesting
         let keyID = Task { try await attesting.value.keyId }
         obtaining = keyID
-        defer { if obtaining == keyID { obtaining = nil } }
+        defer {
+            if obtaining == keyID { obtaining = nil }
+            appDataAttestations[appData] = nil
+        }
         return try await attesting.value
     }
 
     private func attestationWithAppData(_ appData: Data) async throws -> KeyRecordResponse {
-        guard provider.isSupported else {
-            throw AttestKitClientError(
-                .unavailable, deviceError: .featureUnsupported, reason: "App Attest is not supported here")
+        let binding = AttestationBinding.appData(appData)
+        let made = try await deviceAttestation(for: binding) { challenge in
+            do {
+                let clientData = try AttestationClientData(challenge: challenge.bytes, appData: appData)
+                return BoundClientData(bytes: Data(clientData.clientData), hash: Data(clientData.clientDataHash))
+            } catch {
+                throw AttestKitClientError(.invalidResponse, reason: "the challenge cannot be bound: \(error)")
+            }
         }
-        // The key first (it costs nothing at Apple), so that the challenge names it: the service's ramp decides on
-        // it, and binds the challenge to it.
-        let keyID: String
-        do {
-            keyID = try await provider.generateKey()
-        } catch {
-            let deviceError = error as? DeviceServiceError ?? .unknown
-            throw AttestKitClientError(
-                .unavailable, deviceError: deviceError, reason: "the device failed generating a key: \(deviceError)")
+        let answer = try await postAttestation(for: binding) {
+            try await service.registerAttestation(
+                keyID: made.keyID, attestation: made.attestation, challengeID: made.challengeID,
+                clientData: made.clientData.bytes)
         }
-        let challenge: AttestKitService.Challenge
-        do {
-            challenge = try await attestationChallenge(for: keyID)
-        } catch let error as AttestKitClientError where error.isAttestationDeferral {
-            // The service's ramp: not now. Nothing is attested; the current key stays the manager's.
-            throw Self.deferral(until: deferredUntil(error.retryAfterSeconds))
-        } catch let error as AttestKitClientError where error.isTransient {
-            throw error.unavailable("no attestation challenge")
-        }
-        let clientData: AttestationClientData
-        do {
-            clientData = try AttestationClientData(challenge: challenge.bytes, appData: appData)
-        } catch {
-            throw AttestKitClientError(.invalidResponse, reason: "the challenge cannot be bound: \(error)")
-        }
-        let attestation: Data
-        do {
-            attestation = try await provider.attestKey(keyID, clientDataHash: Data(clientData.clientDataHash))
-        } catch {
-            let deviceError = error as? DeviceServiceError ?? .unknown
-            throw AttestKitClientError(
-                .unavailable, deviceError: deviceError, reason: "the device failed attesting: \(deviceError)")
-        }
-        let answer: KeyRecordResponse
-        do {
-            answer = try await service.registerAttestation(
-                keyID: keyID, attestation: attestation, challengeID: challenge.id,
-                clientData: Data(clientData.clientData))
-        } catch let error as AttestKitClientError where error.isTransient {
-            throw error.unavailable("the attestation could not be sent")
-        }
-        guard answer.keyId == keyID, answer.appData == appData.base64EncodedString() else {
+        guard answer.keyId == made.keyID, answer.appData == appData.base64EncodedString() else {
             throw AttestKitClientError(
                 .invalidResponse, reason: "the attestation answer does not name the key and the app's bytes")
         }
-        try save(KeyState(stage: .registered, keyID: keyID))
+        try save(KeyState(stage: .registered, keyID: made.keyID))
         attestationCount += 1
         return answer
     }

@@ -150,11 +150,14 @@ public actor AppAttestManager {
 
     /// The key attestations under way, by app key, which concurrent callers share.
     var keyAttestations: [Data: Task<KeyAttestationResponse, any Error>] = [:]
-    /// The key attestations a passing failure interrupted, by app key, to go on with (this run only).
-    var pendingKeyAttestations: [Data: PendingKeyAttestation] = [:]
-    /// The keys generated for key attestations that have no challenge yet (deferred by the service's ramp, or the
-    /// challenge failed), by app key (this run only).
-    var keyAttestationKeys: [Data: KeptKey] = [:]
+    /// The attestations with app data under way, by app data, which concurrent callers share.
+    var appDataAttestations: [Data: Task<KeyRecordResponse, any Error>] = [:]
+    /// The attestations of new keys (for an app key, or with app data) a passing failure interrupted, to go on with
+    /// (this run only).
+    var pendingAttestations: [AttestationBinding: PendingAttestation] = [:]
+    /// The keys generated for such attestations that have no challenge yet (deferred by the service's ramp, or the
+    /// challenge failed; this run only).
+    var keptKeys: [AttestationBinding: KeptKey] = [:]
 
     /// How many attestations this manager has registered with the service (for diagnostics and tests).
     public internal(set) var attestationCount = 0

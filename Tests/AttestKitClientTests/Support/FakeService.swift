@@ -46,7 +46,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
 
     private let lock = NSLock()
     private var registrationScript: [Answer] = []
-    private var registrations: [(keyID: String, attestation: String)] = []
+    private var registrations: [(keyID: String, attestation: String, clientData: String?)] = []
     private var challengeCount: [String: Int] = [:]
     private var attestChallengeLog: [String?] = []
     private var challengeAppIDLog: [String?] = []
@@ -58,6 +58,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     private var keyAttestationScript: [Answer] = []
     private var tokenAnswer: @Sendable (Int) -> Answer = { _ in .status(503, "tokens_not_configured") }
     private var tokenDelayNanoseconds: UInt64 = 0
+    private var registrationDelayNanoseconds: UInt64 = 0
     /// Decides the app server's answer to a request (200 `{"ok":true}` when it returns `nil`).
     private var appAnswer: @Sendable (AppRequest) -> Answer? = { _ in nil }
 
@@ -78,6 +79,11 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     func answerTokens(_ answer: @escaping @Sendable (Int) -> Answer) { locked { tokenAnswer = answer } }
     /// `POST /v1/tokens` answers only after this delay.
     func tokenDelay(milliseconds: UInt64) { locked { tokenDelayNanoseconds = milliseconds * 1_000_000 } }
+
+    /// Holds every answer to `POST /v1/attestations` this long.
+    func registrationDelay(milliseconds: UInt64) {
+        locked { registrationDelayNanoseconds = milliseconds * 1_000_000 }
+    }
     /// The next key attestations answer these, in order, then 201 with the key and its app key.
     func scriptKeyAttestations(_ answers: [Answer]) { locked { keyAttestationScript = answers } }
     /// Every `POST /v1/key-attestations` received.
@@ -86,7 +92,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     var tokenRequests: [TokenRequest] { locked { tokenLog } }
 
     /// Every registration attempt: the key and the Base64 attestation sent.
-    var registrationAttempts: [(keyID: String, attestation: String)] { locked { registrations } }
+    var registrationAttempts: [(keyID: String, attestation: String, clientData: String?)] { locked { registrations } }
     /// Challenges issued, by purpose.
     func challenges(_ purpose: String) -> Int { locked { challengeCount[purpose] ?? 0 } }
     /// Every request the app's server received.
@@ -117,10 +123,21 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
             answer = refusal ?? .status(201, nil)
         case ("attest.example", "/v1/attestations"):
             let message = try WireJSON.decode(AttestationRequest.self, from: request.httpBody ?? Data())
+            let delay = locked { registrationDelayNanoseconds }
+            if delay > 0 { try await Task.sleep(nanoseconds: delay) }
             answer = locked {
-                registrations.append((message.keyId, message.attestation))
+                registrations.append((message.keyId, message.attestation, message.clientData))
                 return registrationScript.isEmpty ? .status(201, nil) : registrationScript.removeFirst()
             }
+            // The record, with the app's bytes (the client data after its 32 challenge bytes) when it has any.
+            let appData = message.clientData.flatMap { Data(base64Encoded: $0) }.map {
+                $0.dropFirst(32).base64EncodedString()
+            }
+            let record = KeyRecordResponse(
+                keyId: message.keyId, appId: "ABCDE12345.com.example.client", environment: "development",
+                state: "active", counter: 0, createdAt: APITime.format(Date()), riskStatus: "unknown", stepUp: false,
+                appData: appData)
+            body = String(decoding: try WireJSON.encode(record), as: UTF8.self)
         case ("attest.example", "/v1/key-attestations"):
             let message = try WireJSON.decode(KeyAttestationRequest.self, from: request.httpBody ?? Data())
             answer = locked {

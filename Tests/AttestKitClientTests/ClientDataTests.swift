@@ -1,0 +1,106 @@
+import AttestKit
+import AttestKitClient
+import AttestKitClientSimulator
+import AttestKitWire
+import Foundation
+import Testing
+
+/// `attestKey(appData:)` by Apple's rules, with the simulated device and a scripted service: what each failure costs
+/// (nothing a passing one), the ramp's deferral, concurrent calls.
+@Suite("AttestKitClient attestation with app data (simulated device, scripted service)")
+struct ClientDataTests {
+    typealias App = AppleRulesTests.App
+
+    static let appData = Data(#"{"user":"42"}"#.utf8)
+
+    @Test("serverUnavailable and a lost post burn nothing: the same key, client data and attestation are reused")
+    func nothingBurnt() async throws {
+        let app = App()
+        app.provider.fail(.attestKey, with: .serverUnavailable, times: 1)
+        let unavailable = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(unavailable?.code == .unavailable && unavailable?.deviceError == .serverUnavailable)
+
+        app.service.scriptRegistrations([.drop])
+        let lost = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(lost?.code == .unavailable)
+        #expect(app.keyID == nil)
+
+        let answer = try await app.manager.attestKey(appData: Self.appData)
+        let sent = app.service.registrationAttempts
+        #expect(sent.count == 2)
+        #expect(sent.allSatisfy { $0.keyID == answer.keyId })
+        // The same attestation, over the same client data.
+        #expect(Set(sent.map(\.attestation)).count == 1 && Set(sent.map(\.clientData)).count == 1)
+        #expect(answer.appData == Self.appData.base64EncodedString() && app.keyID == answer.keyId)
+        // One key, attested twice with one client data hash (after serverUnavailable, as Apple asks), one challenge.
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 2)
+        let hashes = app.provider.attestationHashes(for: answer.keyId)
+        #expect(hashes.count == 2 && hashes[0] == hashes[1])
+        #expect(app.service.challenges("attest") == 1)
+        #expect(await app.manager.attestationCount == 1)
+    }
+
+    @Test("a refusal for good, or a key the device cannot attest, starts over with a new key and challenge")
+    func refused() async throws {
+        let app = App()
+        app.service.scriptRegistrations([.status(403, "attestation_invalid")])
+        let refused = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(refused?.code == .httpError && refused?.serviceCode == "attestation_invalid")
+
+        app.provider.fail(.attestKey, with: .invalidKey, times: 1)
+        let invalid = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(invalid?.code == .unavailable && invalid?.deviceError == .invalidKey)
+
+        let answer = try await app.manager.attestKey(appData: Self.appData)
+        let sent = app.service.registrationAttempts
+        #expect(sent.count == 2 && sent[0].keyID != sent[1].keyID && sent[0].clientData != sent[1].clientData)
+        #expect(sent[1].keyID == answer.keyId)
+        #expect(app.provider.calls.generateKey == 3 && app.service.challenges("attest") == 3)
+    }
+
+    @Test("a deferral keeps the key: the service is not asked again before Retry-After, then the same key attests")
+    func deferred() async throws {
+        let app = App()
+        app.service.answerAttestChallenges { _ in .deferred("600") }
+        let deferral = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(deferral?.code == .attestationDeferred)
+        let early = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(early?.code == .attestationDeferred)
+        #expect(app.service.attestChallengeKeyIDs.count == 1 && app.provider.calls.attestKey == 0)
+
+        app.service.answerAttestChallenges { _ in nil }
+        app.clock.advance(601)
+        let answer = try await app.manager.attestKey(appData: Self.appData)
+        // The key the ramp drew first asked again: a new key would have been a new draw.
+        #expect(app.service.attestChallengeKeyIDs == [answer.keyId, answer.keyId])
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+    }
+
+    @Test("concurrent calls with the same bytes share one attestation; other bytes attest a key of their own")
+    func concurrent() async throws {
+        let app = App()
+        // The post is held, so that the second call arrives while the first is under way.
+        app.service.registrationDelay(milliseconds: 300)
+        async let first = app.manager.attestKey(appData: Self.appData)
+        async let second = app.manager.attestKey(appData: Self.appData)
+        let (one, two) = try await (first, second)
+        #expect(one.keyId == two.keyId)
+        #expect(app.provider.calls.attestKey == 1 && app.service.registrationAttempts.count == 1)
+
+        let other = try await app.manager.attestKey(appData: Data("user-43".utf8))
+        #expect(other.keyId != one.keyId && app.keyID == other.keyId)
+        #expect(app.provider.calls.attestKey == 2)
+    }
+}
