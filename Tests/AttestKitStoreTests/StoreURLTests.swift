@@ -2,6 +2,8 @@ import AttestKitStore
 import Foundation
 import Testing
 
+@testable import AttestKitStore
+
 @Suite("Storage URLs")
 struct StoreURLTests {
     @Test("memory: and sqlite:PATH")
@@ -72,6 +74,48 @@ struct StoreURLTests {
     }
 
     @Test(
+        "a host beginning with / is the directory of a Unix-domain socket, as libpq means it; no TLS by default",
+        arguments: [
+            ("postgres://u:p@/db?host=/run/postgresql", "/run/postgresql", "/run/postgresql/.s.PGSQL.5432"),
+            ("postgres://u@:5433/db?host=/run/postgresql/", "/run/postgresql/", "/run/postgresql/.s.PGSQL.5433"),
+            ("postgres://u@%2Frun%2Fpostgresql:6432/db", "/run/postgresql", "/run/postgresql/.s.PGSQL.6432"),
+            ("postgresql://u@/db?host=/&sslmode=prefer", "/", "/.s.PGSQL.5432"),
+        ])
+    func unixSocket(text: String, host: String, path: String) throws {
+        let configuration = try #require(try StoreURL(text).postgres)
+        #expect(configuration.host == host)
+        #expect(configuration.unixSocketPath == path)
+        #expect(configuration.tls == (text.contains("sslmode=prefer") ? .prefer : .disable))
+        #expect(try StoreURL(StoreURL(text).description).postgres == StoreURL(text).postgres.map {
+            var copy = $0
+            copy.password = nil
+            return copy
+        })
+        #expect(try StoreURL("postgres://u@h/db").postgres?.unixSocketPath == nil)
+    }
+
+    @Test("a socket configuration built in code: no TLS by default; TLS required, roots or a long path refused")
+    func unixSocketInCode() throws {
+        let socket = PostgresStoreConfiguration(host: "/run/postgresql", username: "u", password: nil, database: "d")
+        #expect(socket.tls == .disable && socket.socketRefusal == nil)
+        for mode in [PostgresStoreConfiguration.TLSMode.require, .verifyCA, .verifyFull] {
+            var refused = socket
+            refused.tls = mode
+            #expect(throws: StoreError.invalidInput) { _ = try PostgresAttestationStore(configuration: refused) }
+        }
+        var roots = socket
+        roots.rootCertificates = .file("/ca.pem")
+        #expect(roots.socketRefusal != nil)
+        let long = PostgresStoreConfiguration(
+            host: "/" + String(repeating: "d", count: 93), username: "u", password: nil, database: "d")
+        #expect(long.unixSocketPath?.utf8.count == 108)
+        #expect(throws: StoreError.invalidInput) { _ = try PostgresAttestationStore(configuration: long) }
+        let longest = PostgresStoreConfiguration(
+            host: "/" + String(repeating: "d", count: 92), username: "u", password: nil, database: "d")
+        #expect(longest.socketRefusal == nil)
+    }
+
+    @Test(
         "pool_max_conns=N sets the pool size, 1 to 1000; 20 without it",
         arguments: [("1", 1), ("8", 8), ("020", 20), ("1000", 1_000)])
     func poolSize(value: String, size: Int) throws {
@@ -134,6 +178,15 @@ struct StoreURLTests {
             "postgres://u@h/db?pool_max_conns=10000", "postgres://u@h/db?pool_max_conns=5.0",
             "postgres://u@h/db?pool_max_conns=%205", "postgres://u@h/db?pool_max_conns=",
             "postgres://u@h/db?pool_size=5", "postgres://u@h/db?max_connections=5",
+            // host=DIRECTORY: an absolute path, once, when the authority names no host; a socket carries no TLS.
+            "postgres://u@h/db?host=/run/postgresql", "postgres://u@/db?host=run/postgresql", "postgres://u@/db?host=",
+            "postgres://u@/db?host=/a&host=/b", "postgres://u@/db?host=db.internal", "postgres://u@/db",
+            "postgres://u@/db?host=/run/postgresql&sslmode=require",
+            "postgres://u@/db?host=/run/postgresql&sslmode=verify-ca",
+            "postgres://u@/db?host=/run/postgresql&sslmode=verify-full",
+            "postgres://u@/db?host=/run/postgresql&sslrootcert=system",
+            "postgres://u@/db?host=/run/postgresql&sslmode=prefer&sslrootcert=/ca.pem",
+            "postgres://u@/db?host=/\(String(repeating: "d", count: 93))",
         ])
     func refused(text: String) {
         #expect(throws: StoreError.invalidURL) { _ = try StoreURL(text) }

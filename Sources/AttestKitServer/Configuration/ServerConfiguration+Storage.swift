@@ -75,7 +75,7 @@ extension ServerConfiguration {
 
     /// Logs the PostgreSQL pool a process opens, once at start-up: host, port, database, schema, `sslmode`, the
     /// certificate check, the roots and the pool size; never the password or the URL. A warning follows when the
-    /// server's certificate is not checked on a host that is not loopback.
+    /// server's certificate is not checked on a host that is neither loopback nor a Unix-domain socket.
     static func announce(_ postgres: PostgresStoreConfiguration, logger: Logger) {
         logger.info(
             "PostgreSQL connection pool",
@@ -86,7 +86,10 @@ extension ServerConfiguration {
                 "sslrootcert": "\(postgres.rootCertificates?.description ?? "unset")",
                 "pool_max_conns": "\(postgres.maximumConnections)",
             ])
-        guard !PostgresStoreConfiguration.TLSMode.isLoopback(postgres.host) else { return }
+        // A Unix-domain socket and loopback never leave the machine.
+        guard postgres.unixSocketPath == nil, !PostgresStoreConfiguration.TLSMode.isLoopback(postgres.host) else {
+            return
+        }
         if postgres.tls == .disable {
             logger.warning(
                 """

@@ -53,9 +53,16 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         self.logger = logger
         let tls = try configuration.makeTLS()
         self.tls = tls
-        var client = PostgresClient.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: tls.client)
+        var client =
+            if let socket = configuration.unixSocketPath {
+                PostgresClient.Configuration(
+                    unixSocketPath: socket, username: configuration.username, password: configuration.password,
+                    database: configuration.database)
+            } else {
+                PostgresClient.Configuration(
+                    host: configuration.host, port: configuration.port, username: configuration.username,
+                    password: configuration.password, database: configuration.database, tls: tls.client)
+            }
         client.options.maximumConnections = configuration.maximumConnections
         client.options.connectTimeout = configuration.connectTimeout
         let schema = PostgresSchema(name: configuration.schema)
@@ -110,9 +117,16 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
     /// Opens one connection outside the pool and closes it, so that an unreachable server or a refused login
     /// fails ``prepare()`` at once with its reason; the pool would keep retrying for about a minute.
     private func checkConnection() async throws {
-        var settings = PostgresConnection.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: try tls.connection())
+        var settings =
+            if let socket = configuration.unixSocketPath {
+                PostgresConnection.Configuration(
+                    unixSocketPath: socket, username: configuration.username, password: configuration.password,
+                    database: configuration.database)
+            } else {
+                PostgresConnection.Configuration(
+                    host: configuration.host, port: configuration.port, username: configuration.username,
+                    password: configuration.password, database: configuration.database, tls: try tls.connection())
+            }
         let timeout = configuration.connectTimeout.components
         settings.options.connectTimeout = .milliseconds(
             timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)

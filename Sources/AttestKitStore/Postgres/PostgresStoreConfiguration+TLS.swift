@@ -70,9 +70,11 @@ extension PostgresStoreConfiguration {
         /// The mode when none is given: ``prefer`` for a loopback host (`localhost`, `127.0.0.0/8`, `::1`), whose
         /// traffic never leaves the machine, ``verifyFull`` for any other host (what AttestKit's `require` did
         /// before it took libpq's meaning), so that credentials and attestation state never cross a network in
-        /// clear text, or to an impostor, unless the URL says so.
+        /// clear text, or to an impostor, unless the URL says so; ``disable`` for the directory of a Unix-domain
+        /// socket (a host beginning with `/`), which carries no TLS and never leaves the machine.
         public static func defaultMode(host: String) -> TLSMode {
-            isLoopback(host) ? .prefer : .verifyFull
+            if host.hasPrefix("/") { return .disable }
+            return isLoopback(host) ? .prefer : .verifyFull
         }
 
         /// Whether `host` is `localhost` or a literal loopback address. A name other than `localhost` is not
@@ -127,6 +129,17 @@ extension PostgresStoreConfiguration {
 
     /// The largest `sslrootcert` file read (a system bundle is about 200 KiB).
     static let rootCertificateFileLimit = 1 << 20
+
+    /// Why a Unix-domain socket cannot have `tls` and `roots`, or `nil`: a socket carries no TLS, so a mode that
+    /// requires it, or roots to check a certificate with, would never be honoured (libpq ignores them silently;
+    /// here the configuration is refused). `allow` and `prefer` connect without TLS, as libpq does.
+    static func socketConflict(_ tls: TLSMode, _ roots: RootCertificates?) -> String? {
+        if tls.requiresTLS {
+            return "a Unix-domain socket carries no TLS: sslmode=\(tls) cannot be honoured (use disable)"
+        }
+        if roots != nil { return "a Unix-domain socket carries no TLS: sslrootcert would never be used" }
+        return nil
+    }
 
     /// Why ``tls`` and ``rootCertificates`` do not go together, or `nil`.
     static func tlsConflict(_ tls: TLSMode, _ roots: RootCertificates?) -> String? {

@@ -4,9 +4,11 @@ import Foundation
 ///
 /// The password is kept out of ``description``.
 public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConvertible {
-    /// The server's host name or address.
+    /// The server's host name or address, or, beginning with `/`, the directory of its Unix-domain socket (libpq's
+    /// meaning): the pool then connects to ``unixSocketPath``, a server on the same machine (or a proxy's socket
+    /// beside the process), without TCP and without TLS.
     public var host: String
-    /// The server's port.
+    /// The server's port; for a Unix-domain socket, the number in the socket file's name (`.s.PGSQL.5432`).
     public var port: Int
     /// The role to log in as.
     public var username: String
@@ -67,14 +69,39 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         self.operationTimeout = operationTimeout
     }
 
+    /// The path of the server's Unix-domain socket when ``host`` names its directory (begins with `/`):
+    /// `HOST/.s.PGSQL.PORT`, as libpq builds it; `nil` for a host reached over TCP.
+    public var unixSocketPath: String? {
+        guard host.hasPrefix("/") else { return nil }
+        var directory = host
+        while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
+        return "\(directory == "/" ? "" : directory)/.s.PGSQL.\(port)"
+    }
+
+    /// The longest ``unixSocketPath`` the system can connect to, in bytes (`sun_path` holds 108 with its NUL).
+    static let maximumSocketPathLength = 107
+
+    /// Why the Unix-domain socket of ``host`` cannot be used as configured, or `nil` (also for a TCP host): TLS
+    /// required or roots named (``socketConflict(_:_:)``), or a path longer than the system connects to.
+    var socketRefusal: String? {
+        guard let socket = unixSocketPath else { return nil }
+        if let conflict = Self.socketConflict(tls, rootCertificates) { return conflict }
+        guard socket.utf8.count <= Self.maximumSocketPathLength else {
+            return "the Unix-domain socket path is longer than \(Self.maximumSocketPathLength) bytes"
+        }
+        return nil
+    }
+
     /// Checks the fields that reach the server outside of query parameters.
     /// - Throws: ``StoreError/Code/invalidInput`` for an empty host, user or database, a port outside
     ///   1…65535, a schema that is not a lower-case identifier, a pool size outside ``poolSizes``, an operation
-    ///   timeout outside ``operationTimeouts``, or ``rootCertificates`` that ``tls`` contradicts.
+    ///   timeout outside ``operationTimeouts``, ``rootCertificates`` that ``tls`` contradicts, or a Unix-domain
+    ///   socket with TLS required or roots named (a socket carries no TLS) or a path too long to connect to.
     func validated() throws(StoreError) -> PostgresStoreConfiguration {
         guard !host.isEmpty, !username.isEmpty, !database.isEmpty, (1...65_535).contains(port) else {
             throw StoreError(.invalidInput, "a PostgreSQL store needs a host, a port, a user and a database")
         }
+        if let refusal = socketRefusal { throw StoreError(.invalidInput, refusal) }
         guard Self.isIdentifier(schema) else {
             throw StoreError(.invalidInput, "the schema must be a lower-case identifier of at most 63 characters")
         }
@@ -106,16 +133,20 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     }
 
     /// `postgres://user@host:port/database?schema=…&sslmode=…&pool_max_conns=…` (and `&sslrootcert=…` when
-    /// set), without the password.
+    /// set), without the password; for a Unix-domain socket `postgres://user@:port/database?host=DIRECTORY&…`.
     public var description: String {
-        var text = "postgres://\(username)@\(host):\(port)/\(database)?schema=\(schema)&sslmode=\(tls)"
-        text += "&pool_max_conns=\(maximumConnections)"
-        if let rootCertificates {
-            var allowed = CharacterSet.urlQueryAllowed
-            allowed.remove(charactersIn: "&=+#")
-            let value = rootCertificates.description
-            text += "&sslrootcert=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+#")
+        func parameter(_ value: String) -> String {
+            value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
         }
+        var text =
+            unixSocketPath == nil
+            ? "postgres://\(username)@\(host):\(port)/\(database)?"
+            : "postgres://\(username)@:\(port)/\(database)?host=\(parameter(host))&"
+        text += "schema=\(schema)&sslmode=\(tls)"
+        text += "&pool_max_conns=\(maximumConnections)"
+        if let rootCertificates { text += "&sslrootcert=\(parameter(rootCertificates.description))" }
         return text
     }
 }

@@ -6,7 +6,11 @@ import Foundation
 /// - `sqlite:PATH`: ``SQLiteAttestationStore`` at `PATH`, relative to the working directory or absolute
 ///   (`sqlite:///abs/path` also works).
 /// - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?PARAMETER=VALUE&…` (or `postgresql://`):
-///   ``PostgresAttestationStore``; port 5432, user and password percent-encoded. The parameters:
+///   ``PostgresAttestationStore``; port 5432, user and password percent-encoded. A host beginning with `/`
+///   (percent-encoded in the authority, or as the `host` parameter: `postgres://USER@/DATABASE?host=/run/postgresql`)
+///   is the directory of the server's Unix-domain socket, libpq's meaning
+///   (``PostgresStoreConfiguration/unixSocketPath``). The parameters:
+///   - `host=DIRECTORY`: the directory of a Unix-domain socket, an absolute path, when the authority names no host.
 ///   - `schema=NAME`: the schema of the tables, `attestkit` by default.
 ///   - `sslmode=MODE`: libpq's names and meanings (``PostgresStoreConfiguration/TLSMode``): `disable`, `allow`,
 ///     `prefer`, `require`, `verify-ca`, `verify-full`; by default `verify-full`, or `prefer` for a loopback host
@@ -85,7 +89,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func postgres(_ string: String) throws(StoreError) -> PostgresStoreConfiguration {
-        guard let components = URLComponents(string: string), let host = components.host, !host.isEmpty else {
+        guard let components = URLComponents(string: string), let host = try postgresHost(components) else {
             throw StoreError(.invalidURL, "a PostgreSQL URL is postgres://user:password@host:port/database")
         }
         guard let user = components.user, !user.isEmpty else {
@@ -112,6 +116,8 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
                 throw StoreError(.invalidURL, "the URL parameter \(item.name) has no value")
             }
             switch item.name {
+            case "host":
+                continue  // read above
             case "schema":
                 guard PostgresStoreConfiguration.isIdentifier(value) else {
                     throw StoreError(.invalidURL, "schema must be a lower-case identifier")
@@ -137,7 +143,26 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         if let conflict = PostgresStoreConfiguration.tlsConflict(configuration.tls, configuration.rootCertificates) {
             throw StoreError(.invalidURL, conflict)
         }
+        if let refusal = configuration.socketRefusal { throw StoreError(.invalidURL, refusal) }
         return configuration
+    }
+
+    /// The URL's host: the authority's (a name, an address, or a percent-encoded socket directory), or the `host`
+    /// parameter's, which names the directory of a Unix-domain socket (`postgres://user@/database?host=/run/postgresql`,
+    /// libpq's form); `nil` for neither.
+    /// - Throws: ``StoreError/Code/invalidURL`` for both, a `host` parameter given twice or not an absolute path.
+    private static func postgresHost(_ components: URLComponents) throws(StoreError) -> String? {
+        let parameters = (components.queryItems ?? []).filter { $0.name == "host" }
+        let authority = components.host.flatMap { $0.isEmpty ? nil : $0 }
+        guard let parameter = parameters.first else { return authority }
+        guard parameters.count == 1, authority == nil else {
+            throw StoreError(.invalidURL, "a PostgreSQL URL names its host once: in the authority or as host=DIRECTORY")
+        }
+        guard let directory = parameter.value, directory.hasPrefix("/") else {
+            throw StoreError(
+                .invalidURL, "the host parameter names the directory of a Unix-domain socket: an absolute path")
+        }
+        return directory
     }
 
     /// `pool_max_conns=N`: a plain decimal integer within ``PostgresStoreConfiguration/poolSizes``.
