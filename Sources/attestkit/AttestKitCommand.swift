@@ -5,7 +5,8 @@ import ArgumentParser
 struct AttestKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attestkit",
-        abstract: "Verify Apple App Attest attestations, assertions and receipts; call Apple's DeviceCheck and receipt services.",
+        abstract:
+            "Verify Apple App Attest attestations, assertions and receipts; call Apple's DeviceCheck and receipt services.",
         version: AttestKitVersion.current,
         subcommands: [
             VerifyCommand.self, InspectCommand.self, BenchCommand.self, SimulateCommand.self, DeviceCheckCommand.self,

@@ -68,7 +68,8 @@ enum CredentialCertificate {
                         ExtendedKeyUsage([ExtendedKeyUsage.Usage(oid: appleExtendedKeyUsage)]), critical: false))
             }
             try extensions.append(
-                Certificate.Extension(oid: appExtension, critical: false, value: appExtensionValue(contents.appID)[...]))
+                Certificate.Extension(
+                    oid: appExtension, critical: false, value: appExtensionValue(contents.appID)[...]))
             try extensions.append(
                 Certificate.Extension(
                     oid: AppAttestDeviceExtension.oid, critical: false,

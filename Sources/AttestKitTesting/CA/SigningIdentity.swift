@@ -53,7 +53,8 @@ struct SigningIdentity: Sendable {
                 try extensions.append(
                     Certificate.Extension(AuthorityKeyIdentifier(keyIdentifier: identifier), critical: false))
             }
-            try extensions.append(Certificate.Extension(SubjectKeyIdentifier(hash: subjectKey.publicKey), critical: false))
+            try extensions.append(
+                Certificate.Extension(SubjectKeyIdentifier(hash: subjectKey.publicKey), critical: false))
         }
         let issued = try issueCertificate(
             publicKey: subjectKey.publicKey, serialNumber: Self.serialNumber(for: subjectKey.publicKey),

@@ -57,7 +57,9 @@ enum SigningKey: Sendable {
             var raw = [UInt8]()
             while raw.count < curve.scalarLength {
                 let word = generator.next()
-                for shift in stride(from: 0, to: 64, by: 8) { raw.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+                for shift in stride(from: 0, to: 64, by: 8) {
+                    raw.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+                }
             }
             if let key = try? SigningKey(curve: curve, rawRepresentation: Array(raw.prefix(curve.scalarLength))) {
                 return key

@@ -110,10 +110,12 @@ extension SimulatedDevice {
             publicKey: publicKey,
             extensions: configuration.iOS27Extensions
                 ? (configuration.bundleVersion, configuration.validationCategory) : nil)
-        let boundHash = fault == .nonceOfAnotherChallenge
+        let boundHash =
+            fault == .nonceOfAnotherChallenge
             ? Array(SHA256.hash(data: clientDataHash + Array("another challenge".utf8))) : clientDataHash
         let contents = CredentialCertificate.Contents(
-            appID: appID.description, nonce: Array(SHA256.hash(data: authData + boundHash)), osVersion: configuration.osVersion,
+            appID: appID.description, nonce: Array(SHA256.hash(data: authData + boundHash)),
+            osVersion: configuration.osVersion,
             extendedKeyUsage: configuration.appleExtendedKeyUsage, issuedAt: time,
             validity: apple.leafValidity(issuedAt: time, fault: fault),
             keyAccessControl: try configuration.keyAccessControl.extensionValue())
@@ -122,7 +124,8 @@ extension SimulatedDevice {
         let receipt = try apple.attestReceipt(
             appID: appID,
             certificateDER: fault == .receiptForAnotherKey
-                ? try apple.certificateForAnotherKey(than: certificate, appID: appID.description, at: time) : certificate,
+                ? try apple.certificateForAnotherKey(than: certificate, appID: appID.description, at: time)
+                : certificate,
             clientDataHash: clientDataHash, environment: environment, at: time,
             stranger: fault == .strangerReceiptSigner)
         let object = AppAttestEncoder.attestationObject(

@@ -48,12 +48,14 @@ extension SimulatedDevice {
             keys.map { key in
                 KeyState(
                     keyID: key.keyID.base64, privateKey: key.privateKey.rawRepresentation.base64EncodedString(),
-                    counter: key.counter, attested: key.attested, receipt: key.receipt.map { Data($0).base64EncodedString() })
+                    counter: key.counter, attested: key.attested,
+                    receipt: key.receipt.map { Data($0).base64EncodedString() })
             }
         }
         let file = StateFile(
             format: Self.stateFormat,
-            notice: "AttestKitTesting simulator state: TEST private keys of a software Apple, not Apple's. Never trust it in production.",
+            notice:
+                "AttestKitTesting simulator state: TEST private keys of a software Apple, not Apple's. Never trust it in production.",
             softwareApple: apple.snapshot,
             device: DeviceState(
                 appID: configuration.appID.description, environment: configuration.environment,
@@ -68,8 +70,9 @@ extension SimulatedDevice {
             let directory = url.deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-            guard FileManager.default.createFile(
-                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+            guard
+                FileManager.default.createFile(
+                    atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
             else {
                 throw SoftwareAppleError(.invalidState, "cannot write \(temporary.path)")
             }
@@ -122,7 +125,9 @@ extension SimulatedDevice {
                 return Array(bytes)
             }
             keys.append(
-                Key(keyID: keyID, privateKey: privateKey, counter: key.counter, attested: key.attested, receipt: receipt))
+                Key(
+                    keyID: keyID, privateKey: privateKey, counter: key.counter, attested: key.attested,
+                    receipt: receipt))
         }
         return SimulatedDevice(apple: apple, configuration: configuration, keys: keys)
     }

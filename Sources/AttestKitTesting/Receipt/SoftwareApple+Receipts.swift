@@ -93,7 +93,8 @@ extension SoftwareApple {
         else {
             throw SoftwareAppleError(.invalidInput, "the attested certificate does not parse")
         }
-        let nonce = (try? AppAttestNonceExtension(certificate: original).nonce) ?? Array(SHA256.hash(data: certificateDER))
+        let nonce =
+            (try? AppAttestNonceExtension(certificate: original).nonce) ?? Array(SHA256.hash(data: certificateDER))
         let osVersion = (try? AppAttestDeviceExtension(certificate: original)?.osVersion) ?? "17.0"
         return try CredentialCertificate.issue(
             for: otherKey.publicKey,

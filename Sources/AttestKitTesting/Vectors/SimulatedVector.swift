@@ -138,7 +138,8 @@ public struct SimulatedVector: Codable, Sendable, Hashable {
         fault: SoftwareAppleFault?
     ) -> SimulatedVector {
         SimulatedVector(
-            name: name("assertion", device, keyID, fault, "c\(device.counter(for: keyID) ?? 0)"), kind: "assertion", expect: expectation(fault),
+            name: name("assertion", device, keyID, fault, "c\(device.counter(for: keyID) ?? 0)"), kind: "assertion",
+            expect: expectation(fault),
             data: base64(object), appId: device.configuration.appID.description, keyId: keyID.base64,
             clientDataHash: base64(SHA256.hash(data: clientData)), clientData: base64(clientData),
             publicKey: device.publicKey(for: keyID).map { base64($0.x963Representation) },
@@ -151,7 +152,8 @@ public struct SimulatedVector: Codable, Sendable, Hashable {
         _ receipt: [UInt8], device: SimulatedDevice, keyID: KeyID, fault: SoftwareAppleFault?, at time: Date
     ) -> SimulatedVector {
         SimulatedVector(
-            name: name("receipt", device, keyID, fault, "t\(Int64(time.timeIntervalSince1970))"), kind: "receipt", expect: expectation(fault),
+            name: name("receipt", device, keyID, fault, "t\(Int64(time.timeIntervalSince1970))"), kind: "receipt",
+            expect: expectation(fault),
             data: base64(receipt), appId: device.configuration.appID.description,
             environment: device.configuration.environment.rawValue, verifyAt: timestamp(time), keyId: keyID.base64,
             notes: notes(fault))

@@ -43,7 +43,9 @@ struct BenchCommand: AsyncParsableCommand {
         ]
         let rounds = try await bench.measure(operations)
         let floors: [String: (String, ([String: Double]) -> Double)] = [
-            "attestation_with_receipt": ("p384 + 2 x p256", { $0["p384_verify", default: 0] + 2 * $0["p256_verify", default: 0] }),
+            "attestation_with_receipt": (
+                "p384 + 2 x p256", { $0["p384_verify", default: 0] + 2 * $0["p256_verify", default: 0] }
+            ),
             "assertion": ("p256", { $0["p256_verify", default: 0] }),
             "receipt": ("2 x p256", { 2 * $0["p256_verify", default: 0] }),
         ]
@@ -62,15 +64,19 @@ struct BenchCommand: AsyncParsableCommand {
             try BenchJSON.print(rows)
         } else {
             #if DEBUG
-            print(
-                "warning: debug build; run `swift run -c release attestkit bench` for "
-                    + "meaningful numbers")
+                print(
+                    "warning: debug build; run `swift run -c release attestkit bench` for "
+                        + "meaningful numbers")
             #endif
-            print(Self.pad("operation", 26) + Self.pad("µs/op", 10, left: true) + "   " + Self.pad("floor", 16) + "µs      ratio")
+            print(
+                Self.pad("operation", 26) + Self.pad("µs/op", 10, left: true) + "   " + Self.pad("floor", 16)
+                    + "µs      ratio")
             for row in rows {
                 var line = Self.pad(row.name, 26) + Self.pad(String(format: "%.1f", row.micros), 10, left: true)
                 if let floor = row.floor, let ratio = row.ratio {
-                    line += "   " + Self.pad(row.floorName ?? "", 16) + Self.pad(String(format: "%.1f", floor), 7, left: true)
+                    line +=
+                        "   " + Self.pad(row.floorName ?? "", 16)
+                        + Self.pad(String(format: "%.1f", floor), 7, left: true)
                     line += String(format: "  %5.2f", ratio)
                 }
                 print(line)

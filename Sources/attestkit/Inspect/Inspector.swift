@@ -107,7 +107,9 @@ enum Inspector {
             InspectionNode("serial", Hex.encode(certificate.serialNumber.bytes)),
             InspectionNode("notBefore", iso(certificate.notValidBefore)),
             InspectionNode("notAfter", iso(certificate.notValidAfter)),
-            InspectionNode("signatureAlgorithm", certificate.signatureAlgorithm.description.replacingOccurrences(of: "SignatureAlgorithm.", with: "")),
+            InspectionNode(
+                "signatureAlgorithm",
+                certificate.signatureAlgorithm.description.replacingOccurrences(of: "SignatureAlgorithm.", with: "")),
         ]
         if let key = P256.Signing.PublicKey(certificate.publicKey) {
             children.append(InspectionNode("publicKey", "P-256 \(Hex.encode(key.x963Representation))"))
