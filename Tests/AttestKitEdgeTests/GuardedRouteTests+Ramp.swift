@@ -137,10 +137,73 @@ extension GuardedRouteTests {
                 "/v1/challenges",
                 ChallengeRequest(purpose: "attest", keyId: keyID.base64, appId: EdgeFixture.appID.description))
             #expect(asFirst.status == 201, "\(asFirst)")
+            // The challenge was admitted for the first app: the other app's attestation is refused by it.
             let crossed = try await Self.attest(
                 app, device, keyID, try #require(asFirst.decode(ChallengeResponse.self)))
-            #expect(crossed.status == 429 && crossed.code == "attestation_deferred", "\(crossed)")
-            #expect(crossed.header("Retry-After") == String(ramp.recheckAfter), "\(crossed.headers)")
+            #expect(crossed.status == 403 && crossed.code == "challenge_app_mismatch", "\(crossed)")
+        }
+    }
+
+    @Test(
+        "ramp ceiling, several apps: a challenge spends the app it names, and only that app's attestation registers",
+        arguments: await Edge.matrix())
+    func rampCeilingApps(edge: Edge, backend: Backend) async throws {
+        var configuration = EdgeConfiguration()
+        configuration.apps = [EdgeFixture.appID, Self.otherApp]
+        configuration.ramp = AttestationRamp(dailyCeiling: 1)
+        try await edge.run(on: backend, configuration) { app in
+            let (device, keyID) = Self.device(of: Self.otherApp) { _ in true }
+            // The first app's ceiling spent for a device of the other app: its attestation is refused, the
+            // challenge spent.
+            let asFirst = try await app.post(
+                "/v1/challenges",
+                ChallengeRequest(purpose: "attest", keyId: keyID.base64, appId: EdgeFixture.appID.description))
+            #expect(asFirst.status == 201, "\(asFirst)")
+            let firstChallenge = try #require(asFirst.decode(ChallengeResponse.self))
+            let crossed = try await Self.attest(app, device, keyID, firstChallenge)
+            #expect(crossed.status == 403 && crossed.code == "challenge_app_mismatch", "\(crossed)")
+            let spent = try await app.post(
+                "/v1/challenges",
+                ChallengeRequest(
+                    purpose: "attest", keyId: device.generateKey().base64, appId: EdgeFixture.appID.description))
+            #expect(spent.status == 429 && spent.code == "attestation_deferred", "\(spent)")
+            // The other app's own ceiling is whole: its challenge registers a key of its own (the device attested
+            // the first key already, and a key is attested once).
+            let newKey = device.generateKey()
+            let asOther = try await app.post(
+                "/v1/challenges",
+                ChallengeRequest(purpose: "attest", keyId: newKey.base64, appId: Self.otherApp.description))
+            #expect(asOther.status == 201, "\(asOther)")
+            let registered = try await Self.attest(
+                app, device, newKey, try #require(asOther.decode(ChallengeResponse.self)))
+            #expect(registered.status == 201, "\(registered)")
+        }
+    }
+
+    @Test(
+        "ramp off, several apps: a challenge that names an app is for that app's attestation only",
+        arguments: await Edge.matrix())
+    func namedAppBinds(edge: Edge, backend: Backend) async throws {
+        var configuration = EdgeConfiguration()
+        configuration.apps = [EdgeFixture.appID, Self.otherApp]
+        try await edge.run(on: backend, configuration) { app in
+            let (device, keyID) = Self.device(of: Self.otherApp) { _ in true }
+            let named = try await app.post(
+                "/v1/challenges", ChallengeRequest(purpose: "attest", appId: EdgeFixture.appID.description))
+            let crossed = try await Self.attest(
+                app, device, keyID, try #require(named.decode(ChallengeResponse.self)))
+            #expect(crossed.status == 403 && crossed.code == "challenge_app_mismatch", "\(crossed)")
+            // Unnamed, the challenge serves any accepted app; named right, it serves its own.
+            let unnamed = try await app.post("/v1/challenges", ChallengeRequest(purpose: "attest"))
+            let other = device.generateKey()
+            let any = try await Self.attest(app, device, other, try #require(unnamed.decode(ChallengeResponse.self)))
+            #expect(any.status == 201, "\(any)")
+            let own = try await app.post(
+                "/v1/challenges", ChallengeRequest(purpose: "attest", appId: Self.otherApp.description))
+            let third = device.generateKey()
+            let registered = try await Self.attest(
+                app, device, third, try #require(own.decode(ChallengeResponse.self)))
+            #expect(registered.status == 201, "\(registered)")
         }
     }
 

@@ -87,10 +87,12 @@ struct ReceiptRefreshThroughputTests {
             for device in devices { #expect(try await harness.store.key(device.keyID)?.riskMetric == 7) }
 
             // Calls are at least a quarter second apart when taken; counted on arrival at Apple, a window a little
-            // under a second (by half a spacing, for the time between taking and arriving) holds at most 4.
+            // under a second (by one spacing, for the time between taking and arriving, which a loaded 2-core machine
+            // stretches: half a spacing once let 5 in) holds at most 4. Two replicas each keeping the ceiling alone
+            // would send 8 a second: 6 in such a window.
             let arrivals = await harness.mock.state.arrivals(.attestationData)
             #expect(arrivals.count == 12)
-            let window = Duration.seconds(1) - .seconds(1) / ceiling / 2
+            let window = Duration.seconds(1) - .seconds(1) / ceiling
             for (index, arrival) in arrivals.enumerated() {
                 let inWindow = arrivals[index...].prefix { $0 < arrival + window }.count
                 #expect(inWindow <= ceiling, "\(inWindow) calls within \(window) of call \(index)")

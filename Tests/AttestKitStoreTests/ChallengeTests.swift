@@ -85,6 +85,29 @@ struct ChallengeTests {
         }
     }
 
+    @Test(
+        "an attest challenge keeps the app it was issued for (its RP ID hash); a hash of another length is refused",
+        arguments: await StoreBackend.all())
+    func appBinding(backend: StoreBackend) async throws {
+        let app = try AppID("ABCDE12345.com.example.app")
+        try await backend.withStore { store in
+            let bound = try await store.issueChallenge(purpose: .attest, appID: app, now: t0)
+            #expect(bound.rpIDHash == app.rpIDHash && bound.description.contains("bound to an app"))
+            let consumed = try await store.consumeChallenge(bound.id, purpose: .attest, keyID: nil, now: t0)
+            #expect(consumed.rpIDHash == app.rpIDHash && consumed.bytes == bound.bytes)
+            let unbound = try await store.issueChallenge(purpose: .attest, now: t0)
+            #expect(try await store.consumeChallenge(unbound.id, purpose: .attest, keyID: nil, now: t0).rpIDHash == nil)
+        }
+        for length in [0, 31, 33] {
+            #expect(throws: StoreError.invalidInput) {
+                _ = try StoredChallenge(
+                    id: ChallengeID(bytes: [UInt8](repeating: 1, count: 16)), bytes: [UInt8](repeating: 2, count: 32),
+                    purpose: .attest, keyID: nil, rpIDHash: [UInt8](repeating: 3, count: length), createdAt: t0,
+                    expiresAt: t0.addingTimeInterval(60))
+            }
+        }
+    }
+
     @Test("garbage collection deletes exactly the expired challenges", arguments: await StoreBackend.all())
     func garbageCollection(backend: StoreBackend) async throws {
         try await backend.withStore { store in

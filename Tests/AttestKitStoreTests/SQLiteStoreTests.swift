@@ -23,9 +23,9 @@ struct SQLiteStoreTests {
         let version = try await connection.query("SELECT version FROM schema_version").first?.column("version")?.integer
         try await connection.close()
         #expect(mode == "wal")
-        // The tables, the shared rate budgets, the consumed tokens, app keys, compatibility, leases and counts, then
-        // dashboard sessions.
-        #expect(version == 9)
+        // The tables, the shared rate budgets, the consumed tokens, app keys, compatibility, leases and counts,
+        // dashboard sessions, receipt expiry, fillfactor, key access control, then the app of a challenge.
+        #expect(version == 10)
     }
 
     @Test("a schema newer than this release is refused, not touched")

@@ -217,27 +217,28 @@ struct SchemaMigrationTests {
     func keyAccessControlFromVersion8(backend: StoreBackend) async throws {
         try await Self.withDatabase(backend) { database in
             let known = SQLiteSchema.migrations.count
-            #expect(known == 9)
+            #expect(known == 10)
             let old = try TestKeys.registration()
-            // The database as version 8 left it: a key registered, no key_access_control column.
+            // The database as version 8 left it: a key registered, no key_access_control column (nor migration 10's).
             try await Self.running(try database.store()) { store in
                 try await store.prepare()
                 _ = try await store.registerKey(old, now: Self.t0)
                 for statement in [
                     "ALTER TABLE \(database.table("keys")) DROP COLUMN key_access_control",
+                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
                     "UPDATE \(database.table("schema_version")) SET version = 8",
                 ] {
                     try await database.execute(statement, on: store)
                 }
             }
-            // A server that does not migrate refuses it; one that does applies migration 9 only.
+            // A server that does not migrate refuses it; one that does applies migrations 9 and 10 only.
             let refused = await Self.failure {
                 try await Self.running(try database.store(.verify)) { store in try await store.prepare() }
             }
             #expect(refused?.code == .storageUnavailable)
             try await Self.running(try database.store()) { store in
                 try await store.prepare()
-                #expect(await store.schemaVersion == SchemaVersion(found: 8, current: 9, known: known))
+                #expect(await store.schemaVersion == SchemaVersion(found: 8, current: 10, known: known))
                 let existing = try #require(try await store.key(old.keyID))
                 #expect(existing.keyAccessControl == nil && existing.keyAccessControlReading == .absent)
                 #expect(existing.bundleVersion == "42" && existing.counter == 0)
@@ -245,6 +246,41 @@ struct SchemaMigrationTests {
                 let new = try TestKeys.registration(keyAccessControl: TestKeys.macOSAccessControl)
                 _ = try await store.registerKey(new, now: Self.t0)
                 #expect(try await store.key(new.keyID)?.keyAccessControl == TestKeys.macOSAccessControl)
+            }
+        }
+    }
+
+    @Test(
+        "migration 10 on a database of version 9 with an attest challenge: it stays for any app, new ones keep theirs",
+        arguments: await backends())
+    func challengeAppFromVersion9(backend: StoreBackend) async throws {
+        try await Self.withDatabase(backend) { database in
+            let app = try AppID("ABCDE12345.com.example.app")
+            let issuedBefore = try StoredChallenge(
+                id: ChallengeID(bytes: [UInt8](repeating: 9, count: 16)), bytes: [UInt8](repeating: 1, count: 32),
+                purpose: .attest, keyID: nil, createdAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(300))
+            // The database as version 9 left it: an attest challenge issued, no rp_id_hash column.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                try await store.insertChallenge(issuedBefore)
+                for statement in [
+                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
+                    "UPDATE \(database.table("schema_version")) SET version = 9",
+                ] {
+                    try await database.execute(statement, on: store)
+                }
+            }
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                let known = SQLiteSchema.migrations.count
+                #expect(await store.schemaVersion == SchemaVersion(found: 9, current: 10, known: known))
+                let consumed = try await store.consumeChallenge(
+                    issuedBefore.id, purpose: .attest, keyID: nil, now: Self.t0)
+                #expect(consumed.rpIDHash == nil && consumed.bytes == issuedBefore.bytes)
+                let bound = try await store.issueChallenge(purpose: .attest, appID: app, now: Self.t0)
+                #expect(bound.rpIDHash == app.rpIDHash)
+                let read = try await store.consumeChallenge(bound.id, purpose: .attest, keyID: nil, now: Self.t0)
+                #expect(read.rpIDHash == app.rpIDHash)
             }
         }
     }

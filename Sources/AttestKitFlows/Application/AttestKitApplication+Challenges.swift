@@ -1,3 +1,4 @@
+import AttestKit
 import AttestKitStore
 public import AttestKitWire
 import Foundation
@@ -19,12 +20,15 @@ extension AttestKitApplication {
             try limit(challengesPerClient, client, name: "challenges_per_ip")
             let purpose = try ChallengeIssuer.purpose(named: request.purpose)
             let keyID = try request.keyId.map { text throws(FlowError) in try Field.keyID(text) }
+            // The app an attest challenge is admitted for binds it: its ceiling is the one spent, so the attestation
+            // must be of that app.
+            var appID: AppID?
             if purpose == .attest {
-                _ = try await admitToRamp(appId: request.appId, keyID: keyID)
+                appID = try await admitToRamp(appId: request.appId, keyID: keyID)
             } else if request.appId != nil {
                 throw FlowError.invalidField("appId", "names the app of attest challenges only")
             }
-            let challenge = try await challenges.issue(purpose: purpose, keyID: keyID)
+            let challenge = try await challenges.issue(purpose: purpose, keyID: keyID, appID: appID)
             if purpose == .attest { metrics.attestChallengeAdmitted() }
             return ChallengeResponse(
                 challengeId: challenge.id.string, challenge: Data(challenge.bytes).base64EncodedString(),

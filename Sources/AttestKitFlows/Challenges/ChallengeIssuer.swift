@@ -37,11 +37,14 @@ public struct ChallengeIssuer: Sendable {
 
     /// Issues and stores a challenge for `purpose`, bound to `keyID` when given: an assert challenge to the key that
     /// asserts, an attest challenge to the key the app generated (the one the attestation ramp admitted), which
-    /// ``AttestationRegistrar`` then requires the attestation to be of.
+    /// ``AttestationRegistrar`` then requires the attestation to be of; an attest challenge also to `appID` when
+    /// given (the app the ramp admitted it for, or the one the request named), which the attestation must be of too.
     /// - Throws: The store's codes.
-    public func issue(purpose: ChallengePurpose, keyID: KeyID? = nil) async throws(FlowError) -> StoredChallenge {
+    public func issue(
+        purpose: ChallengePurpose, keyID: KeyID? = nil, appID: AppID? = nil
+    ) async throws(FlowError) -> StoredChallenge {
         do {
-            return try await store.issueChallenge(purpose: purpose, keyID: keyID, ttl: ttl, now: now())
+            return try await store.issueChallenge(purpose: purpose, keyID: keyID, appID: appID, ttl: ttl, now: now())
         } catch {
             throw FlowError(error)
         }

@@ -39,7 +39,8 @@ extension AttestationRegistrar {
                     configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
                     attestation: RecordedAttestation(
                         keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: read.challenge,
-                        storeAnswer: refusal, appKey: appKey?.der, clientData: clientData),
+                        storeAnswer: refusal, appKey: appKey?.der, clientData: clientData,
+                        challengeApp: read.challengeApp),
                     outcome: VerificationBundle.Outcome(error)))
             throw error
         }

@@ -11,6 +11,9 @@ public struct RecordedAttestation: Sendable, Hashable, Codable {
     public var challengeId: String
     /// The challenge's bytes (Base64) when the store handed them out; `nil` when it refused the challenge.
     public var challenge: String?
+    /// The app the challenge was issued for, as its RP ID hash (Base64 of `StoredChallenge.rpIDHash`); absent for a
+    /// challenge bound to no app, or a refused one.
+    public var challengeApp: String?
     /// The store's refusal, if it refused.
     public var storeAnswer: RecordedStoreAnswer?
     /// For a key attestation, the app key's SubjectPublicKeyInfo DER (Base64) the client data bound; absent for a
@@ -23,12 +26,14 @@ public struct RecordedAttestation: Sendable, Hashable, Codable {
     /// Creates the record of an attestation.
     public init(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, challenge: [UInt8]?,
-        storeAnswer: RecordedStoreAnswer?, appKey: [UInt8]? = nil, clientData: [UInt8]? = nil
+        storeAnswer: RecordedStoreAnswer?, appKey: [UInt8]? = nil, clientData: [UInt8]? = nil,
+        challengeApp: [UInt8]? = nil
     ) {
         self.keyId = keyID.base64
         self.attestation = Base64.encode(attestation)
         self.challengeId = challengeID.string
         self.challenge = challenge.map { Base64.encode($0) }
+        self.challengeApp = challengeApp.map { Base64.encode($0) }
         self.storeAnswer = storeAnswer
         self.appKey = appKey.map { Base64.encode($0) }
         self.clientData = clientData.map { Base64.encode($0) }

@@ -13,6 +13,8 @@ final class RecordingStore<Base: DecisionStore>: DecisionStore {
     struct Answers: Sendable {
         /// The bytes of the challenge the store handed out.
         var challenge: [UInt8]?
+        /// The app that challenge was issued for (its RP ID hash), if any.
+        var challengeApp: [UInt8]?
         /// The key the store (or the gate's cache) answered, when it answered one.
         var key: KeyRecord?
         /// The store's first refusal, and at which step.
@@ -36,7 +38,10 @@ final class RecordingStore<Base: DecisionStore>: DecisionStore {
         let challenge = try await noting(.challenge) { () async throws(StoreError) in
             try await base.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
         }
-        answers.withLock { $0.challenge = challenge.bytes }
+        answers.withLock {
+            $0.challenge = challenge.bytes
+            $0.challengeApp = challenge.rpIDHash
+        }
         return challenge
     }
 

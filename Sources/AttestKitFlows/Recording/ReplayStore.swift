@@ -6,6 +6,8 @@ import Foundation
 /// (the challenge's bytes, the key as it was, the refusal at the step it came), and refuses everything else.
 struct ReplayStore: AttestationStore {
     let challenge: [UInt8]?
+    /// The app the recorded challenge was issued for (its RP ID hash), if any.
+    var challengeApp: [UInt8]? = nil
     let key: KeyRecord?
     let answer: RecordedStoreAnswer?
 
@@ -29,8 +31,8 @@ struct ReplayStore: AttestationStore {
         if let refusal = refusal(at: .challenge) { throw refusal }
         let bytes = challenge ?? [UInt8](repeating: 0, count: StoreLimits.minimumChallengeBytes)
         return try StoredChallenge(
-            id: id, bytes: bytes, purpose: purpose, keyID: keyID, createdAt: now.addingTimeInterval(-1),
-            expiresAt: now.addingTimeInterval(1))
+            id: id, bytes: bytes, purpose: purpose, keyID: keyID, rpIDHash: challengeApp,
+            createdAt: now.addingTimeInterval(-1), expiresAt: now.addingTimeInterval(1))
     }
 
     func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int { throw Self.notRecorded }

@@ -57,8 +57,13 @@ public enum VerificationReplay {
             throw invalid("the challenge id is not one of the service's")
         }
         let store = ReplayStore(
-            challenge: try recorded.challenge.map { text throws(FlowError) in try bytes(text, "challenge") }, key: nil,
-            answer: try known(recorded.storeAnswer))
+            challenge: try recorded.challenge.map { text throws(FlowError) in try bytes(text, "challenge") },
+            challengeApp: try recorded.challengeApp.map { text throws(FlowError) in
+                let app = try bytes(text, "challengeApp")
+                guard app.count == 32 else { throw invalid("challengeApp is not 32 bytes of Base64") }
+                return app
+            },
+            key: nil, answer: try known(recorded.storeAnswer))
         // The recorded deployment policy runs where it ran when recorded: inside the verifier, after Apple's checks.
         let verifier = AttestationVerifier(
             configuration: try configuration.verifierConfiguration(),

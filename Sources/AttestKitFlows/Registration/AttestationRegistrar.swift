@@ -64,7 +64,8 @@ public struct AttestationRegistrar: Sendable {
     /// - Returns: The stored key.
     /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's codes (`challenge_*`); AttestKit's
     ///   verification codes, `policy_*` (or an adopter's own code) from the verifier's policy, refused; after a
-    ///   verified attestation only, `key_exists` and `storage_unavailable`; whatever `admit` throws.
+    ///   verified attestation only, `challenge_app_mismatch` (403, the challenge was issued for another app),
+    ///   `key_exists` and `storage_unavailable`; whatever `admit` throws.
     public func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
@@ -198,6 +199,10 @@ public struct AttestationRegistrar: Sendable {
             verified = try await verifier.verify(attestation, keyID: keyID, clientData: clientData, at: now)
         } catch {
             throw FlowError(error)
+        }
+        // A challenge issued for one app (the one whose ramp admitted it) is for that app's attestation only.
+        if let bound = challenge.rpIDHash, !ConstantTime.equal(bound, verified.appID.rpIDHash) {
+            throw FlowError.challengeAppMismatch
         }
         // Only now, for an attestation of this very key: is it already registered, and with which app key?
         let existing: KeyRecord?

@@ -2,7 +2,7 @@ public import AttestKit
 public import Foundation
 
 /// A one-time challenge: random bytes a client must sign over, with a time to live, a purpose and
-/// optionally the key it is meant for.
+/// optionally the key and the app it is meant for.
 ///
 /// Issue one with ``ChallengeStore/issueChallenge(purpose:keyID:ttl:byteCount:now:using:)`` and consume it
 /// exactly once with ``ChallengeStore/consumeChallenge(_:purpose:keyID:now:)``. The ``description``
@@ -16,6 +16,10 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
     public let purpose: ChallengePurpose
     /// The key the challenge is bound to, or `nil` for any key (an attestation's challenge).
     public let keyID: KeyID?
+    /// The app an attest challenge was issued for, as its RP ID hash (SHA-256 of the App ID, what its attestation
+    /// carries: `AppID.rpIDHash`), or `nil` for any app. The attestation registered with the challenge must be the
+    /// app's.
+    public let rpIDHash: [UInt8]?
     /// When the challenge was issued, to the millisecond.
     public let createdAt: Date
     /// From this instant on the challenge is refused as expired.
@@ -25,12 +29,13 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a challenge from its parts, checking every bound of ``StoreLimits``.
     /// - Throws: ``StoreError/Code/invalidInput`` when the bytes are too few or too many, a time is out of
-    ///   range, or the challenge would expire before it was created.
+    ///   range, the challenge would expire before it was created, or `rpIDHash` is not 32 bytes.
     public init(
         id: ChallengeID,
         bytes: [UInt8],
         purpose: ChallengePurpose,
         keyID: KeyID?,
+        rpIDHash: [UInt8]? = nil,
         createdAt: Date,
         expiresAt: Date,
         consumedAt: Date? = nil
@@ -45,10 +50,14 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
         guard expires > created else {
             throw StoreError(.invalidInput, "a challenge must expire after it is created")
         }
+        guard rpIDHash.map({ $0.count == 32 }) ?? true else {
+            throw StoreError(.invalidInput, "a challenge's app is the 32-byte SHA-256 of its App ID")
+        }
         self.id = id
         self.bytes = bytes
         self.purpose = purpose
         self.keyID = keyID
+        self.rpIDHash = rpIDHash
         self.createdAt = StoreTime.date(created)
         self.expiresAt = StoreTime.date(expires)
         self.consumedAt = try StoreTime.normalized(ifPresent: consumedAt, "consumedAt")
@@ -60,6 +69,7 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
     public static func random(
         purpose: ChallengePurpose,
         keyID: KeyID? = nil,
+        rpIDHash: [UInt8]? = nil,
         ttl: Duration,
         byteCount: Int = StoreLimits.minimumChallengeBytes,
         now: Date,
@@ -78,6 +88,7 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
             bytes: RandomBytes.make(count: byteCount, using: &generator),
             purpose: purpose,
             keyID: keyID,
+            rpIDHash: rpIDHash,
             createdAt: StoreTime.date(created),
             expiresAt: StoreTime.date(created + ttlMilliseconds))
     }
@@ -92,6 +103,7 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
         self.bytes = other.bytes
         self.purpose = other.purpose
         self.keyID = other.keyID
+        self.rpIDHash = other.rpIDHash
         self.createdAt = other.createdAt
         self.expiresAt = other.expiresAt
         self.consumedAt = consumedAt
@@ -100,10 +112,11 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
     /// Whether the challenge has expired at `instant`.
     public func isExpired(at instant: Date) -> Bool { instant >= expiresAt }
 
-    /// The identifier, purpose and times; never the challenge bytes or the key.
+    /// The identifier, purpose and times; never the challenge bytes, the key or the app.
     public var description: String {
         var text = "StoredChallenge(id: \(id), purpose: \(purpose), expiresAt: \(expiresAt)"
         if keyID != nil { text += ", bound to a key" }
+        if rpIDHash != nil { text += ", bound to an app" }
         if let consumedAt { text += ", consumedAt: \(consumedAt)" }
         return text + ")"
     }

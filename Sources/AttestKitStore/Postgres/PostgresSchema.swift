@@ -177,6 +177,14 @@ struct PostgresSchema: Sendable {
             // 9: the key access control its credential certificate carried (additive: a nullable column; the
             // release before it neither reads nor writes it, and keys registered before it keep NULL).
             .additive("ALTER TABLE \(table("keys")) ADD COLUMN key_access_control BYTEA"),
+            // 10: the app an attest challenge was issued for (additive: a nullable column without a default, so no
+            // rewrite; the release before it neither reads nor writes it, and its challenges, bound to no app, are
+            // checked as before).
+            .additive(
+                """
+                ALTER TABLE \(table("challenges")) ADD COLUMN rp_id_hash BYTEA
+                    CHECK (rp_id_hash IS NULL OR length(rp_id_hash) = 32)
+                """),
         ]
     }
 

@@ -7,8 +7,8 @@ public import Foundation
 /// needs only this one. Consuming is atomic: of many concurrent consumers of one challenge, in one process or across
 /// replicas, exactly one wins.
 public protocol ChallengeStore: Sendable {
-    /// Stores a new challenge, as built by ``StoredChallenge/random(purpose:keyID:ttl:byteCount:now:using:)``.
-    /// Prefer ``issueChallenge(purpose:keyID:ttl:byteCount:now:using:)``, which does both.
+    /// Stores a new challenge, as built by ``StoredChallenge/random(purpose:keyID:rpIDHash:ttl:byteCount:now:using:)``.
+    /// Prefer ``issueChallenge(purpose:keyID:appID:ttl:byteCount:now:using:)``, which does both.
     /// - Throws: ``StoreError/Code/invalidInput`` for a consumed challenge or a reused identifier.
     func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError)
 
@@ -37,7 +37,8 @@ extension ChallengeStore {
     ///
     /// - Parameters:
     ///   - purpose: ``ChallengePurpose/attest`` or ``ChallengePurpose/assert``.
-    ///   - keyID: The key the challenge is for (assertions), or `nil` for any.
+    ///   - keyID: The key the challenge is for, or `nil` for any.
+    ///   - appID: The app an attest challenge is for (``StoredChallenge/rpIDHash``), or `nil` for any.
     ///   - ttl: How long the challenge lives: between 1 ms and one day.
     ///   - byteCount: The number of random bytes, 32 to 1024.
     ///   - now: The time of issue.
@@ -46,13 +47,15 @@ extension ChallengeStore {
     public func issueChallenge(
         purpose: ChallengePurpose,
         keyID: KeyID? = nil,
+        appID: AppID? = nil,
         ttl: Duration = .seconds(300),
         byteCount: Int = StoreLimits.minimumChallengeBytes,
         now: Date,
         using generator: inout some RandomNumberGenerator
     ) async throws(StoreError) -> StoredChallenge {
         let challenge = try StoredChallenge.random(
-            purpose: purpose, keyID: keyID, ttl: ttl, byteCount: byteCount, now: now, using: &generator)
+            purpose: purpose, keyID: keyID, rpIDHash: appID?.rpIDHash, ttl: ttl, byteCount: byteCount, now: now,
+            using: &generator)
         try await insertChallenge(challenge)
         return challenge
     }
@@ -62,12 +65,14 @@ extension ChallengeStore {
     public func issueChallenge(
         purpose: ChallengePurpose,
         keyID: KeyID? = nil,
+        appID: AppID? = nil,
         ttl: Duration = .seconds(300),
         byteCount: Int = StoreLimits.minimumChallengeBytes,
         now: Date
     ) async throws(StoreError) -> StoredChallenge {
         var generator = SystemRandomNumberGenerator()
         return try await issueChallenge(
-            purpose: purpose, keyID: keyID, ttl: ttl, byteCount: byteCount, now: now, using: &generator)
+            purpose: purpose, keyID: keyID, appID: appID, ttl: ttl, byteCount: byteCount, now: now,
+            using: &generator)
     }
 }

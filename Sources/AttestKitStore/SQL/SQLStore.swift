@@ -26,15 +26,15 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         let binds: [SQLValue] = [
             .bytes(challenge.id.bytes), .bytes(challenge.bytes), .text(challenge.purpose.rawValue),
             .bytes(challenge.keyID?.bytes), .integer(try StoreTime.milliseconds(challenge.createdAt, "createdAt")),
-            .integer(try StoreTime.milliseconds(challenge.expiresAt, "expiresAt")),
+            .integer(try StoreTime.milliseconds(challenge.expiresAt, "expiresAt")), .bytes(challenge.rpIDHash),
         ]
-        let values = (1...6).map(parameter).joined(separator: ", ")
+        let values = (1...7).map(parameter).joined(separator: ", ")
         let rows = try await executor.query(
             "issuing a challenge",
             SQLStatement(
                 """
                 INSERT INTO \(executor.table("challenges"))
-                    (id, challenge, purpose, key_id, created_at_ms, expires_at_ms)
+                    (id, challenge, purpose, key_id, created_at_ms, expires_at_ms, rp_id_hash)
                 VALUES (\(values)) ON CONFLICT (id) DO NOTHING RETURNING id
                 """, binds), access: .write)
         guard !rows.isEmpty else {

@@ -31,7 +31,7 @@ enum StoreColumns {
         of: " receipt,", with: " NULL::bytea AS receipt,")
     private static let keyWithoutReceiptSQLite = key.replacingOccurrences(of: " receipt,", with: " NULL AS receipt,")
     /// Every column of `challenges`.
-    static let challenge = "id, challenge, purpose, key_id, created_at_ms, expires_at_ms, consumed_at_ms"
+    static let challenge = "id, challenge, purpose, key_id, rp_id_hash, created_at_ms, expires_at_ms, consumed_at_ms"
     /// The columns of `risk_metrics` a history returns.
     static let riskMetric = "risk_metric, receipt_created_at_ms, recorded_at_ms"
 }
@@ -121,6 +121,7 @@ extension StoreRow {
                 bytes: requiredBytes("challenge"),
                 purpose: purpose,
                 keyID: keyID,
+                rpIDHash: bytes("rp_id_hash"),
                 createdAt: StoreTime.date(requiredInteger("created_at_ms")),
                 expiresAt: StoreTime.date(requiredInteger("expires_at_ms")),
                 consumedAt: StoreTime.date(ifPresent: integer("consumed_at_ms")))

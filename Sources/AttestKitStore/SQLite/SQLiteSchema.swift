@@ -158,6 +158,13 @@ enum SQLiteSchema {
         // 9: the key access control its credential certificate carried (additive: a nullable column; the release
         // before it neither reads nor writes it, and keys registered before it keep NULL).
         .additive("ALTER TABLE keys ADD COLUMN key_access_control BLOB"),
+        // 10: the app an attest challenge was issued for (additive: a nullable column; the release before it neither
+        // reads nor writes it, and its challenges, bound to no app, are checked as before).
+        .additive(
+            """
+            ALTER TABLE challenges ADD COLUMN rp_id_hash BLOB
+                CHECK (rp_id_hash IS NULL OR length(rp_id_hash) = 32)
+            """),
     ]
 
     /// Creates the database's directory and an empty file readable by its owner only, when absent.
