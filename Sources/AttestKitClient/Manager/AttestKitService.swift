@@ -42,7 +42,8 @@ public struct AttestKitService: Sendable {
     public let timeout: TimeInterval
     /// The app's App ID (`TEAMID.bundle.id`), sent with attestation challenges (`appId`) so that a service
     /// accepting several apps knows which app's attestation ramp to apply; `nil` sends none (a service accepting
-    /// one app implies it).
+    /// one app implies it). The service binds the challenge to it: it must be the app's own, or the attestation is
+    /// refused (403 `challenge_app_mismatch`).
     public let appID: String?
 
     /// Creates a client of the service at `baseURL`.
