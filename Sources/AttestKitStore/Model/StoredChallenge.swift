@@ -4,7 +4,7 @@ public import Foundation
 /// A one-time challenge: random bytes a client must sign over, with a time to live, a purpose and
 /// optionally the key and the app it is meant for.
 ///
-/// Issue one with ``ChallengeStore/issueChallenge(purpose:keyID:ttl:byteCount:now:using:)`` and consume it
+/// Issue one with ``ChallengeStore/issueChallenge(purpose:keyID:appID:ttl:byteCount:now:using:)`` and consume it
 /// exactly once with ``ChallengeStore/consumeChallenge(_:purpose:keyID:now:)``. The ``description``
 /// leaves out the challenge bytes.
 public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
