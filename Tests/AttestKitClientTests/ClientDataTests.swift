@@ -91,11 +91,13 @@ struct ClientDataTests {
     @Test("concurrent calls with the same bytes share one attestation; other bytes attest a key of their own")
     func concurrent() async throws {
         let app = App()
-        // The post is held, so that the second call arrives while the first is under way.
-        app.service.registrationDelay(milliseconds: 300)
-        async let first = app.manager.attestKey(appData: Self.appData)
-        async let second = app.manager.attestKey(appData: Self.appData)
-        let (one, two) = try await (first, second)
+        // The post is held, and the second call starts once the first has asked for its challenge: it arrives while
+        // the first is under way, whatever the machine's load (no race between two calls started together).
+        app.service.registrationDelay(milliseconds: 1_000)
+        let first = Task { try await app.manager.attestKey(appData: Self.appData) }
+        for _ in 0..<2_000 where app.service.challenges("attest") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let two = try await app.manager.attestKey(appData: Self.appData)
+        let one = try await first.value
         #expect(one.keyId == two.keyId)
         #expect(app.provider.calls.attestKey == 1 && app.service.registrationAttempts.count == 1)
 
