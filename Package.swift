@@ -155,6 +155,7 @@ let package = Package(
             name: "AttestKitApple",
             dependencies: [
                 "AttestKit",
+                "AttestKitWire",
                 .product(name: "JWTKit", package: "jwt-kit", condition: whenAppleServices),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: whenAppleServices),
                 .product(name: "Logging", package: "swift-log", condition: whenAppleServices),

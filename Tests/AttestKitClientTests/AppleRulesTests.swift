@@ -179,6 +179,76 @@ struct AppleRulesTests {
         #expect(app.provider.calls.generateKey == app.provider.calls.attestKey)
     }
 
+    @Test("a service that refuses every new key at its first assertion meets a growing backoff, not a loop")
+    func refusedAtFirstAssertion() async throws {
+        let app = App()
+        // A backend that verifies against another deployment: every key is unknown there.
+        app.service.answerApp { $0.hasAssertion ? .status(403, "key_not_found") : nil }
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 1)
+        // 1 to 2 s (the jitter is fixed at its top here), then 2 to 4 s, then 4 to 8 s.
+        app.clock.advance(2.1)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 2)
+        app.clock.advance(2.1)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 2, "the second refused key doubled the wait")
+        app.clock.advance(2)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 3)
+        app.clock.advance(4.1)
+        #expect(try await app.order() == .deviceCheck)
+        #expect(app.provider.calls.attestKey == 3, "and the third doubled it again")
+        #expect(try #require(await app.manager.keyState).failures == 3)
+
+        // Once an assertion is accepted, the failures are over: a key lost later is replaced at once.
+        app.service.answerApp { _ in nil }
+        app.clock.advance(4)
+        #expect(try await app.order() == .appAttest)
+        #expect(try #require(await app.manager.keyState).failures == 0)
+        #expect(app.provider.calls.attestKey == 4)
+    }
+
+    @Test("a relaunch after the post: challenge_consumed means registered; on the first post it is a refusal")
+    func relaunchAfterPost() async throws {
+        let device = App()
+        let keyID = try await device.provider.generateKey()
+        let attestation = try await device.provider.attestKey(keyID, clientDataHash: Data(repeating: 7, count: 32))
+        var posted = KeyState(stage: .attested, keyID: keyID)
+        posted.challengeID = "c1"
+        posted.attestation = attestation
+        posted.registrationPosted = true  // saved before the post; the app was killed before its answer
+
+        let relaunched = App(store: MemoryKeyIDStore(state: posted))
+        relaunched.service.scriptRegistrations([.status(409, "challenge_consumed")])
+        #expect(try await relaunched.manager.attestedKeyID() == keyID)
+        #expect(relaunched.provider.calls.attestKey == 0 && relaunched.provider.calls.generateKey == 0)
+
+        // Never posted before: a consumed challenge is not this attestation's, so the key is not registered.
+        var unposted = posted
+        unposted.registrationPosted = nil
+        let fresh = App(store: MemoryKeyIDStore(state: unposted))
+        fresh.service.scriptRegistrations([.status(409, "challenge_consumed")])
+        let refused = await #expect(throws: AttestKitClientError.self) { try await fresh.manager.attestedKeyID() }
+        #expect(refused?.code == .unavailable)
+        let after = try #require(await fresh.manager.keyState)
+        #expect(after.stage == .none && after.failures == 1)
+    }
+
+    @Test("a registration answered by a proxy (a 4xx without the service's error body) keeps the attestation")
+    func registrationAnsweredByProxy() async throws {
+        let app = App()
+        app.service.scriptRegistrations([.status(403, nil), .status(404, nil)])
+        #expect(try await app.order() == .deviceCheck)
+        app.clock.advance(3)
+        #expect(try await app.order() == .deviceCheck)
+        app.clock.advance(5)
+        #expect(try await app.order() == .appAttest)
+        let attempts = app.service.registrationAttempts
+        #expect(attempts.count == 3 && Set(attempts.map(\.attestation)).count == 1)
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+    }
+
     @Test("featureUnsupported where isSupported says yes (app extensions) falls back for a long while")
     func featureUnsupported() async throws {
         let observed = LevelLog()

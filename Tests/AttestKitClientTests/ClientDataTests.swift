@@ -105,4 +105,46 @@ struct ClientDataTests {
         #expect(other.keyId != one.keyId && app.keyID == other.keyId)
         #expect(app.provider.calls.attestKey == 2)
     }
+
+    @Test("calls with the same bytes made while the manager obtains its own key still share one attestation")
+    func concurrentWhileObtaining() async throws {
+        let app = App()
+        app.service.registrationDelay(milliseconds: 1_000)
+        let manager = app.manager
+        // The launch's attestedKeyID() is under way (its post held) when two calls with the same bytes arrive.
+        let launch = Task { try await manager.attestedKeyID() }
+        for _ in 0..<2_000 where app.service.challenges("attest") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        async let one = manager.attestKey(appData: Self.appData)
+        async let two = manager.attestKey(appData: Self.appData)
+        let (first, second) = try await (one, two)
+        _ = try await launch.value
+        #expect(first.keyId == second.keyId && app.keyID == first.keyId)
+        // The launch's key and one key for the bytes: two attestations, not three.
+        #expect(app.provider.calls.attestKey == 2 && app.service.registrationAttempts.count == 2)
+    }
+
+    @Test("a revoked key stays revoked, and a backoff holds, for attestations with app data too")
+    func revokedAndBackingOff() async throws {
+        var revoked = KeyState(stage: .revoked, keyID: "a2V5")
+        let app = App(store: MemoryKeyIDStore(state: revoked))
+        let refused = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(refused?.code == .keyRevoked)
+        // The app accepts the revocation: a new key, bound to its bytes.
+        try await app.manager.resetKey()
+        #expect(try await app.manager.attestKey(appData: Self.appData).keyId == app.keyID)
+
+        revoked = KeyState()
+        revoked.failures = 2
+        revoked.notBefore = TestClock().now.addingTimeInterval(60)
+        let waiting = App(store: MemoryKeyIDStore(state: revoked))
+        let early = await #expect(throws: AttestKitClientError.self) {
+            try await waiting.manager.attestKey(appData: Self.appData)
+        }
+        #expect(early?.code == .unavailable && early?.retryAfter == revoked.notBefore)
+        #expect(waiting.provider.calls.generateKey == 0 && waiting.service.challenges("attest") == 0)
+        waiting.clock.advance(61)
+        #expect(try await waiting.manager.attestKey(appData: Self.appData).keyId == waiting.keyID)
+    }
 }

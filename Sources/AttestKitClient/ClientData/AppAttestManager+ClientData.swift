@@ -27,10 +27,13 @@ extension AppAttestManager {
     ///   challenge's length (32).
     /// - Returns: The registered key, with `appData`.
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/invalidRequest`` for no bytes or too many
-    ///   (before anything is asked of the service or the device); ``AttestKitClientError/Code/unavailable`` when App
+    ///   (before anything is asked of the service or the device); ``AttestKitClientError/Code/unavailable`` while the
+    ///   manager backs off after a failure (its ``AttestKitClientError/retryAfter``) or when App
     ///   Attest, Apple or the service cannot help now; ``AttestKitClientError/Code/attestationDeferred`` while the
     ///   service's ramp defers this install (nothing was attested; ask again after its `retryAfter`, with the same
     ///   key);
+    ///   ``AttestKitClientError/Code/keyRevoked`` while the service's revocation of the current key stands (as for
+    ///   ``attestedKeyID()``: ``resetKey(_:)`` first, or ``Configuration/reattestAfterRevocation``);
     ///   ``AttestKitClientError/Code/httpError`` when the service
     ///   refused the attestation; ``AttestKitClientError/Code/invalidResponse`` for an answer without the app's
     ///   bytes; ``AttestKitClientError/Code/keyStore`` when the key store fails or another manager uses it.
@@ -44,15 +47,32 @@ extension AppAttestManager {
             throw AttestKitClientError(
                 .keyStore, reason: "another AppAttestManager of this process uses this key store")
         }
-        if let running = appDataAttestations[appData] { return try await running.value }
-        if let running = obtaining { _ = try? await running.value }
+        // Every wait is a suspension in which another call may start: look again after each. A task waited for once
+        // is not waited for again (it may still be recorded, its caller not yet resumed).
+        var waited: Task<String, any Error>?
+        while true {
+            if let running = appDataAttestations[appData] { return try await running.value }
+            guard let running = obtaining, running != waited else { break }
+            waited = running
+            _ = try? await running.value
+        }
+        let current = try loadState()
+        if current.stage == .revoked, !configuration.reattestAfterRevocation {
+            throw AttestKitClientError(
+                .keyRevoked, status: 403, serviceCode: "key_revoked",
+                reason: "the service revoked this app's key; call resetKey() to attest a new one")
+        }
+        if let notBefore = current.notBefore, now() < notBefore {
+            throw AttestKitClientError(
+                .unavailable, retryAfter: notBefore, reason: "App Attest is backing off after a failure")
+        }
         let attesting = Task { try await self.attestationWithAppData(appData) }
         appDataAttestations[appData] = attesting
         let keyID = Task { try await attesting.value.keyId }
         obtaining = keyID
         defer {
             if obtaining == keyID { obtaining = nil }
-            appDataAttestations[appData] = nil
+            if appDataAttestations[appData] == attesting { appDataAttestations[appData] = nil }
         }
         return try await attesting.value
     }

@@ -145,12 +145,13 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
         code == .httpError && status == 429 && serviceCode == Self.attestationDeferredServiceCode
     }
 
-    /// Whether the failure is passing: the network, the service's 5xx or 429, or a device backing off. A
-    /// registration that failed so is retried later with the same attestation.
+    /// Whether the failure is passing: the network, the service's 5xx or 429, a device backing off, or a status
+    /// without the service's error body (a proxy, a firewall or a captive portal answered, not the service's
+    /// verification). A registration that failed so is retried later with the same attestation.
     var isTransient: Bool {
         switch code {
         case .transport, .unavailable: true
-        case .httpError: status.map { $0 >= 500 || $0 == 429 || $0 == 408 } ?? true
+        case .httpError: serviceCode == nil || (status.map { $0 >= 500 || $0 == 429 || $0 == 408 } ?? true)
         case .invalidResponse: true
         default: false
         }

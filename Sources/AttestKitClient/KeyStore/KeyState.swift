@@ -34,16 +34,23 @@ public struct KeyState: Sendable, Hashable, Codable {
     public var keyID: String?
     /// The attestation challenge's id, once fetched.
     public var challengeID: String?
-    /// When the attestation challenge expires, when the service said.
+    /// When the attestation challenge expires by this device's clock, when the service said: its lifetime left
+    /// when the answer arrived, by the answer's `Date` header, counted from then (the service's own expiry when the
+    /// answer had no `Date` header, and in states stored by earlier versions).
     public var challengeExpiresAt: Date?
     /// SHA-256 of the attestation challenge: the client data hash `attestKey` is called (and called again) with.
     public var clientDataHash: Data?
     /// The attestation object, while ``Stage/attested``.
     public var attestation: Data?
+    /// Whether the attestation object was posted at least once (saved before the first post), so that a
+    /// `challenge_consumed` answering a later post, as after a relaunch that lost the first answer, means that the
+    /// key was registered. `nil`: not posted yet (and in states stored by earlier versions).
+    public var registrationPosted: Bool?
     /// Whether the service has accepted an assertion of the registered key (a key that worked, which the device
     /// or the service may later refuse, is replaced at once; one that never worked only after the backoff).
     public var asserted: Bool
-    /// How many attempts failed in a row (the backoff's exponent).
+    /// How many attempts failed in a row (the backoff's exponent), from the first try of a key until the service
+    /// accepts an assertion of it: a key registered and then refused at once counts as one more failure.
     public var failures: Int
     /// No device or service call for the key before this time (`nil`: none pending).
     public var notBefore: Date?
@@ -60,6 +67,7 @@ public struct KeyState: Sendable, Hashable, Codable {
         self.challengeExpiresAt = nil
         self.clientDataHash = nil
         self.attestation = nil
+        self.registrationPosted = nil
         self.asserted = false
         self.failures = 0
         self.notBefore = nil

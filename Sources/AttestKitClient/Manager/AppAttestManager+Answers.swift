@@ -72,8 +72,9 @@ extension AppAttestManager {
         _ ticket: Ticket, refusal: AttestKitClientError.VerificationRefusal?, accepted: Bool = false
     ) -> Decision {
         let isCurrent = state?.keyID == ticket.keyID
-        // Whether the service accepted an assertion of this key before this answer.
-        let proven = latestAccepted[ticket.keyID] != nil || (isCurrent && state?.asserted == true)
+        // Whether the service accepted an assertion of this key before this answer (a 2xx: an answer that was
+        // merely not a counter refusal, such as a lost connection, proves nothing).
+        let proven = isCurrent && state?.asserted == true
         switch refusal {
         case nil:
             _ = finish(ticket, counterRefused: false)

@@ -29,7 +29,8 @@ extension AppAttestManager {
         let keyID: String
         /// The `attest` challenge the client data holds or names.
         let challengeID: String
-        /// When the service stops accepting the challenge, when it said.
+        /// When the service stops accepting the challenge, by this device's clock (``deviceExpiry(of:)``), when it
+        /// said.
         let expiresAt: Date?
         /// The client data.
         let clientData: BoundClientData
@@ -153,7 +154,7 @@ extension AppAttestManager {
         }
         keptKeys[binding] = nil
         return PendingAttestation(
-            keyID: keyID, challengeID: challenge.id, expiresAt: challenge.expiresAt,
+            keyID: keyID, challengeID: challenge.id, expiresAt: deviceExpiry(of: challenge),
             clientData: try clientData(challenge))
     }
 }

@@ -55,11 +55,20 @@ extension AppAttestManager {
         try? save(current)
     }
 
-    /// Notes that the service accepted an assertion of `keyID`.
+    /// Notes that the service accepted an assertion of `keyID`: the key works, and the failures that led to it
+    /// are over.
     func markAsserted(_ keyID: String) {
-        guard var current = state, current.keyID == keyID, !current.asserted else { return }
+        guard var current = state, current.keyID == keyID, !current.asserted || current.failures > 0 else { return }
         current.asserted = true
+        current.failures = 0
+        current.notBefore = nil
         try? save(current)
+    }
+
+    /// When `challenge` expires by this device's clock: what was left of its life when its answer arrived, counted
+    /// from now (``ServiceClock``), or the service's own time when the answer had no `Date` header.
+    func deviceExpiry(of challenge: AttestKitService.Challenge) -> Date? {
+        challenge.lifetime.map { now().addingTimeInterval($0) } ?? challenge.expiresAt
     }
 
     // MARK: The steps
@@ -70,7 +79,13 @@ extension AppAttestManager {
                 .keyStore, reason: "another AppAttestManager of this process uses this key store")
         }
         var current = try loadState()
-        while true {
+        // A challenge fetched by this call is used at once, whatever the clocks say: even a device clock set so
+        // far wrong that every challenge looks expired cannot make the manager fetch challenge after challenge.
+        var freshChallenge = false
+        // The post that follows the step saving ``KeyState/registrationPosted`` is the attestation's first.
+        var firstPost = false
+        // The steps from no key to a registered one are at most five; more means something answers in circles.
+        for _ in 0..<Self.maximumKeySteps {
             switch current.stage {
             case .registered:
                 if let keyID = current.keyID { return keyID }
@@ -97,8 +112,10 @@ extension AppAttestManager {
                 throw AttestKitClientError(
                     .unavailable, deviceError: .featureUnsupported, reason: "App Attest is not supported here")
             }
-            switch await advance(current) {
+            switch await advance(current, freshChallenge: freshChallenge, firstPost: firstPost) {
             case .next(let next):
+                freshChallenge = next.stage == .generated && next.challengeID != current.challengeID
+                firstPost = next.registrationPosted == true && current.registrationPosted != true
                 current = next
                 try save(current)
             case .failed(let next, let error):
@@ -107,7 +124,16 @@ extension AppAttestManager {
                 throw error
             }
         }
+        var next = current
+        next.failures += 1
+        next.notBefore = backoff(after: next.failures)
+        try save(next)
+        throw AttestKitClientError(
+            .unavailable, retryAfter: next.notBefore, reason: "obtaining a key did not settle; backing off")
     }
+
+    /// The most steps one attempt to obtain a key takes.
+    static let maximumKeySteps = 8
 
     private enum Step {
         case next(KeyState)
@@ -115,7 +141,7 @@ extension AppAttestManager {
     }
 
     /// One step forward from `current`.
-    private func advance(_ current: KeyState) async -> Step {
+    private func advance(_ current: KeyState, freshChallenge: Bool, firstPost: Bool) async -> Step {
         var state = current
         switch state.stage {
         case .none, .registered, .revoked:
@@ -129,12 +155,13 @@ extension AppAttestManager {
             }
         case .generated:
             guard let keyID = state.keyID else { return .next(KeyState()) }
-            guard let hash = state.clientDataHash, state.challengeID != nil, !challengeExpired(state) else {
+            guard let hash = state.clientDataHash, state.challengeID != nil, freshChallenge || !challengeExpired(state)
+            else {
                 // A challenge first, saved before attesting: a failure or a relaunch attests with the same hash.
                 do {
                     let challenge = try await attestationChallenge(for: keyID)
                     state.challengeID = challenge.id
-                    state.challengeExpiresAt = challenge.expiresAt
+                    state.challengeExpiresAt = deviceExpiry(of: challenge)
                     state.clientDataHash = Data(SHA256.hash(data: challenge.bytes))
                     state.deferredUntil = nil
                     return .next(state)
@@ -157,10 +184,16 @@ extension AppAttestManager {
         case .attested:
             guard let keyID = state.keyID, let attestation = state.attestation, let challengeID = state.challengeID
             else { return .next(KeyState()) }
+            // Posted before, by this run or one whose answer was lost: `challenge_consumed` then means registered.
+            let postedBefore = !firstPost && (state.registrationPosted == true || state.failures > 0)
+            guard state.registrationPosted == true else {
+                state.registrationPosted = true  // saved before the post: a relaunch knows it may have arrived
+                return .next(state)
+            }
             do {
                 try await service.registerAttestation(keyID: keyID, attestation: attestation, challengeID: challengeID)
             } catch let error as AttestKitClientError
-                where !error.isTransient && !(state.failures > 0 && error.serviceCode == "challenge_consumed")
+                where !error.isTransient && !(postedBefore && error.serviceCode == "challenge_consumed")
             {
                 // Refused for good (the challenge expired, a verification failed): this attestation will never be
                 // registered, so the next attempt, after the backoff, uses a new key.
@@ -176,7 +209,11 @@ extension AppAttestManager {
                 return serviceFailure(error, state, during: "registering the attestation")
             }
             attestationCount += 1
-            return .next(KeyState(stage: .registered, keyID: keyID))
+            // The failures stay until the service accepts an assertion of the key: a service or device that
+            // refuses every new key at its first assertion meets a growing backoff, not one attestation a request.
+            var registered = KeyState(stage: .registered, keyID: keyID)
+            registered.failures = state.failures
+            return .next(registered)
         }
     }
 

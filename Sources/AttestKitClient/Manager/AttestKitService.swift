@@ -15,14 +15,20 @@ public struct AttestKitService: Sendable {
         public let id: String
         /// The random challenge bytes (for an attestation, the app passes SHA-256 of them to `attestKey`).
         public let bytes: Data
-        /// When the service stops accepting the challenge, when it said.
+        /// When the service stops accepting the challenge, by the service's clock, when it said.
         public let expiresAt: Date?
+        /// What was left of the challenge's life when the answer arrived, by the service's clock (``expiresAt``
+        /// less the time of the answer's `Date` header), or `nil` when the answer said no expiry or had no `Date`
+        /// header. ``AppAttestManager`` counts it on the device's clock from the answer's arrival, so that a
+        /// device clock set wrong neither throws a fresh challenge away nor keeps an expired one.
+        public let lifetime: TimeInterval?
 
         /// Creates a challenge.
-        public init(id: String, bytes: Data, expiresAt: Date? = nil) {
+        public init(id: String, bytes: Data, expiresAt: Date? = nil, lifetime: TimeInterval? = nil) {
             self.id = id
             self.bytes = bytes
             self.expiresAt = expiresAt
+            self.lifetime = lifetime
         }
     }
 
@@ -74,11 +80,14 @@ public struct AttestKitService: Sendable {
     public func challenge(for purpose: Purpose, keyID: String? = nil) async throws -> Challenge {
         let message = ChallengeRequest(
             purpose: purpose.rawValue, keyId: keyID, appId: purpose == .attest ? appID : nil)
-        let answer = try await post("v1/challenges", message, answer: ChallengeResponse.self, "the challenge answer")
+        let (data, response) = try await exchange("v1/challenges", message)
+        let answer = try Self.decode(ChallengeResponse.self, from: data, "the challenge answer")
         guard let bytes = Data(base64Encoded: answer.challenge), !bytes.isEmpty, !answer.challengeId.isEmpty else {
             throw AttestKitClientError(.invalidResponse, reason: "the challenge answer has no challenge bytes or id")
         }
-        return Challenge(id: answer.challengeId, bytes: bytes, expiresAt: APITime.parse(answer.expiresAt))
+        let expiresAt = APITime.parse(answer.expiresAt)
+        let lifetime = expiresAt.flatMap { ServiceClock.lifetime(until: $0, answeredBy: response) }
+        return Challenge(id: answer.challengeId, bytes: bytes, expiresAt: expiresAt, lifetime: lifetime)
     }
 
     /// `POST /v1/attestations` (`AttestationRequest`): registers an attested key.
@@ -98,7 +107,12 @@ public struct AttestKitService: Sendable {
     func post<Answer: Decodable>(
         _ path: String, _ message: some Encodable, answer: Answer.Type, _ what: String
     ) async throws -> Answer {
-        let data = try await post(path, message)
+        try Self.decode(Answer.self, from: try await post(path, message), what)
+    }
+
+    /// `data` decoded as `Answer`.
+    /// - Throws: ``AttestKitClientError/Code/invalidResponse`` naming `what` for an answer that is not an `Answer`.
+    static func decode<Answer: Decodable>(_ type: Answer.Type, from data: Data, _ what: String) throws -> Answer {
         do {
             return try WireJSON.decode(Answer.self, from: data)
         } catch {
@@ -106,7 +120,18 @@ public struct AttestKitService: Sendable {
         }
     }
 
+    /// Posts `message` to `path` and returns the answer's body (a 2xx, at most ``maximumAnswerSize`` bytes).
+    /// - Throws: As ``exchange(_:_:)``.
     func post(_ path: String, _ message: some Encodable) async throws -> Data {
+        try await exchange(path, message).0
+    }
+
+    /// Posts `message` to `path` and returns the answer: its body (a 2xx, at most ``maximumAnswerSize`` bytes) and
+    /// its response.
+    /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/transport``,
+    ///   ``AttestKitClientError/Code/httpError`` for a status other than 2xx,
+    ///   ``AttestKitClientError/Code/invalidResponse`` for an answer over the size.
+    func exchange(_ path: String, _ message: some Encodable) async throws -> (Data, HTTPURLResponse) {
         var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -125,7 +150,7 @@ public struct AttestKitService: Sendable {
         guard data.count <= Self.maximumAnswerSize else {
             throw AttestKitClientError(.invalidResponse, reason: "the answer of \(path) is too large")
         }
-        return data
+        return (data, response)
     }
 
     /// Throws ``AttestKitClientError/Code/httpError`` for a status other than 2xx, with the service's

@@ -67,7 +67,7 @@ extension AttestKitHTTPClient {
             url: service.baseURL.appendingPathComponent("v1/tokens"), timeoutInterval: service.timeout)
         request.httpMethod = "POST"
         request.httpBody = Data()
-        let (data, _) = try await sendWithAssertion(request, manager, over: service.transport)
+        let (data, response) = try await sendWithAssertion(request, manager, over: service.transport)
         guard data.count <= AttestKitService.maximumAnswerSize,
             let answer = try? WireJSON.decode(TokenResponse.self, from: data)
         else {
@@ -76,9 +76,14 @@ extension AttestKitHTTPClient {
         guard SessionToken.isCompactJWS(answer.token) else {
             throw AttestKitClientError(.invalidResponse, reason: "the token answer holds no compact JWS")
         }
-        guard let expiresAt = APITime.parse(answer.expiresAt), expiresAt > now() else {
+        // Kept by the device's clock: a clock ahead would take every token for expired, one behind keep it too long.
+        let arrival = now()
+        guard let expiresAt = APITime.parse(answer.expiresAt),
+            case let deviceExpiry = ServiceClock.deviceTime(of: expiresAt, answeredBy: response, arrival: arrival),
+            deviceExpiry > arrival
+        else {
             throw AttestKitClientError(.invalidResponse, reason: "the token answer has no future expiry")
         }
-        return SessionToken(token: answer.token, expiresAt: expiresAt)
+        return SessionToken(token: answer.token, expiresAt: deviceExpiry)
     }
 }

@@ -7,7 +7,9 @@ public import Foundation
 public struct SessionToken: Sendable, Hashable, CustomStringConvertible {
     /// The compact JWS (`header.payload.signature`). Send it to the app's backends; never log it.
     public let token: String
-    /// When the token expires, as the service said.
+    /// When the token expires by this device's clock: the service's `expiresAt`, moved by the difference between
+    /// the two clocks that the answer's `Date` header shows (as the service said when the answer had none). The
+    /// token's own `exp` claim stays the service's.
     public let expiresAt: Date
 
     /// Creates a token.

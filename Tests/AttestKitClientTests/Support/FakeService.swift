@@ -61,7 +61,12 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     private var registrationDelayNanoseconds: UInt64 = 0
     /// Decides the app server's answer to a request (200 `{"ok":true}` when it returns `nil`).
     private var appAnswer: @Sendable (AppRequest) -> Answer? = { _ in nil }
+    /// The service's clock, when the test set one: every answer then carries its `Date` header.
+    private var serviceNow: (@Sendable () -> Date)?
 
+    /// The service's clock is `now`: challenges expire 300 s after it and every answer carries it as its `Date`
+    /// header. Without it, challenges expire 300 s after the real time and answers carry no `Date` header.
+    func serviceClock(_ now: @escaping @Sendable () -> Date) { locked { serviceNow = now } }
     /// The next registrations answer these, in order, then 201.
     func scriptRegistrations(_ answers: [Answer]) { locked { registrationScript = answers } }
     /// Attest challenges are answered by `answer(keyId)`: a challenge when it returns `nil`.
@@ -100,6 +105,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
 
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         guard let url = request.url else { throw URLError(.badURL) }
+        let serviceTime = locked { serviceNow }.map { $0() }
         let answer: Answer
         var body = "{}"
         var status = 200
@@ -117,7 +123,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
             let bytes = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             let response = ChallengeResponse(
                 challengeId: "c\(number)", challenge: bytes, purpose: purpose,
-                expiresAt: APITime.format(Date().addingTimeInterval(300)))
+                expiresAt: APITime.format((serviceTime ?? Date()).addingTimeInterval(300)))
             body = String(decoding: try WireJSON.encode(response), as: UTF8.self)
             status = 201
             answer = refusal ?? .status(201, nil)
@@ -200,10 +206,20 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
                 status = code
             }
         }
+        if let serviceTime { headers = (headers ?? [:]).merging(["Date": Self.httpDate(serviceTime)]) { $1 } }
         guard
             let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
         else { throw URLError(.badServerResponse) }
         return (Data(body.utf8), response)
+    }
+
+    /// `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as a server writes its `Date` header.
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     private func locked<Value>(_ body: () -> Value) -> Value {
