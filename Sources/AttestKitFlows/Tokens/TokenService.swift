@@ -301,8 +301,10 @@ public struct TokenService: Sendable {
                 guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
                 guard record.state == .active else { throw StoreError.keyRevoked }
             }
+            // Kept past `exp` by the clock leeway: a replica whose clock is behind the one that cleans up still
+            // takes the token for unexpired a little longer, and must still find it consumed.
             first = try await store.consumeToken(
-                claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)), now: now())
+                claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp) + leeway), now: now())
         } catch {
             throw FlowError(error)
         }
