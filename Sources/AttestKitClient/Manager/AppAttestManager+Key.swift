@@ -184,12 +184,12 @@ extension AppAttestManager {
         case .attested:
             guard let keyID = state.keyID, let attestation = state.attestation, let challengeID = state.challengeID
             else { return .next(KeyState()) }
-            // Posted before, by this run or one whose answer was lost: `challenge_consumed` then means registered.
-            let postedBefore = !firstPost && (state.registrationPosted == true || state.failures > 0)
             guard state.registrationPosted == true else {
                 state.registrationPosted = true  // saved before the post: a relaunch knows it may have arrived
                 return .next(state)
             }
+            // Posted before, by this run or one whose answer was lost: `challenge_consumed` then means registered.
+            let postedBefore = !firstPost
             do {
                 try await service.registerAttestation(keyID: keyID, attestation: attestation, challengeID: challengeID)
             } catch let error as AttestKitClientError
