@@ -351,6 +351,26 @@ struct KeyAttestationTests {
         }
     }
 
+    @Test func aCAThatCannotIssueNowRefusesBeforeTheChallengeIsConsumedOrTheKeyStored() async throws {
+        let bench = try FlowBench()
+        let device = bench.device()
+        let appKey = Self.appKey()
+        let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)
+        let (expired, _) = try Self.authority(
+            notBefore: Date(timeIntervalSinceNow: -7_200), notAfter: Date(timeIntervalSinceNow: -60))
+        let refusing = KeyAttestation(registrar: bench.registrar(), authority: expired)
+        await #expect(throws: FlowError(.keyAttestationCAInvalid, .notConfigured, "")) {
+            _ = try await refusing.register(
+                keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
+        }
+        #expect(try await bench.store.key(device.keyID) == nil)
+        // Once the CA is replaced, the same attestation over the same challenge registers the key with a certificate.
+        let (valid, _) = try Self.authority()
+        let registered = try await KeyAttestation(registrar: bench.registrar(), authority: valid).register(
+            keyID: device.keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: Date())
+        #expect(registered.certificate != nil)
+    }
+
     @Test func aCAWhoseKeyDoesNotMatchOrThatIsNotACAIsRefused() throws {
         let (authority, certificate) = try Self.authority()
         let otherKey = Certificate.PrivateKey(P256.Signing.PrivateKey())

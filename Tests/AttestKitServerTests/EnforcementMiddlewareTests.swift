@@ -103,6 +103,26 @@ struct EnforcementMiddlewareTests {
         }
     }
 
+    @Test("a group that is not configured stops the setup, as Vapor and the decision route refuse it; a configured one has its settings")
+    func unconfiguredGroups() throws {
+        let server = try Self.server()
+        let error = #expect(throws: ServerConfigurationError.self) { try server.routeGuard(group: "orderz") }
+        #expect(error?.key == "enforcement.groups")
+        #expect(error?.reason.contains("'orderz'") == true && error?.reason.contains("default") == true)
+        // A name that is not a label is not a group either.
+        #expect(throws: ServerConfigurationError.self) { try server.routeGuard(group: "Orders!") }
+
+        var configuration = server.configuration
+        configuration.enforcementGroups = ["orders": .init(mode: .report, minimumTrust: .debug)]
+        let configured = try AttestKitServer(
+            configuration: configuration, store: MemoryAttestationStore(),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let orders = try configured.routeGuard(group: "orders")
+        #expect(orders.policy.group == "orders" && orders.policy.mode == .report)
+        #expect(orders.policy.minimumTrust == .debug)
+        #expect(try configured.routeGuard().policy.group == "default")
+    }
+
     @Test("a debug token passes a group that accepts debug trust, and is refused where App Attest is required")
     func debugTokens() async throws {
         let server = try Self.server()
@@ -112,7 +132,7 @@ struct EnforcementMiddlewareTests {
             middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: lowest))
         ).post("orders") { _, context in Self.describe(context) }
         router.group("strict").add(
-            middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(group: "strict"))
+            middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(group: "default"))
         ).post("orders") { _, context in Self.describe(context) }
         let app = Application(router: router)
         try await app.test(.router) { client in

@@ -42,7 +42,8 @@ public struct AttestationVerifier: Sendable {
         public var appIDs: [AppID]
         /// The environments whose keys are accepted.
         public var environments: EnvironmentPolicy
-        /// Clock-skew leeway, in seconds, applied to both ends of every validity window.
+        /// Clock-skew leeway, in seconds, applied to both ends of every validity window. The checks take a
+        /// negative, NaN or infinite value as 0, however it was set.
         public var leeway: TimeInterval
         /// How the embedded receipt is treated.
         public var receiptPolicy: ReceiptPolicy
@@ -57,7 +58,7 @@ public struct AttestationVerifier: Sendable {
         /// - Parameters:
         ///   - appIDs: Accepted App IDs; at least one.
         ///   - environments: Accepted environments: `.production`, `.development` or `.both`.
-        ///   - leeway: Clock skew tolerated, in seconds (default 60).
+        ///   - leeway: Clock skew tolerated, in seconds (default 60); a negative, NaN or infinite value counts as 0.
         ///   - receiptPolicy: How the embedded receipt is treated (default ``ReceiptPolicy/require``).
         ///   - receiptMaximumAge: Maximum age of the embedded receipt (default `nil`, no age limit).
         ///   - trustAnchors: Roots to trust; `nil` means Apple's pinned roots.
@@ -74,7 +75,7 @@ public struct AttestationVerifier: Sendable {
             guard !appIDs.isEmpty else { throw AttestKitError(.appIdMalformed, "at least one App ID is required") }
             self.appIDs = appIDs
             self.environments = environments
-            self.leeway = max(0, leeway)
+            self.leeway = leeway.asLeeway
             self.receiptPolicy = receiptPolicy
             self.receiptMaximumAge = receiptMaximumAge
             if let trustAnchors {

@@ -111,11 +111,14 @@ package struct ChainValidator: Sendable {
         throw lastError
     }
 
+    /// Each certificate's window holds `time`, with `leeway` (as `asLeeway` takes it). Written so that a NaN
+    /// anywhere fails: an unusable verification time is refused, never waved through.
     private func checkValidity(of chain: [Certificate], at time: Date, leeway: TimeInterval) throws(AttestKitError) {
+        let leeway = leeway.asLeeway
         for (position, certificate) in chain.enumerated() {
             let name = ["leaf", "intermediate", "root"][min(position, 2)]
             let early = certificate.notValidBefore.timeIntervalSince(time) - leeway
-            if early > 0 {
+            if !(early <= 0) {
                 throw AttestKitError(
                     codes.notYetValid,
                     "the \(name) certificate is not valid until \(certificate.notValidBefore); "
@@ -123,7 +126,7 @@ package struct ChainValidator: Sendable {
                     secondsOutside: early)
             }
             let late = time.timeIntervalSince(certificate.notValidAfter) - leeway
-            if late > 0 {
+            if !(late <= 0) {
                 throw AttestKitError(
                     codes.expired,
                     "the \(name) certificate expired at \(certificate.notValidAfter); "

@@ -42,9 +42,12 @@ public struct AttestKitError: CodedError, Sendable {
 }
 
 extension AttestKitError {
-    /// Seconds as time-check reasons show them: whole seconds from 10 up, milliseconds below.
+    /// Seconds as time-check reasons show them: whole seconds from 10 up, milliseconds below; any value, infinite,
+    /// NaN or beyond `Int`, is shown rather than trapping.
     static func formatted(seconds value: Double) -> String {
-        value >= 10 ? String(Int(value.rounded(.up))) : String(format: "%.3f", value)
+        guard value >= 10 else { return String(format: "%.3f", value) }
+        guard value < 1e15 else { return value.isFinite ? String(format: "%.0f", value) : "\(value)" }
+        return String(Int(value.rounded(.up)))
     }
 }
 

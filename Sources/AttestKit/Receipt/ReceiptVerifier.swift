@@ -42,15 +42,16 @@ public struct ReceiptVerifier: Sendable {
     /// - Parameters:
     ///   - anchor: The pinned root: ``TrustAnchor/appleRootCAG3()`` for Apple's receipts, or a test CA (whose
     ///     receipt CA and signer carry Apple's marker extensions, as the software Apple's do).
-    ///   - leeway: Seconds of clock skew tolerated; 60 by default.
+    ///   - leeway: Seconds of clock skew tolerated; 60 by default. A negative, NaN or infinite leeway counts as 0.
     public init(anchor: TrustAnchor, leeway: TimeInterval = 60) {
-        self.leeway = leeway
+        self.leeway = leeway.asLeeway
         self.chain = ChainValidator(anchor: anchor, codes: .receipt, markers: .receipt, cachesLeaves: true)
     }
 
     /// Creates a verifier for Apple's receipts, anchored at the pinned Apple Root CA - G3.
     ///
-    /// - Parameter leeway: Seconds of clock skew tolerated; 60 by default.
+    /// - Parameter leeway: Seconds of clock skew tolerated; 60 by default. A negative, NaN or infinite leeway counts
+    ///   as 0.
     /// - Throws: ``AttestKitError/Code/trustAnchorPinMismatch`` if the embedded root does not match its pin.
     public init(leeway: TimeInterval = 60) throws(AttestKitError) {
         self.init(anchor: try TrustAnchor.appleRootCAG3(), leeway: leeway)
@@ -66,8 +67,8 @@ public struct ReceiptVerifier: Sendable {
     ///     Apple's exchange endpoint; `nil` accepts both.
     ///   - environment: The environment the receipt must belong to, when it names one; `nil` accepts both.
     ///   - maximumAge: How old the receipt may be at `time`, e.g. 300 s for a fresh one (Apple's advice).
-    ///     `nil` sets no age limit, for receipts re-verified from storage; a receipt created after `time` is
-    ///     refused either way.
+    ///     `nil` (or infinity) sets no age limit, for receipts re-verified from storage; a receipt created after
+    ///     `time` is refused either way. A NaN or negative age refuses every receipt older than the leeway.
     ///   - time: The moment to verify at: the creation time is compared with it.
     /// - Returns: The verified payload.
     /// - Throws: ``AttestKitError`` with a `receipt*` code (or ``AttestKitError/Code/inputTooLarge`` or
@@ -143,10 +144,11 @@ public struct ReceiptVerifier: Sendable {
         }
     }
 
-    /// The creation time is not after `time` (always) nor older than `maximumAge` (when given), with leeway.
+    /// The creation time is not after `time` (always) nor older than `maximumAge` (when given), with leeway. Written
+    /// so that a NaN fails: a NaN time or maximum age refuses the receipt (an infinite maximum age is no limit).
     private func checkAge(of creationTime: Date, maximumAge: TimeInterval?, at time: Date) throws(AttestKitError) {
         let ahead = creationTime.timeIntervalSince(time) - leeway
-        if ahead > 0 {
+        if !(ahead <= 0) {
             let seconds = AttestKitError.formatted(seconds: ahead)
             throw AttestKitError(
                 .receiptFromFuture, "the receipt was created \(seconds) s after the verification time",
@@ -154,7 +156,7 @@ public struct ReceiptVerifier: Sendable {
         }
         guard let maximumAge else { return }
         let late = time.timeIntervalSince(creationTime) - maximumAge - leeway
-        if late > 0 {
+        if !(late <= 0) {
             let seconds = AttestKitError.formatted(seconds: late)
             throw AttestKitError(
                 .receiptTooOld, "the receipt is \(seconds) s older than the maximum age", secondsOutside: late)

@@ -127,17 +127,23 @@ public struct AppKeyAuthority: Sendable {
         return values.count == 1 ? values.first : nil
     }
 
+    /// Checks that the CA certificate is valid at `now`, so that it can issue then.
+    /// - Throws: `key_attestation_ca_invalid` (not configured) when it is not.
+    public func checkValidity(at now: Date) throws(FlowError) {
+        guard certificate.notValidBefore <= now, now < certificate.notValidAfter else {
+            throw FlowError.keyAttestationCAInvalid("the CA certificate is not valid now", .certificate)
+        }
+    }
+
     /// Issues a certificate for `appKey`, bound to the App Attest key `keyID` of `appID`, at `now`.
     /// - Returns: The certificate's DER.
-    /// - Throws: `key_attestation_ca_invalid` (not configured) when the CA itself is not valid at `now`;
-    ///   `internal_error` when signing fails.
+    /// - Throws: `key_attestation_ca_invalid` (not configured) when the CA itself is not valid at `now`
+    ///   (``checkValidity(at:)``); `internal_error` when signing fails.
     public func issue(
         for appKey: AppKey, keyID: KeyID, appID: AppID, now: Date,
         using generator: inout some RandomNumberGenerator
     ) throws(FlowError) -> [UInt8] {
-        guard certificate.notValidBefore <= now, now < certificate.notValidAfter else {
-            throw FlowError.keyAttestationCAInvalid("the CA certificate is not valid now", .certificate)
-        }
+        try checkValidity(at: now)
         let seconds = Double(validity.components.seconds)
         // Whole seconds: X.509 times have no fractions, and a certificate must not start after it was issued.
         let start = Date(timeIntervalSince1970: (now.timeIntervalSince1970 - 60).rounded(.down))

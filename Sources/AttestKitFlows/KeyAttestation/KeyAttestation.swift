@@ -65,7 +65,8 @@ public struct KeyAttestation: Sendable {
     /// - Throws: ``FlowError``: `app_key_malformed` (400) before anything else; the registrar's codes
     ///   (`challenge_*`, `nonce_mismatch` for an attestation made for another app key or challenge, ...); only once
     ///   the attestation verified, `app_key_mismatch` (403) when the key is registered with another app key and
-    ///   `key_exists` (409) when it is registered; `key_attestation_ca_invalid` when the CA cannot issue.
+    ///   `key_exists` (409) when it is registered; `key_attestation_ca_invalid` when the CA is not valid at `now`
+    ///   (checked before the challenge is consumed: nothing is stored then).
     public func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: some Collection<UInt8>, now: Date,
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
@@ -84,6 +85,9 @@ public struct KeyAttestation: Sendable {
         admit: (AppID) async throws(FlowError) -> Void = { _ in }
     ) async throws(FlowError) -> Registered {
         let appKey = try AppKey(request: appKey)
+        // Before the challenge is consumed and the key stored: a CA that cannot issue now must not leave a
+        // registered key without its certificate (the client would have to attest a new key).
+        try authority?.checkValidity(at: now)
         let registered = try await registrar.register(
             keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: appKey, now: now, admit: admit)
         let record = registered.record

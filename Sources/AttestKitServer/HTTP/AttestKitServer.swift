@@ -160,17 +160,20 @@ public final class AttestKitServer: Service, Sendable {
     }
 
     /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:client:)``: this
-    /// server's gate, debug tokens, DeviceCheck fallback, risk policy and metrics, under `policy` (by default the
-    /// configured `ServerConfiguration.enforcement` for the group `group`).
-    /// - Throws: ``ServerConfigurationError`` for a group name that is not a closed label.
+    /// server's gate, debug tokens, DeviceCheck fallback, risk policy and metrics, under `policy`, or else under the
+    /// configured enforcement of the group `group`: `default` (`enforcement.*`) or one of `enforcement.groups`.
+    /// - Throws: ``ServerConfigurationError`` for a group that is not configured, as Vapor's middleware and the
+    ///   decision route answer `group_unknown` for it: a misspelt name must stop the setup, not guard its routes
+    ///   under other settings than the operator wrote.
     public func routeGuard(group: String = "default", policy: EnforcementPolicy? = nil) throws -> RouteGuard {
         if let policy { return application.routeGuard(policy: policy) }
         do throws(FlowError) {
-            // A configured group (`enforcement.groups`) has its own settings; another name takes `enforcement.*`.
-            if application.groupNames.contains(group) { return try application.routeGuard(group: group) }
-            return application.routeGuard(policy: try configuration.enforcement.policy(group: group))
+            return try application.routeGuard(group: group)
         } catch {
-            throw ServerConfigurationError("enforcement", error.reason)
+            throw ServerConfigurationError(
+                "enforcement.groups",
+                "names no group '\(group)' (configured: \(application.groupNames.joined(separator: ", "))); add it "
+                    + "there, or pass the route's policy")
         }
     }
 
