@@ -28,6 +28,9 @@ public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codabl
     case strangerCA
     /// The embedded or refreshed receipt attests another key.
     case receiptForAnotherKey
+    /// The embedded receipt was made for another attestation of the key: its field 4 names another client data
+    /// hash.
+    case receiptOfAnotherAttestation
     /// The receipt is signed by a stranger receipt hierarchy with the same names but other keys.
     case strangerReceiptSigner
 
@@ -44,7 +47,8 @@ public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codabl
     /// The objects this fault applies to.
     public var targets: Set<Target> {
         switch self {
-        case .expiredLeaf, .notYetValidLeaf, .wrongEnvironment, .counterNotZero, .nonceOfAnotherChallenge, .strangerCA:
+        case .expiredLeaf, .notYetValidLeaf, .wrongEnvironment, .counterNotZero, .nonceOfAnotherChallenge, .strangerCA,
+            .receiptOfAnotherAttestation:
             [.attestation]
         case .wrongAppID: [.attestation, .assertion]
         case .reusedCounter: [.assertion]
@@ -65,6 +69,7 @@ public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codabl
         case .nonceOfAnotherChallenge: .nonceMismatch
         case .strangerCA: .certificateUntrusted
         case .receiptForAnotherKey: .receiptKeyMismatch
+        case .receiptOfAnotherAttestation: .receiptClientHashMismatch
         case .strangerReceiptSigner: .receiptCertificateUntrusted
         }
     }

@@ -216,7 +216,7 @@ public struct AttestationVerifier: Sendable {
         try await chain.validate(leaf: leaf, candidates: [intermediate], at: time, leeway: configuration.leeway)
 
         let receipt = try await verifyReceipt(
-            object, appID: appID, keyID: keyID, environment: environment, at: time)
+            object, appID: appID, keyID: keyID, environment: environment, clientDataHash: clientDataHash, at: time)
         let verified = VerifiedAttestation(
             keyID: keyID,
             publicKey: publicKey,
@@ -233,8 +233,12 @@ public struct AttestationVerifier: Sendable {
         return verified
     }
 
+    /// The embedded receipt, verified, and bound to this attestation: an ATTEST receipt's field 4 is the client
+    /// data hash the app passed to `attestKey`, so an older genuine receipt of the same key cannot be carried into a
+    /// new attestation (the nonce covers the authenticator data and the client data, not the receipt).
     private func verifyReceipt(
-        _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment, at time: Date
+        _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment,
+        clientDataHash: [UInt8]?, at time: Date
     ) async throws(AttestKitError) -> Receipt? {
         switch configuration.receiptPolicy {
         case .ignore:
@@ -246,10 +250,15 @@ public struct AttestationVerifier: Sendable {
                 }
                 return nil
             }
-            return try await receipts.verify(
+            let receipt = try await receipts.verify(
                 bytes, appID: appID, keyID: keyID, attestedCertificateDER: object.certificates[0],
                 expectedType: .attest, environment: environment, maximumAge: configuration.receiptMaximumAge,
                 at: time)
+            if let clientDataHash, !ConstantTime.equal(receipt.clientHash, clientDataHash) {
+                throw AttestKitError(
+                    .receiptClientHashMismatch, "the receipt was made for another attestation of this key")
+            }
+            return receipt
         }
     }
 

@@ -47,7 +47,8 @@ extension AttestKitError {
                 .signatureMalformed, .signatureInvalid,
                 .receiptMissing, .receiptMalformed, .receiptSignatureInvalid, .receiptDigestMismatch,
                 .receiptCertificateUntrusted, .receiptCertificateExpired, .receiptCertificateNotYetValid,
-                .receiptSignerNotAuthorized, .receiptAppIdMismatch, .receiptKeyMismatch, .receiptTypeUnexpected,
+                .receiptSignerNotAuthorized, .receiptAppIdMismatch, .receiptKeyMismatch,
+                .receiptClientHashMismatch, .receiptTypeUnexpected,
                 .receiptTooOld, .receiptFromFuture,
                 .policyValidationCategory, .policyOSVersion, .policyBundleVersion, .policyValidationCategoryChanged,
                 .policyKeyAccessControl,
@@ -163,6 +164,9 @@ extension AttestKitError {
         public static let receiptAppIdMismatch = Code("receipt_app_id_mismatch", .receipt)
         /// The receipt's attested key is not the registered key.
         public static let receiptKeyMismatch = Code("receipt_key_mismatch", .receipt)
+        /// The receipt inside an attestation names another client data hash (its field 4): it was made for
+        /// another attestation of the key.
+        public static let receiptClientHashMismatch = Code("receipt_client_hash_mismatch", .receipt)
         /// The receipt type is not the one expected (`ATTEST` inside an attestation, `RECEIPT` from Apple).
         public static let receiptTypeUnexpected = Code("receipt_type_unexpected", .receipt)
         /// The receipt's creation time is older than the allowed maximum age.

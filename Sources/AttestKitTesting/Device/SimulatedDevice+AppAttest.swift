@@ -126,8 +126,9 @@ extension SimulatedDevice {
             certificateDER: fault == .receiptForAnotherKey
                 ? try apple.certificateForAnotherKey(than: certificate, appID: appID.description, at: time)
                 : certificate,
-            clientDataHash: clientDataHash, environment: environment, at: time,
-            stranger: fault == .strangerReceiptSigner)
+            clientDataHash: fault == .receiptOfAnotherAttestation
+                ? Array(SHA256.hash(data: clientDataHash + Array("another attestation".utf8))) : clientDataHash,
+            environment: environment, at: time, stranger: fault == .strangerReceiptSigner)
         let object = AppAttestEncoder.attestationObject(
             certificates: [certificate, attestationCA.intermediate.der], receipt: receipt, authData: authData)
         return (object, receipt)
