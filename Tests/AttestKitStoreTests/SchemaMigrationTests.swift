@@ -251,6 +251,57 @@ struct SchemaMigrationTests {
     }
 
     @Test(
+        "a migration behind a long transaction gives up after PostgreSQL's lock timeout, changing nothing, then applies",
+        .enabled(PostgresBackendTests.skipReason) { await PostgresTestServer.shared.shouldRun() },
+        .timeLimit(.minutes(3)))
+    func migrationLockTimeout() async throws {
+        try await Self.withDatabase(.postgres) { database in
+            // Version 9 of the database: migration 10 alters `challenges`.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                for statement in [
+                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
+                    "UPDATE \(database.table("schema_version")) SET version = 9",
+                ] {
+                    try await database.execute(statement, on: store)
+                }
+            }
+            // A running replica's transaction reads `challenges` and stays open (a long query, or a session idle in
+            // a transaction): the ALTER TABLE of migration 10 cannot have its table until it ends.
+            let holder = try #require(try database.store() as? PostgresAttestationStore)
+            let (held, holding) = AsyncStream<Void>.makeStream()
+            let (release, releasing) = AsyncStream<Void>.makeStream()
+            try await Self.running(holder) { _ in
+                let transaction = Task {
+                    try await holder.executor.transaction("holding challenges", by: .now + .seconds(120)) { run in
+                        _ = try await run(SQLStatement("SELECT count(*) FROM \(database.table("challenges"))"))
+                        holding.yield()
+                        for await _ in release { break }
+                        return 0
+                    }
+                }
+                for await _ in held { break }
+                let start = ContinuousClock.now
+                let refused = await Self.failure {
+                    try await Self.running(try database.store()) { store in try await store.prepare() }
+                }
+                let waited = ContinuousClock.now - start
+                releasing.yield()
+                _ = try await transaction.value
+                #expect(refused?.code == .storageUnavailable)
+                #expect(refused?.reason.contains("waited 5s for a table that another transaction holds") == true)
+                #expect(waited >= .seconds(4) && waited < .seconds(60), "\(waited)")
+            }
+            // Nothing was changed, and once the transaction ended the migration applies.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                #expect(await store.schemaVersion?.found == 9)
+                #expect(await store.schemaVersion?.current == 10)
+            }
+        }
+    }
+
+    @Test(
         "migration 10 on a database of version 9 with an attest challenge: it stays for any app, new ones keep theirs",
         arguments: await backends())
     func challengeAppFromVersion9(backend: StoreBackend) async throws {

@@ -6,7 +6,18 @@ import PostgresNIO
 /// Migrations run in one transaction that first takes a transaction-scoped advisory lock derived from the
 /// schema name, so replicas starting together apply them once, one after the other; the lock is released
 /// at commit or rollback.
+///
+/// Within it, a statement waits at most ``lockTimeout`` for a table lock: an `ALTER TABLE` queued behind a long
+/// transaction of a running replica would otherwise hold up every later reader of that table (PostgreSQL queues
+/// them behind it), stalling the request path of the whole fleet. Past it, the migration rolls back whole and
+/// `prepare()` fails naming the wait; starting again once the long transaction ended applies it.
 struct PostgresSchema: Sendable {
+    /// How long a migration statement waits for a table lock.
+    static let lockTimeout = "5s"
+
+    /// PostgreSQL's `lock_not_available` (a `lock_timeout` passed).
+    static let lockNotAvailable = "55P03"
+
     /// The schema name, already checked to be a plain lower-case identifier.
     let name: String
 
@@ -124,7 +135,10 @@ struct PostgresSchema: Sendable {
                     PRIMARY KEY (environment, state)
                 )
                 """,
-                // Every bucket has a row from the start, so the triggers only ever update one.
+                // Every bucket has a row from the start, so the triggers only ever update one. Counted with the
+                // keys locked against writes until the trigger exists (the commit): a key that the previous release
+                // registers meanwhile waits, and is counted by the trigger, instead of being missed by both.
+                "LOCK TABLE \(table("keys")) IN SHARE ROW EXCLUSIVE MODE",
                 """
                 INSERT INTO \(table("key_counts")) (environment, state, count)
                 SELECT e.environment, s.state, (
@@ -199,6 +213,14 @@ struct PostgresSchema: Sendable {
         } catch let error as PostgresTransactionError {
             // The refusal of a schema (a StoreError) keeps its reason; a driver failure stays a driver failure.
             if let refusal = error.closureError as? StoreError { throw refusal }
+            if let failure = error.closureError as? PSQLError,
+                failure.serverInfo?[.sqlState] == Self.lockNotAvailable
+            {
+                throw StoreError(
+                    .storageUnavailable,
+                    "a migration waited \(Self.lockTimeout) for a table that another transaction holds (a long "
+                        + "query, or a session idle in a transaction); nothing was changed: start again once it ends")
+            }
             throw error
         }
     }
@@ -213,6 +235,8 @@ struct PostgresSchema: Sendable {
             }
             if policy == .apply {
                 _ = try await run(SQLStatement("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)]))
+                // After the advisory lock: a replica waiting for another's migrations waits as long as they take.
+                _ = try await run(SQLStatement("SET LOCAL lock_timeout = '\(Self.lockTimeout)'"))
                 _ = try await run(SQLStatement("CREATE SCHEMA IF NOT EXISTS \(quoted)"))
             }
             return try await SQLMigrations.apply(
