@@ -5,6 +5,7 @@ import AttestKitStore
 import AttestKitTesting
 import AttestKitTestSupport
 import AttestKitWire
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -121,6 +122,49 @@ struct EnforcementMiddlewareTests {
         #expect(orders.policy.group == "orders" && orders.policy.mode == .report)
         #expect(orders.policy.minimumTrust == .debug)
         #expect(try configured.routeGuard().policy.group == "default")
+    }
+
+    @Test(
+        "the server's middleware budgets DeviceCheck validations per client behind a trusted proxy, as its own routes do",
+        .timeLimit(.minutes(1)))
+    func deviceCheckBudgetPerForwardedClient() async throws {
+        var configuration = ServerConfiguration(
+            appIDs: [Fixture.appID], environments: .development, storageURL: "memory:",
+            apple: .init(
+                privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation, keyID: Fixture.appleKeyID,
+                teamID: Fixture.teamID,
+                // Nothing listens there: each validation that is made fails at once (503), after its budget was
+                // taken.
+                deviceCheckBaseURL: "http://127.0.0.1:9", receiptExchangeURL: "http://127.0.0.1:9/v1/attestationData"),
+            trustAnchors: Fixture.apple.trustAnchors, logLevel: .critical)
+        configuration.trustedProxies = [try #require(IPNetwork("127.0.0.1"))]
+        configuration.deviceTokenValidationsPerClient = 1
+        configuration.enforcementGroups = ["orders": .init(minimumTrust: .deviceCheck)]
+        let server = try AttestKitServer(
+            configuration: configuration, store: MemoryAttestationStore(),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let router = Router(context: ServerRequestContext.self)
+        let middleware: AttestKitMiddleware<ServerRequestContext> = try server.middleware(group: "orders")
+        router.group("orders").add(middleware: middleware).post { _, _ in "ok" }
+        // Over a socket: the peer (127.0.0.1, the trusted proxy) is what the default would count.
+        try await Application(router: router).test(.live) { client in
+            func order(from forwarded: String, token: String) async throws -> (status: Int, code: String?) {
+                let headers: HTTPFields = [
+                    try #require(HTTPField.Name(AttestKitHeaderNames.deviceToken)): token,
+                    try #require(HTTPField.Name("X-Forwarded-For")): forwarded,
+                ]
+                return try await client.execute(uri: "/orders", method: .post, headers: headers) { response in
+                    (Int(response.status.code), RouterTests.code(response))
+                }
+            }
+            let first = try await order(from: "198.51.100.1", token: "AAAA")
+            #expect(first.status == 503, "\(first)")
+            let again = try await order(from: "198.51.100.1", token: "AAAB")
+            #expect(again.status == 429 && again.code == "rate_limited", "\(again)")
+            // Another client behind the same proxy has a budget of its own.
+            let other = try await order(from: "198.51.100.2", token: "AAAC")
+            #expect(other.status == 503, "\(other)")
+        }
     }
 
     @Test("a debug token passes a group that accepts debug trust, and is refused where App Attest is required")

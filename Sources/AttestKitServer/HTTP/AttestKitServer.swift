@@ -44,7 +44,7 @@ public final class AttestKitServer: Service, Sendable {
     /// The drain before shutdown (``ServerConfiguration/Shutdown``): run it after the server in the same
     /// `ServiceGroup`, so that it gets the graceful shutdown first.
     public let drain: DrainService
-    private let api: AttestKitAPI
+    let api: AttestKitAPI
     private let logger: Logger
     private let ownsStore: Bool
     private let httpClient: HTTPClient
