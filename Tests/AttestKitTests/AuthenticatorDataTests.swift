@@ -279,6 +279,50 @@ import Testing
                 == (try .expected(bundleVersion: "27.1", validationCategory: 3, otherKeys: ["future_key", "another"])))
     }
 
+    /// A key Apple adds may carry a value of any CBOR type: an object of a new iOS version stays readable, its
+    /// value kept uninterpreted, while a known key of another type is still refused and CBOR that is not
+    /// well-formed still fails.
+    @Test func unknownExtensionValuesMayBeOfEveryType() throws {
+        let values: KeyValuePairs<String, CBORValue> = [
+            "a_true": .simple(additionalInformation: 21, argument: 21),
+            "a_null": .simple(additionalInformation: 22, argument: 22),
+            "a_simple": .simple(additionalInformation: 24, argument: 255),
+            "a_half": .simple(additionalInformation: 25, argument: 0x3E00),
+            "a_double": .simple(additionalInformation: 27, argument: 0x3FF8_0000_0000_0000),
+            "a_tag": .tagged(1, .unsigned(1_800_000_000)),
+            AppleAuthenticatorExtensions.bundleVersionKey: .text("28.0"),
+        ]
+        let map = CBORValue.textMap(values)
+        for authData in [
+            try AuthenticatorData(assertion: AuthDataBuilder.assertion(extensions: map)),
+            try AuthenticatorData(attestation: AuthDataBuilder.attestation(extensions: map)),
+        ] {
+            #expect(authData.extensions?.otherKeys == ["a_true", "a_null", "a_simple", "a_half", "a_double", "a_tag"])
+            #expect(authData.extensions?.bundleVersion == "28.0")
+        }
+        // A known key of one of those types is malformed; so are a two-byte simple value below 32, a break, a
+        // reserved additional information and a tag without its item.
+        let known = CBORValue.textMap([AppleAuthenticatorExtensions.bundleVersionKey: .simple(additionalInformation: 21, argument: 21)])
+        #expect(throws: AttestKitError.code(.authenticatorDataMalformed)) {
+            try AuthenticatorData(assertion: AuthDataBuilder.assertion(extensions: known))
+        }
+        let prefix: [UInt8] = [0xA1, 0x61, 0x6B]  // {"k": …
+        for value: [UInt8] in [[0xF8, 0x10], [0xFF], [0xFC], [0xC1], [0xF9, 0x3E]] {
+            #expect(throws: AttestKitError.code(.cborMalformed), "\(value)") {
+                try AuthenticatorData(assertion: AuthDataBuilder.assertion() + prefix + value)
+            }
+        }
+        // Tags nested past the depth limit are refused, not followed.
+        let deep = [UInt8](repeating: 0xC1, count: 40) + [0x01]
+        #expect(throws: AttestKitError.code(.cborLimitExceeded)) {
+            try AuthenticatorData(assertion: AuthDataBuilder.assertion() + prefix + deep)
+        }
+        // Everywhere else the reader stays strict: a tag or a simple value is refused.
+        for item: [UInt8] in [[0xF5], [0xC1, 0x01], [0xF9, 0x3E, 0x00]] {
+            #expect(throws: AttestKitError.code(.cborMalformed)) { try CBORReader.decode(item[...]) }
+        }
+    }
+
     @Test func trailingBytesMustBeExactlyOneMap() throws {
         let map = CBOREncoder.encode(.textMap(["k": .unsigned(1)]))
         let attestation = AuthDataBuilder.attestation()

@@ -98,7 +98,8 @@ public struct AuthenticatorData: Sendable, Hashable {
         extensionsStart: Int
     ) throws(AttestKitError) {
         if extensionsStart < bytes.count {
-            let map = try CBORReader.decode(bytes[extensionsStart...])
+            // Every type: a value of a key Apple adds may be a boolean, a float or a tagged item.
+            let map = try CBORReader.decode(bytes[extensionsStart...], limits: .extensions)
             self.extensions = try AppleAuthenticatorExtensions(map)
         } else {
             self.extensions = nil

@@ -3,7 +3,10 @@
 /// It accepts only definite-length items of major types 0 to 5 (unsigned and negative integers,
 /// byte and text strings, arrays, maps), each encoded in its shortest form. It rejects, with
 /// ``AttestKitError/Code/cborMalformed``:
-/// - tags (major type 6), floats, booleans, null, undefined and other simple values (major type 7);
+/// - tags (major type 6), floats, booleans, null, undefined and other simple values (major type 7), unless the
+///   limits accept every type (``Limits/acceptsEveryType``, for the iOS 27 extension map: a value Apple adds of
+///   one of those types must not make every object of a new iOS version unreadable); even then a simple value
+///   in two bytes below 32 and the additional information 28 to 31 are refused;
 /// - indefinite lengths (additional information 31) and the reserved values 28 to 30;
 /// - integers, lengths and counts not in their shortest encoding;
 /// - text strings that are not valid UTF-8 (overlong forms and surrogates included);
@@ -31,6 +34,9 @@ package struct CBORReader {
         package var maxTotalItems: Int
         /// The longest byte or text string, in bytes.
         package var maxStringLength: Int
+        /// Whether tags, simple values and floats are read (as ``CBORValue/tagged(_:_:)`` and
+        /// ``CBORValue/simple(additionalInformation:argument:)``) rather than refused.
+        package var acceptsEveryType = false
 
         /// Creates limits; the defaults fit App Attest objects with a wide margin.
         package init(
@@ -47,6 +53,13 @@ package struct CBORReader {
 
         /// Depth 8, 64 items per container, 512 items in all, strings up to 16 KiB.
         package static let `default` = Limits()
+
+        /// ``default``, accepting every type: for the iOS 27 extension map, whose values Apple may extend.
+        package static let extensions: Limits = {
+            var limits = Limits()
+            limits.acceptsEveryType = true
+            return limits
+        }()
     }
 
     /// Maps with at most this many entries check for duplicate keys pairwise.
@@ -104,6 +117,14 @@ package struct CBORReader {
         position += 1
         let major = initial >> 5
         switch major {
+        case 6 where limits.acceptsEveryType:
+            let tag = try readArgument(additionalInfo: initial & 0x1F)
+            guard depth < limits.maxDepth else {
+                throw AttestKitError(.cborLimitExceeded, "CBOR nesting deeper than \(limits.maxDepth)")
+            }
+            return .tagged(tag, try readItem(depth: depth + 1))
+        case 7 where limits.acceptsEveryType:
+            return try readSimple(additionalInfo: initial & 0x1F)
         case 6: throw AttestKitError(.cborMalformed, "CBOR tags are not accepted")
         case 7: throw AttestKitError(.cborMalformed, "CBOR floats, simple values and breaks are not accepted")
         default: break
@@ -154,32 +175,47 @@ package struct CBORReader {
         }
     }
 
-    /// Decodes the argument (value, length or count) that follows an initial byte, rejecting
-    /// indefinite lengths, reserved values and non-shortest encodings.
-    private mutating func readArgument(additionalInfo: UInt8) throws(AttestKitError) -> UInt64 {
+    /// Decodes the argument (value, length, count or tag; a simple value or a float's bits when `simple`) that
+    /// follows an initial byte, rejecting indefinite lengths, reserved values and non-shortest encodings.
+    private mutating func readArgument(
+        additionalInfo: UInt8, simple: Bool = false
+    ) throws(AttestKitError) -> UInt64 {
         let width: Int
-        let smallest: UInt64
         switch additionalInfo {
         case 0..<24: return UInt64(additionalInfo)
-        case 24: (width, smallest) = (1, 24)
-        case 25: (width, smallest) = (2, 0x100)
-        case 26: (width, smallest) = (4, 0x1_0000)
-        case 27: (width, smallest) = (8, 0x1_0000_0000)
+        case 24: width = 1
+        case 25: width = 2
+        case 26: width = 4
+        case 27: width = 8
+        case 31 where simple: throw AttestKitError(.cborMalformed, "a CBOR break outside an indefinite-length item")
         case 31: throw AttestKitError(.cborMalformed, "indefinite-length CBOR items are not accepted")
         default: throw AttestKitError(.cborMalformed, "reserved CBOR additional information \(additionalInfo)")
         }
         guard remaining >= width else {
-            throw AttestKitError(.cborMalformed, "the input ends inside a CBOR length or integer")
+            throw AttestKitError(.cborMalformed, "the input ends inside a CBOR argument")
         }
         var value: UInt64 = 0
         for offset in position..<(position + width) {
             value = value << 8 | UInt64(input[offset])
         }
         position += width
+        // Integers, lengths and tags in their shortest form; a simple value in two bytes from 32; a float as sent
+        // (RFC 8949 makes a float's shortest form a preference, not a rule).
+        let smallest: UInt64 = simple ? (width == 1 ? 32 : 0) : (width == 1 ? 24 : 1 << (8 * UInt64(width / 2)))
         guard value >= smallest else {
-            throw AttestKitError(.cborMalformed, "a CBOR integer or length is not in its shortest encoding")
+            throw AttestKitError(
+                .cborMalformed,
+                simple
+                    ? "a CBOR simple value below 32 is not in its one-byte form"
+                    : "a CBOR integer or length is not in its shortest encoding")
         }
         return value
+    }
+
+    /// A simple value or a float (major type 7) whose initial byte was read, with its argument as sent.
+    private mutating func readSimple(additionalInfo: UInt8) throws(AttestKitError) -> CBORValue {
+        let argument = try readArgument(additionalInfo: additionalInfo, simple: true)
+        return .simple(additionalInformation: additionalInfo, argument: argument)
     }
 
     /// The next `declaredLength` bytes, after checking them against the input and the limits.

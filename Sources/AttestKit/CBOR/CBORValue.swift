@@ -1,8 +1,10 @@
-/// One decoded CBOR data item, restricted to what App Attest uses (RFC 8949 major types 0 to 5).
+/// One decoded CBOR data item: what App Attest uses (RFC 8949 major types 0 to 5), and tags, simple values and
+/// floats where the reader is told to accept every type (``CBORReader/Limits/acceptsEveryType``: the values of
+/// the iOS 27 extension map, which Apple may extend).
 ///
-/// ``CBORReader`` produces these values; it never produces tags, floats, simple values or
-/// indefinite-length items. Byte strings are slices of the reader's input, so decoding does not
-/// copy their contents: keep the input alive only as long as the values (slices share its storage).
+/// ``CBORReader`` never produces indefinite-length items. Byte strings are slices of the reader's input, so
+/// decoding does not copy their contents: keep the input alive only as long as the values (slices share its
+/// storage).
 package enum CBORValue: Sendable, Hashable {
     /// Major type 0: an unsigned integer.
     case unsigned(UInt64)
@@ -16,6 +18,11 @@ package enum CBORValue: Sendable, Hashable {
     case array([CBORValue])
     /// Major type 5: a map, with its entries in input order. Keys are unique.
     case map([CBORMapEntry])
+    /// Major type 6: a tag number and the item it tags.
+    indirect case tagged(UInt64, CBORValue)
+    /// Major type 7: a simple value (`false` 20, `true` 21, `null` 22, `undefined` 23, or another) or a float, by
+    /// its additional information (0 to 27) and its argument (the simple value, or the float's bits as sent).
+    case simple(additionalInformation: UInt8, argument: UInt64)
 }
 
 extension CBORValue {
@@ -29,6 +36,8 @@ extension CBORValue {
         case (.text(let a), .text(let b)): sameUTF8(a, b)
         case (.array(let a), .array(let b)): a == b
         case (.map(let a), .map(let b)): a == b
+        case (.tagged(let tagA, let a), .tagged(let tagB, let b)): tagA == tagB && a == b
+        case (.simple(let infoA, let a), .simple(let infoB, let b)): infoA == infoB && a == b
         default: false
         }
     }
@@ -47,6 +56,8 @@ extension CBORValue {
         case .text(let text): hasher.combine(3 as UInt8); Self.combine(text.utf8, into: &hasher)
         case .array(let elements): hasher.combine(4 as UInt8); hasher.combine(elements)
         case .map(let entries): hasher.combine(5 as UInt8); hasher.combine(entries)
+        case .tagged(let tag, let value): hasher.combine(6 as UInt8); hasher.combine(tag); hasher.combine(value)
+        case .simple(let info, let argument): hasher.combine(7 as UInt8); hasher.combine(info); hasher.combine(argument)
         }
     }
 
@@ -173,6 +184,8 @@ extension CBORValue {
         case .text: "text string"
         case .array: "array"
         case .map: "map"
+        case .tagged: "tagged item"
+        case .simple(let info, _): info >= 25 ? "float" : "simple value"
         }
     }
 }

@@ -46,6 +46,13 @@ enum CBOREncoder {
                 append(entry.key, to: &out)
                 append(entry.value, to: &out)
             }
+        case .tagged(let tag, let value):
+            out += head(6, tag)
+            append(value, to: &out)
+        case .simple(let info, let argument):
+            let width = [24: 1, 25: 2, 26: 4, 27: 8][Int(info)] ?? 0
+            out.append(7 << 5 | info)
+            out += bigEndian(argument, width: width)
         }
     }
 }
