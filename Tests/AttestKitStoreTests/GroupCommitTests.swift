@@ -288,6 +288,36 @@ struct GroupCommitTests {
         }
     }
 
+    @Test(
+        "a caller whose deadline comes before its batch ends is answered at its own; the others wait for their rows",
+        .timeLimit(.minutes(1)))
+    func earlierDeadlinesAreAnsweredAtTheirOwn() async throws {
+        let commits = GroupCommit<String>(maximumBatch: 8) { batch in
+            // The first batch holds the others back so that they form one batch; that one takes 5 s.
+            try? await Task.sleep(for: batch.first?.statement.sql == "first" ? .milliseconds(300) : .seconds(5))
+            return batch.map { .success([$0.statement.sql]) }
+        }
+        let start = ContinuousClock.now
+        async let first = commits.submit(SQLStatement("first"))
+        try await Task.sleep(for: .milliseconds(100))
+        let late = Task { () -> (Result<[String], any Error>, Duration) in
+            do {
+                let rows = try await commits.submit(SQLStatement("late"), by: .now + .milliseconds(500))
+                return (.success(rows), ContinuousClock.now - start)
+            } catch {
+                return (.failure(error), ContinuousClock.now - start)
+            }
+        }
+        let healthy = Task { try await commits.submit(SQLStatement("healthy"), by: .now + .seconds(30)) }
+        #expect(try await first == ["first"])
+        let (answer, elapsed) = await late.value
+        // Answered at its deadline (about 0.6 s from the start), not when the batch ends (about 5.3 s).
+        #expect((answer.error as? StoreError)?.code == .storageUnavailable, "\(answer)")
+        #expect(elapsed < .seconds(4), "\(elapsed)")
+        #expect(try await healthy.value == ["healthy"])
+        #expect(await commits.counts().batches == 2)
+    }
+
     @Test("a failed commit fails every write of its batch")
     func failedCommit() async {
         let database = FakeDatabase(commitsToFail: 1)
@@ -497,5 +527,13 @@ actor AsyncGate {
         isOpen = true
         waiters.forEach { $0.resume() }
         waiters = []
+    }
+}
+
+extension Result {
+    /// The failure, if any.
+    fileprivate var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -95,14 +95,15 @@ struct PostgresExecutor: SQLExecutor {
     }
 
     /// Applies a batch of writes on one connection (``GroupCommit/apply(_:begin:run:commit:rollback:transient:target:)``),
-    /// by the earliest deadline of its callers: the batch is answered by then whatever the database does, so every
-    /// caller is answered by its own deadline without a timer of its own (the callers of one batch arrived within
-    /// one batch's time of each other, and their deadlines differ by as little).
+    /// by the latest deadline of its callers: the batch is answered by then whatever the database does. A caller
+    /// whose deadline comes earlier (its request spent most of its time before this call) is answered at its own by
+    /// the group commit (``GroupCommit/deadlineTolerance``) rather than cutting the batch short for every other
+    /// caller, which failed whole batches of healthy requests whenever one late request joined them.
     static func apply(
         _ batch: [GroupCommit<PostgresStoreRow>.Write], client: PostgresClient, deadline: PostgresDeadline,
         logger: Logger
     ) async -> [GroupCommit<PostgresStoreRow>.Outcome] {
-        let end = batch.compactMap(\.end).min() ?? deadline.end()
+        let end = batch.compactMap(\.end).max() ?? deadline.end()
         do {
             return try await deadline.run("applying a batch of writes", by: end) { lease in
                 try await client.withConnection { connection in

@@ -62,6 +62,14 @@ actor GroupCommit<Row: Sendable> {
     private var drained: [CheckedContinuation<Void, Never>] = []
     private var batches = 0
     private var writes = 0
+    /// The callers of the batches being applied whose deadlines differ by more than ``deadlineTolerance``, by
+    /// batch: `nil` once a caller was answered at its own deadline.
+    private var watched: [Int: [Waiting?]] = [:]
+    private var nextBatch = 0
+
+    /// How far apart the callers' deadlines in one batch may be before the earlier ones are answered by a timer of
+    /// the batch's: a caller is answered at most this long after its own deadline.
+    static var deadlineTolerance: Duration { .milliseconds(100) }
 
     /// Creates a group commit that applies batches of at most `maximumBatch` writes with `apply`, at most
     /// `concurrentBatches` at a time (writes to one row in two batches applied at once may then commit in either
@@ -122,10 +130,26 @@ actor GroupCommit<Row: Sendable> {
                 }
             }
             guard !batch.isEmpty else { continue }
+            // The applier may run until the latest deadline of the batch (a caller near the end of its request's
+            // time must not cut the batch short for the others); the earlier callers are answered at theirs.
+            let ends = batch.compactMap(\.write.end)
+            var watcher: (id: Int, task: Task<Void, Never>)?
+            if let earliest = ends.min(), let latest = ends.max(), latest - earliest > Self.deadlineTolerance {
+                let id = nextBatch
+                nextBatch += 1
+                watched[id] = batch
+                watcher = (id, Task { await self.answerExpired(of: id) })
+            }
             let outcomes = await apply(batch.map(\.write))
             batches += 1
             writes += batch.count
-            for (index, waiting) in batch.enumerated() {
+            var unanswered = batch.map(Optional.some)
+            if let watcher {
+                watcher.task.cancel()
+                unanswered = watched.removeValue(forKey: watcher.id) ?? []
+            }
+            for (index, waiting) in unanswered.enumerated() {
+                guard let waiting else { continue }
                 waiting.continuation.resume(
                     with: index < outcomes.count
                         ? outcomes[index]
@@ -137,6 +161,31 @@ actor GroupCommit<Row: Sendable> {
         let waiters = drained
         drained = []
         waiters.forEach { $0.resume() }
+    }
+
+    /// Answers each caller of the batch `id` whose deadline passes while the batch is applied, until the batch
+    /// ends (and takes its callers back) or the task is cancelled.
+    private func answerExpired(of id: Int) async {
+        while let waiting = watched[id] {
+            let now = ContinuousClock.now
+            var next: ContinuousClock.Instant?
+            for (index, entry) in waiting.enumerated() {
+                guard let entry, let end = entry.write.end else { continue }
+                if end <= now {
+                    entry.continuation.resume(
+                        throwing: StoreError(.storageUnavailable, "the write's batch did not answer by its deadline"))
+                    watched[id]?[index] = nil
+                } else {
+                    next = min(next ?? end, end)
+                }
+            }
+            guard let next else { return }
+            do {
+                try await Task.sleep(until: next, clock: .continuous)
+            } catch {
+                return
+            }
+        }
     }
 }
 
