@@ -122,7 +122,9 @@ struct ConnectionDeadlineTests {
                 let answer = try await harness.post("/v1/challenges", ["purpose": "attest"])
                 let elapsed = ContinuousClock.now - start
                 #expect(answer.status == 201)
-                #expect(elapsed < .milliseconds(500), "a normal request took \(elapsed)")
+                // A request held behind a stalled client would wait for its 30 s read deadline; 10 s tells that
+                // from a loaded machine's slow answer.
+                #expect(elapsed < .seconds(10), "a normal request took \(elapsed)")
             }
             #expect(stalled.allSatisfy { $0.closedAt == nil }, "a stalled connection was closed before its deadline")
             for connection in stalled { await connection.close() }

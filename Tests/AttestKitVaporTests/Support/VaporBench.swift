@@ -88,7 +88,7 @@ enum VaporBench {
     /// when given); returns the device and key.
     @discardableResult
     static func register(
-        _ app: Application, expecting status: HTTPStatus = .created, code: String? = nil,
+        _ app: Application, expecting status: HTTPStatus = .created, code: String? = nil, at time: Date? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> (device: SimulatedDevice, keyID: KeyID) {
         let device = SimulatedDevice(
@@ -102,7 +102,8 @@ enum VaporBench {
         }
         let issued = try #require(challenge)
         let bytes = try #require(Data(base64Encoded: issued.challenge))
-        let attestation = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: bytes)))
+        let attestation = try device.attestKey(
+            keyID, clientDataHash: Array(SHA256.hash(data: bytes)), at: time ?? Date())
         let body = ByteBuffer(
             bytes: Array(
                 try WireJSON.encode(
