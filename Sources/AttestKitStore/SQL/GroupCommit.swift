@@ -27,7 +27,7 @@ actor GroupCommit<Row: Sendable> {
         /// The statement.
         let statement: SQLStatement
         /// When its caller stops waiting, or `nil` if it waits as long as it takes: a write whose caller has already
-        /// given up is not applied.
+        /// given up is not applied, and a caller whose deadline passes while its batch is applied is answered then.
         let end: ContinuousClock.Instant?
         /// How the write combines with others of its kind into one statement, or `nil` when it runs alone.
         let combinable: SQLCombinableWrite?
@@ -146,7 +146,8 @@ actor GroupCommit<Row: Sendable> {
             var unanswered = batch.map(Optional.some)
             if let watcher {
                 watcher.task.cancel()
-                unanswered = watched.removeValue(forKey: watcher.id) ?? []
+                // Only this loop removes a batch's entry: it is there, with the callers the timer left unanswered.
+                unanswered = watched.removeValue(forKey: watcher.id) ?? unanswered
             }
             for (index, waiting) in unanswered.enumerated() {
                 guard let waiting else { continue }
