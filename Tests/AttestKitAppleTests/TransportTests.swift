@@ -123,12 +123,13 @@ import Testing
     @Test func theDeadlineCoversRetries() async throws {
         let clock = TestTime()
         // The first attempt (429) must end well within the deadline even on a loaded machine, so that the retry
-        // is made and then cut by the deadline: 2 s against a 6 s delay.
-        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(6)))]
+        // is made and then cut by the deadline: 8 s against a 12 s delay (with 2 s, a full test run on two cores
+        // once answered the 429 after the deadline, so no retry was made).
+        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(12)))]
         let mock = try AppleFixture.mock(clock, faults: faults)
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(
-                timeout: .seconds(2),
+                timeout: .seconds(8),
                 retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
             let client = AppleFixture.deviceCheck(
                 baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
