@@ -55,11 +55,12 @@ struct ConnectionDeadlineTests {
                     group.addTask { try await Self.check(stall, port: port) }
                 }
                 group.addTask { try await Self.checkDrippingBody(port: port) }
+                group.addTask { try await Self.checkAnsweredBeforeItsBody(port: port) }
                 try await group.waitForAll()
             }
             let metrics = try await harness.get("/metrics").text
             #expect(Self.counter(metrics, #"attestkit_http_connections_closed_total{reason="read_timeout"}"#) >= 5)
-            #expect(Self.counter(metrics, #"attestkit_http_connections_closed_total{reason="idle_timeout"}"#) >= 1)
+            #expect(Self.counter(metrics, #"attestkit_http_connections_closed_total{reason="idle_timeout"}"#) >= 2)
         }
     }
 
@@ -86,6 +87,23 @@ struct ConnectionDeadlineTests {
         #expect(after >= stall.timeout - early, "\(stall.name): closed after \(after)")
         #expect(after <= stall.timeout + slack, "\(stall.name): closed after \(after)")
         print("connection deadline: \(stall.name) closed after \(after)")
+    }
+
+    /// A request refused before its body is read (no credential: the audience is checked first) whose body ends after
+    /// the answer: the connection is idle from then on, and the idle deadline closes it (it was kept open forever).
+    static func checkAnsweredBeforeItsBody(port: Int) async throws {
+        let connection = try await RawConnection.open(port: port)
+        try await connection.send(
+            "POST /v1/assertions/verify HTTP/1.1\r\nHost: attestkit\r\nContent-Length: 1\r\n\r\n")
+        let answered = try await connection.wait(upTo: .seconds(5)) { $0.received.contains("\r\n\r\n") }
+        try #require(answered, "answered before its body: no answer: \(connection.received)")
+        let start = ContinuousClock.now
+        try await connection.send("x")
+        let closedAt = try await connection.closed(within: idle + slack + .seconds(2))
+        await connection.close()
+        let after = try #require(closedAt.map { $0 - start }, "answered before its body: still open")
+        #expect(after >= idle - early && after <= idle + slack, "answered before its body: closed after \(after)")
+        print("connection deadline: answered before its body, closed after \(after)")
     }
 
     /// A body sent a byte every 200 ms keeps Hummingbird's idle timer alive, but not the read deadline.

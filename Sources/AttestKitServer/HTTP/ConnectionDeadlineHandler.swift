@@ -11,7 +11,8 @@ import NIOHTTPTypes
 /// - **reading** (from the accept, or from the first bytes of a later request, until the request's end): the read
 ///   timeout. It covers a connection that sends nothing, half a request line, or headers and half a body.
 /// - **answering** (the request is read, its answer not finished): no deadline; the route's own bounds apply.
-/// - **idle** (every answer written, nothing received since): the idle timeout.
+/// - **idle** (every answer written, nothing received since): the idle timeout. A request answered before its end
+///   (refused before its body was read) is idle from its end.
 ///
 /// It sits after the HTTP codec, where requests are parts; the first bytes of a request that is not yet a part
 /// show as a `channelReadComplete`, which every socket read passes down the pipeline. One instance per connection;
@@ -48,6 +49,8 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private var phase = Phase.reading
     /// Requests whose head arrived and whose answer is not yet written in full.
     private var unanswered = 0
+    /// Whether the read in progress made the connection idle (a request's end, after its answer).
+    private var idleSinceThisRead = false
     /// The deadline in force and what its passing means, or `nil` while answering.
     private var deadline: (at: NIODeadline, expiry: Expiry)?
     /// The connection's timer and when it fires: never after ``deadline``.
@@ -98,15 +101,24 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         case .body:
             break
         case .end:
-            phase = .answering
-            disarm()
+            if unanswered == 0 {
+                // Answered before its body ended (refused before reading it): nothing is owed, so the connection
+                // is idle from here, where waiting for an answer that was already written left it open forever.
+                // The read that brought the end is not the start of another request.
+                arm(.idle, context: context)
+                idleSinceThisRead = true
+            } else {
+                phase = .answering
+                disarm()
+            }
         }
         context.fireChannelRead(data)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         // Bytes arrived on an idle connection: a request has begun, even if not yet a whole head.
-        if phase == .idle { arm(.reading, context: context) }
+        if phase == .idle, !idleSinceThisRead { arm(.reading, context: context) }
+        idleSinceThisRead = false
         context.fireChannelReadComplete()
     }
 
