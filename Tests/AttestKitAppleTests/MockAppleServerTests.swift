@@ -216,6 +216,7 @@ import Testing
             MockAppleFault(.delay(.milliseconds(250)), endpoint: .validateDeviceToken, count: 4)
         ),
         ("all:delay=1.5", MockAppleFault(.delay(.milliseconds(1_500)))),
+        ("receipt:stall=30s:2", MockAppleFault(.stall(.seconds(30)), endpoint: .attestationData, count: 2)),
         ("query:429:1:retry-after=2", MockAppleFault(.status(429, retryAfter: "2"), endpoint: .queryTwoBits)),
         (
             "all:503:retry-after=Sun, 12 Apr 2026 13:20:03 GMT",
@@ -234,7 +235,8 @@ import Testing
 
     @Test(arguments: [
         "", "query", "query:", "nowhere:429", "query:99", "query:600", "query:429:0", "query:429:x",
-        "query:delay=", "query:delay=-1s", "query:delay=2h", "query:429:1:1", "query:explode",
+        "query:delay=", "query:delay=-1s", "query:delay=2h", "query:stall=", "query:stall=1s:retry-after=2",
+        "query:429:1:1", "query:explode",
         "query:429:retry-after=", "query:429:1:retry-after= 2", "query:429:1:retry-after=2 ",
         "query:drop:retry-after=2",
         "query:delay=1s:retry-after=2", "query:429:1:1:retry-after=2", "query:retry-after=2",

@@ -111,6 +111,23 @@ import Testing
         }
     }
 
+    @Test func anAnswerWhoseBodyStallsPastTheDeadlineIsATimeout() async throws {
+        let clock = TestTime()
+        // Apple's headers come at once and its body 10 s later: AsyncHTTPClient's own deadline ends with the headers.
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.stall(.seconds(10)), count: 5)])
+        try await mock.withRunning { baseURL in
+            let transport = TransportConfiguration(timeout: .milliseconds(500))
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
+            let started = ContinuousClock.now
+            let error = await AppleFixture.failure {
+                try await client.query(deviceToken: AppleFixture.deviceToken())
+            }
+            #expect(error?.code == .timeout)
+            #expect(ContinuousClock.now - started < .seconds(8), "the client gave up long before the 10 s body")
+        }
+    }
+
     @Test func aSlowAnswerWithinTheDeadlineIsRead() async throws {
         let clock = TestTime()
         let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.milliseconds(200)))])

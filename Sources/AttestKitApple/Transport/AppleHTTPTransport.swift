@@ -133,12 +133,33 @@ struct AppleHTTPTransport: Sendable {
         http.body = .bytes(ByteBuffer(bytes: request.body))
         do {
             let response = try await client.execute(http, deadline: deadline)
-            let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
+            let buffer = try await Self.collect(response.body, upTo: configuration.maximumResponseSize, by: deadline)
             return .answer(
                 status: Int(response.status.code), body: Array(buffer.readableBytesView),
                 retryAfter: response.headers.first(name: "Retry-After").flatMap { RetryAfter.wait($0, now: now()) })
         } catch {
             return .failure(Self.failure(error, deadline: deadline))
+        }
+    }
+
+    /// The answer's body, read by the call's deadline: AsyncHTTPClient's deadline ends with the answer's head, so an
+    /// Apple (or a connection) that sends its headers and then stalls would otherwise hold the call for as long as
+    /// the connection stays open.
+    static func collect(
+        _ body: HTTPClientResponse.Body, upTo maximum: Int, by deadline: NIODeadline
+    ) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: maximum) }
+            group.addTask {
+                let remaining = deadline - NIODeadline.now()
+                if remaining > .zero { try await Task.sleep(nanoseconds: UInt64(remaining.nanoseconds)) }
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else {
+                throw HTTPClientError.deadlineExceeded
+            }
+            return buffer
         }
     }
 

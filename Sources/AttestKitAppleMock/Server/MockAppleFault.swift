@@ -2,8 +2,9 @@
 ///
 /// A fault applies to the next ``count`` requests to its ``endpoint`` (every endpoint when `nil`), in the order
 /// faults were added; a request takes at most one fault. On the command line: `ENDPOINT:ACTION[:COUNT]`, with
-/// ENDPOINT `query`, `update`, `validate`, `receipt` or `all`, and ACTION an HTTP status (`429`, `503`, ...), `drop`
-/// or `delay=DURATION` (`delay=2s`, `delay=500ms`), e.g. `--fault query:429:2 --fault receipt:drop`. A status may
+/// ENDPOINT `query`, `update`, `validate`, `receipt` or `all`, and ACTION an HTTP status (`429`, `503`, ...), `drop`,
+/// `delay=DURATION` (`delay=2s`, `delay=500ms`) or `stall=DURATION` (the answer's headers at once, its body that much
+/// later), e.g. `--fault query:429:2 --fault receipt:drop`. A status may
 /// carry a `Retry-After` header, sent verbatim: `ENDPOINT:STATUS[:COUNT]:retry-after=VALUE`, e.g.
 /// `query:429:1:retry-after=2` or `all:503:retry-after=Sun, 12 Apr 2026 13:20:03 GMT` (the value may hold colons).
 public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
@@ -16,6 +17,9 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
         case delay(Duration)
         /// Close the connection without an answer.
         case drop
+        /// Send the answer's status and headers at once and its body this long after (a connection that stalls
+        /// mid-answer).
+        case stall(Duration)
     }
 
     /// What happens.
@@ -72,6 +76,8 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
             action = .drop
         } else if parts[1].hasPrefix("delay="), let duration = Self.duration(parts[1].dropFirst(6)) {
             action = .delay(duration)
+        } else if parts[1].hasPrefix("stall="), let duration = Self.duration(parts[1].dropFirst(6)) {
+            action = .stall(duration)
         } else {
             throw Self.invalid(text)
         }
@@ -93,6 +99,7 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
             if let retryAfter { option = ":\(Self.retryAfterOption)\(retryAfter)" }
         case .delay(let duration): action = "delay=\(RetryMilliseconds.of(duration))ms"
         case .drop: action = "drop"
+        case .stall(let duration): action = "stall=\(RetryMilliseconds.of(duration))ms"
         }
         return "\(endpoint?.rawValue ?? "all"):\(action):\(count)\(option)"
     }
@@ -123,7 +130,7 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
         MockAppleError(
             .invalidConfiguration,
             "a fault is ENDPOINT:ACTION[:COUNT] with ENDPOINT query|update|validate|receipt|all and ACTION a status, "
-                + "drop or delay=DURATION, or ENDPOINT:STATUS[:COUNT]:retry-after=VALUE; got \(text)")
+                + "drop, delay=DURATION or stall=DURATION, or ENDPOINT:STATUS[:COUNT]:retry-after=VALUE; got \(text)")
     }
 }
 

@@ -143,6 +143,7 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
     private func answer(
         _ endpoint: MockAppleEndpoint, _ request: Request, _ context: MockAppleRequestContext
     ) async -> Response {
+        var stall: Duration?
         switch await state.arrive(at: endpoint) {
         case .drop:
             logger.debug("mock-apple dropped a connection", metadata: ["endpoint": "\(endpoint)"])
@@ -155,6 +156,8 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
             return response
         case .delay(let duration):
             try? await Task.sleep(for: duration)
+        case .stall(let duration):
+            stall = duration
         case nil:
             break
         }
@@ -172,7 +175,23 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
                 authorization: authorization, contentType: request.headers[.contentType], body: body)
         }
         logger.debug("mock-apple answered", metadata: ["endpoint": "\(endpoint)", "status": "\(answer.status)"])
-        return Self.response(answer)
+        guard let stall else { return Self.response(answer) }
+        return Self.response(answer, bodyAfter: stall)
+    }
+
+    /// The HTTP response of an answer whose status and headers go at once and whose body (at least one byte) goes
+    /// `stall` later.
+    private static func response(_ answer: MockAppleAnswer, bodyAfter stall: Duration) -> Response {
+        var headers = HTTPFields()
+        if let contentType = answer.contentType { headers[.contentType] = contentType }
+        let text = answer.text.isEmpty ? " " : answer.text
+        return Response(
+            status: HTTPResponse.Status(code: answer.status), headers: headers,
+            body: ResponseBody { writer in
+                try await Task.sleep(for: stall)
+                try await writer.write(ByteBuffer(string: text))
+                try await writer.finish(nil)
+            })
     }
 
     /// The HTTP response of an answer.

@@ -21,7 +21,8 @@ struct MockAppleCommand: AsyncParsableCommand {
             one is made and every receipt gets 404. Once listening it prints 'mock-apple listening on URL' (and \
             writes the port to --port-file); SIGINT or SIGTERM stops it.
             Faults: --fault ENDPOINT:ACTION[:COUNT], ENDPOINT query|update|validate|receipt|all, ACTION a status \
-            (429, 503, ...), drop or delay=DURATION (2s, 500ms), e.g. --fault query:429:2 --fault receipt:drop. \
+            (429, 503, ...), drop, delay=DURATION (2s, 500ms) or stall=DURATION (headers at once, the body that much \
+            later), e.g. --fault query:429:2 --fault receipt:drop. \
             A status may carry a Retry-After header, sent as given: ENDPOINT:STATUS[:COUNT]:retry-after=VALUE, \
             e.g. --fault query:429:1:retry-after=2 or --fault 'all:503:retry-after=Sun, 12 Apr 2026 13:20:03 GMT'.
             """
