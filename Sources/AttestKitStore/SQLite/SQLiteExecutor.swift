@@ -131,18 +131,40 @@ struct SQLiteExecutor: SQLExecutor {
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws. `IMMEDIATE` takes the write
     /// lock at once, so a transaction that reads before it writes cannot deadlock against another writer.
+    ///
+    /// Once begun, the transaction ends whatever happens to the calling task: SQLiteNIO's async `query` refuses
+    /// work for a cancelled task, so a `COMMIT` or `ROLLBACK` sent that way after a cancellation never ran and the
+    /// writer went back to the pool inside the open transaction, where every later write was answered as done and
+    /// never committed. They go through the future-based `query`, which runs regardless.
     static func transaction<Result>(
         on connection: SQLiteConnection, _ body: () async throws -> Result
     ) async throws -> Result {
         _ = try await connection.query("BEGIN IMMEDIATE")
+        let result: Result
         do {
-            let result = try await body()
-            _ = try await connection.query("COMMIT")
-            return result
+            result = try await body()
         } catch {
-            _ = try? await connection.query("ROLLBACK")
+            await rollback(connection)
             throw error
         }
+        do {
+            try await end("COMMIT", connection)
+        } catch {
+            await rollback(connection)
+            throw error
+        }
+        return result
+    }
+
+    /// `ROLLBACK`, even for a cancelled task; a failure (no transaction left to roll back) is ignored.
+    private static func rollback(_ connection: SQLiteConnection) async {
+        try? await end("ROLLBACK", connection)
+    }
+
+    /// Runs `COMMIT` or `ROLLBACK` through the future-based `query`, which a cancelled task does not prevent.
+    private static func end(_ statement: String, _ connection: SQLiteConnection) async throws {
+        let ending: EventLoopFuture<[SQLiteRow]> = connection.query(statement, [])
+        _ = try await ending.get()
     }
 
     /// SQLite's error class (`busy`, `corrupt`, `notADatabase`, …) for ``StoreError`` reasons; never its
