@@ -161,6 +161,7 @@ struct StoreURLTests {
             "postgres://u@h/db?schema=", "sqlite:a\u{0}b", "postgres://u@h/db?operation_timeout=0",
             "postgres://u@h/db?operation_timeout=0.0004", "postgres://u@h/db?operation_timeout=-1",
             "postgres://u@h/db?operation_timeout=3601", "postgres://u@h/db?operation_timeout=1e3",
+            "postgres://u@h/db?operation_timeout=9999999999999999",
             "postgres://u@h/db?operation_timeout=nan", "postgres://u@h/db?operation_timeout=.",
             "postgres://u@h/db?operation_timeout=10s", "postgres://u@h/db?operation_timeout=",
             // sslmode: libpq's six names only, as written.

@@ -127,9 +127,10 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
                     host: configuration.host, port: configuration.port, username: configuration.username,
                     password: configuration.password, database: configuration.database, tls: try tls.connection())
             }
+        // Bounded before the multiplication (an hour at most): a code-built configuration may hold any duration.
         let timeout = configuration.connectTimeout.components
         settings.options.connectTimeout = .milliseconds(
-            timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)
+            max(0, min(timeout.seconds, 3_600)) * 1000 + timeout.attoseconds / 1_000_000_000_000_000)
         let connection = try await PostgresConnection.connect(
             on: PostgresClient.defaultEventLoopGroup.any(), configuration: settings, id: 0, logger: executor.logger
         ).get()

@@ -52,7 +52,7 @@ public final class SQLiteAttestationStore: AttestationStore, SQLBackedStore {
     ) {
         self.configuration = configuration
         let milliseconds =
-            configuration.busyTimeout.components.seconds * 1000
+            max(0, min(configuration.busyTimeout.components.seconds, 3_600)) * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         self.pool = SQLiteConnectionPool(
             path: configuration.path,

@@ -179,8 +179,9 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         let refusal = StoreError(.invalidURL, "operation_timeout is a number of seconds from 0.001 to 3600")
         guard value.utf8.count <= 16,
             value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") }),
-            let seconds = Double(value), seconds.isFinite
+            let seconds = Double(value), seconds.isFinite, seconds <= 3_600
         else { throw refusal }
+        // Bounded before the conversion: 16 digits of seconds are more milliseconds than an Int64 holds (a trap).
         let timeout = Duration.milliseconds(Int64((seconds * 1_000).rounded()))
         guard PostgresStoreConfiguration.operationTimeouts.contains(timeout) else { throw refusal }
         return timeout
