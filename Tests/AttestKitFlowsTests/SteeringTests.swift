@@ -159,6 +159,38 @@ struct SteeringTests {
         #expect(outcomes.filter { $0 == .deviceTokenUsed }.count == 15, "\(outcomes)")
     }
 
+    @Test("a DeviceCheck token respelt (other alphabet, no padding, other unused bits) is the same token: used once")
+    func respeltDeviceTokens() async throws {
+        let bench = try FlowBench()
+        let apple = FakeApple()
+        let routeGuard = RouteGuard(
+            gate: bench.gate, policy: try EnforcementPolicy(minimumTrust: .deviceCheck),
+            deviceTokens: apple.validator(perClient: 0))
+        // 16 bytes: the canonical spelling ends in one character of 2 used bits and `==`; `?` and `>` make `/` and `+`
+        // in it, which base64url writes `_` and `-`.
+        let canonical = Self.token("good-token-?>?>?")
+        #expect(canonical.hasSuffix("==") && (canonical.contains("+") || canonical.contains("/")))
+        let last = canonical.dropLast(2).last.map(String.init) ?? ""
+        let values = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        let index = try #require(values.firstIndex(of: Character(last)))
+        let otherBits = String(canonical.dropLast(3)) + String(values[index ^ 1]) + "=="
+        let spellings = [
+            canonical.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"),
+            String(canonical.dropLast(2)), otherBits,
+        ]
+        #expect(Set(spellings).count == 3 && !spellings.contains(canonical))
+        _ = try await EnforcementTests.check(routeGuard, [AttestKitHeaderNames.deviceToken: canonical])
+        for spelling in spellings {
+            do throws(FlowError) {
+                _ = try await EnforcementTests.check(routeGuard, [AttestKitHeaderNames.deviceToken: spelling])
+                Issue.record("\(spelling): a second use of the token got through")
+            } catch {
+                #expect(error.code == .deviceTokenUsed, "\(spelling): \(error.code)")
+            }
+        }
+        #expect(apple.count == 1, "every spelling is the cached answer of the one token")
+    }
+
     // MARK: Weaker proof never lowers the bar
 
     @Test("with a risk threshold, a debug token, a DeviceCheck token or no proof (report, rollout) asks for step-up")

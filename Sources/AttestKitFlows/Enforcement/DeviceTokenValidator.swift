@@ -1,3 +1,4 @@
+import AttestKit
 public import AttestKitApple
 public import AttestKitStore
 import AttestKitWire
@@ -89,6 +90,7 @@ public final class DeviceTokenValidator: Sendable {
     /// - Throws: ``FlowError``: `rate_limited` once `client` spent its budget; Apple's failure other than
     ///   `bad_device_token`, not cached.
     public func isValid(_ token: String, client: String? = nil) async throws(FlowError) -> (valid: Bool, cached: Bool) {
+        let token = Self.canonical(token)
         let key = Self.digest(token)
         let time = now()
         if let hit = cache.withLock({ cache in cache.answers[key] }), time.timeIntervalSince(hit.at) < ttl {
@@ -158,7 +160,18 @@ public final class DeviceTokenValidator: Sendable {
     /// The store's record of a used token: `devicecheck:` and the base64url of its SHA-256, never the token (and
     /// never a session token's `jti`, which has no `:`).
     static func usedTokenID(_ token: String) -> String {
-        "devicecheck:" + Base64URL.encode(digest(token))
+        "devicecheck:" + Base64URL.encode(digest(canonical(token)))
+    }
+
+    /// One spelling of a token: standard Base64 with its padding, re-encoded from the bytes it decodes to.
+    ///
+    /// Tokens are accepted in either alphabet, padded or not, and the unused low bits of the last character are not
+    /// checked, so one token has many spellings; keyed by its text, each would be a first use and miss the cache. The
+    /// spelling a device sends (standard, padded) is its own canonical form, so records of used tokens written
+    /// before keep their meaning. Text that does not decode is kept as it is (Apple refuses it).
+    static func canonical(_ token: String) -> String {
+        guard let bytes = Base64.decode(token) else { return token }
+        return Data(bytes).base64EncodedString()
     }
 
     private static func digest(_ token: String) -> [UInt8] {
