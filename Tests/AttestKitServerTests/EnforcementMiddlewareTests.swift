@@ -145,6 +145,12 @@ struct EnforcementMiddlewareTests {
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let router = Router(context: ServerRequestContext.self)
         let middleware: AttestKitMiddleware<ServerRequestContext> = try server.middleware(group: "orders")
+        #expect(middleware.bodyLimit == configuration.bodyLimit)
+        configuration.bodyLimit = 2_048
+        let small = try AttestKitServer(
+            configuration: configuration, store: MemoryAttestationStore(),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        #expect(try (small.middleware(group: "orders") as AttestKitMiddleware<ServerRequestContext>).bodyLimit == 2_048)
         router.group("orders").add(middleware: middleware).post { _, _ in "ok" }
         // Over a socket: the peer (127.0.0.1, the trusted proxy) is what the default would count.
         try await Application(router: router).test(.live) { client in

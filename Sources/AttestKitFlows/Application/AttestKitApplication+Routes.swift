@@ -35,8 +35,10 @@ extension AttestKitApplication {
                 try await message(KeyAttestationRequest.self), client: request.client)
             return try Self.json(201, answer)
         case .verifyAssertion:
+            // Room for a bound request's body (up to the body limit) as Base64 inside the JSON, as the decision
+            // route has: with the body limit alone a body the middleware and the decision route take was 413 here.
             let answer = try await verifyAssertion(
-                try JSONBody.decode(AssertionRequest.self, from: try await body(limit)))
+                try JSONBody.decode(AssertionRequest.self, from: try await body(JSONBody.decisionLimit(limit))))
             guard let bytes = AssertionResponseWriter.write(answer) else { return try Self.json(200, answer) }
             return EdgeResponse(status: 200, body: bytes)
         case .verifyRequest:

@@ -22,15 +22,17 @@ extension AttestKitServer {
     /// - Parameters:
     ///   - group: `default` or a group of `enforcement.groups`.
     ///   - policy: The route's own policy, instead of a configured group's.
-    ///   - bodyLimit: The largest body hashed, in bytes.
+    ///   - bodyLimit: The largest body hashed, in bytes; `nil` for the configuration's `http.body-limit`, as the
+    ///     service's own routes, Vapor's middleware and the decision route use.
     ///   - subject: The rollout subject of a request (a user id), or `nil` to use the key id it sends.
     /// - Throws: ``ServerConfigurationError`` for a group that is not configured.
     public func middleware<Context: AttestedRequestContext>(
-        group: String = "default", policy: EnforcementPolicy? = nil, bodyLimit: Int = 65_536,
+        group: String = "default", policy: EnforcementPolicy? = nil, bodyLimit: Int? = nil,
         subject: (@Sendable (Hummingbird.Request, Context) -> String?)? = nil
     ) throws -> AttestKitMiddleware<Context> {
         AttestKitMiddleware(
-            guard: try routeGuard(group: group, policy: policy), bodyLimit: bodyLimit, subject: subject,
+            guard: try routeGuard(group: group, policy: policy), bodyLimit: bodyLimit ?? configuration.bodyLimit,
+            subject: subject,
             client: requestClient())
     }
 }
