@@ -80,9 +80,22 @@ public struct RouteGuard: Sendable {
         lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String,
         alternativeTargets: [String] = [], body: some Sequence<UInt8>, subject: String? = nil, client: String? = nil
     ) async throws(FlowError) -> RequestAttestation {
-        try await check(
-            lookup: lookup, method: method, target: target, alternativeTargets: alternativeTargets,
-            body: .bytes(Array(body)), subject: subject, client: client)
+        // One storage deadline for the request's store calls (key, challenge, counter, used token), as the service's
+        // routes and the decision route have: a middleware in an application's own router runs outside them, and
+        // each call had a whole operation timeout of its own. Inside a request that set it, the outer start stands.
+        let bytes = Array(body)
+        do {
+            return try await StoreRequestDeadline.withRequest { () async throws(FlowError) -> RequestAttestation in
+                try await check(
+                    lookup: lookup, method: method, target: target, alternativeTargets: alternativeTargets,
+                    body: .bytes(bytes), subject: subject, client: client)
+            }
+        } catch let error as FlowError {
+            throw error
+        } catch {
+            throw FlowError(converting: error)
+                ?? FlowError(.internalError, .internalFailure, "the check failed", underlying: error)
+        }
     }
 
     /// ``check(lookup:method:target:alternativeTargets:body:subject:client:)`` of a request whose body is given
