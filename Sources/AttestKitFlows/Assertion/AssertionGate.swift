@@ -28,7 +28,8 @@ public import Foundation
 public struct AssertionGate: Sendable {
     /// The state.
     public let store: any AttestationStore
-    /// How far a timestamp may be from `now()`, either way, in seconds.
+    /// How far a timestamp may be from `now()`, either way, in seconds (a negative, NaN or infinite window given
+    /// counts as 0).
     public let timestampWindow: TimeInterval
     /// How long a key may go unused (no assertion since its last one, or since its registration) before its
     /// assertions are refused with `key_expired`, in seconds; `nil`: keys never expire (`keys.expire-after`).
@@ -62,7 +63,9 @@ public struct AssertionGate: Sendable {
         self.stepsUpOnValidationCategoryChange = stepsUpOnValidationCategoryChange
         self.keys = KeyRecordCache(store: store)
         self.store = store
-        self.timestampWindow = timestampWindow
+        // A negative, NaN or infinite window would refuse every timestamp by crashing the process (NaN) or accept
+        // any (infinity): it counts as 0, the strictest, as the verifier's leeways do.
+        self.timestampWindow = timestampWindow.asLeeway
         self.keyExpiry = keyExpiry
         self.recorder = recorder
         self.acceptance = acceptance
@@ -126,7 +129,7 @@ public struct AssertionGate: Sendable {
                 throw FlowError(
                     .timestampOutsideWindow, .refused,
                     "the timestamp is \(Int(abs(offset).rounded())) s from the server's clock; at most "
-                        + "\(Int(timestampWindow)) s is accepted")
+                        + "\(Int(exactly: timestampWindow.rounded(.down)) ?? Int.max) s is accepted")
             }
         }
         let record: KeyRecord

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitFlows
+import AttestKitWire
 import Foundation
 import Synchronization
 import Testing
@@ -7,9 +8,10 @@ import Testing
 @testable import AttestKitStore
 
 /// A guarded request's store calls share one storage deadline (``StoreRequestDeadline``) however the guard is
-/// called: the middlewares in an application's own router run outside the service's request scope.
-@Suite("Route guard deadline")
-struct RouteGuardDeadlineTests {
+/// called (the middlewares in an application's own router run outside the service's request scope), and the gate's
+/// time parameters fail closed.
+@Suite("Route guard deadline and time parameters")
+struct RouteGuardParameterTests {
     /// An assertion policy that notes the request's start it runs under (it runs between the key read and the
     /// counter advance).
     final class Witness: AssertionPolicy {
@@ -36,5 +38,22 @@ struct RouteGuardDeadlineTests {
             return StoreRequestDeadline.began
         }
         #expect(outer != nil && witness.seen.withLock { $0.count == 2 && $0[1] == outer })
+    }
+
+    @Test("an unusable timestamp window (NaN, infinite, negative) refuses timestamps instead of crashing or taking any",
+        arguments: [Double.nan, .infinity, -.infinity, -1])
+    func unusableTimestampWindow(window: Double) async throws {
+        let bench = try FlowBench()
+        let device = try await bench.registeredDevice()
+        let gate = AssertionGate(store: bench.store, timestampWindow: window)
+        #expect(gate.timestampWindow == 0)
+        var headers = try EnforcementTests.headers(device)
+        headers[AttestKitHeaderNames.timestamp] = String(FlowBench.milliseconds() - 3_600_000)
+        do throws(FlowError) {
+            _ = try await EnforcementTests.check(RouteGuard(gate: gate), headers)
+            Issue.record("a timestamp an hour old was taken")
+        } catch {
+            #expect(error.code == .timestampOutsideWindow, "\(error)")
+        }
     }
 }
