@@ -152,12 +152,15 @@ struct AppleRulesTests {
         #expect(Set(app.service.registrationAttempts.map { $0.keyID }).count == 2)
     }
 
-    @Test("a lost registration answer: the retry's challenge_consumed means the key was registered")
-    func registrationAnswerLost() async throws {
+    @Test(
+        "a lost registration answer: the retry's challenge_consumed (or challenge_not_found) means it registered",
+        arguments: [(409, "challenge_consumed"), (403, "challenge_not_found")])
+    func registrationAnswerLost(status: Int, code: String) async throws {
+        // challenge_not_found: the service deleted the consumed challenge once it expired (a re-post minutes later).
         let app = App()
-        app.service.scriptRegistrations([.drop, .status(409, "challenge_consumed")])
+        app.service.scriptRegistrations([.drop, .status(status, code)])
         #expect(try await app.order() == .deviceCheck)
-        app.clock.advance(3)
+        app.clock.advance(400)
         #expect(try await app.order() == .appAttest)
         #expect(app.provider.calls.attestKey == 1 && app.provider.calls.generateKey == 1)
     }

@@ -188,12 +188,15 @@ extension AppAttestManager {
                 state.registrationPosted = true  // saved before the post: a relaunch knows it may have arrived
                 return .next(state)
             }
-            // Posted before, by this run or one whose answer was lost: `challenge_consumed` then means registered.
+            // Posted before, by this run or one whose answer was lost: `challenge_consumed` then means registered,
+            // and so may `challenge_not_found` (the service deletes a consumed challenge once it expired, so a
+            // re-post minutes later finds none).
             let postedBefore = !firstPost
+            let registeredCodes: Set<String> = postedBefore ? ["challenge_consumed", "challenge_not_found"] : []
             do {
                 try await service.registerAttestation(keyID: keyID, attestation: attestation, challengeID: challengeID)
             } catch let error as AttestKitClientError
-                where !error.isTransient && !(postedBefore && error.serviceCode == "challenge_consumed")
+                where !error.isTransient && !registeredCodes.contains(error.serviceCode ?? "")
             {
                 // Refused for good (the challenge expired, a verification failed): this attestation will never be
                 // registered, so the next attempt, after the backoff, uses a new key.
@@ -201,7 +204,7 @@ extension AppAttestManager {
                 next.failures = state.failures + 1
                 next.notBefore = backoff(after: next.failures)
                 return .failed(next, unavailable(error, next.notBefore, "the service refused the attestation"))
-            } catch let error as AttestKitClientError where error.serviceCode == "challenge_consumed" {
+            } catch let error as AttestKitClientError where registeredCodes.contains(error.serviceCode ?? "") {
                 // An earlier attempt whose answer was lost consumed the challenge: it registered the key. (If it
                 // did not, the first assertion is refused as key_not_found and the key is replaced then.)
                 _ = error
