@@ -57,7 +57,7 @@ struct SessionTokenTests {
         #expect(app.provider.calls.attestKey == 1)
     }
 
-    @Test("a backend's 401 or 409 gets one new token and a second try; a second refusal is reported")
+    @Test("a backend's 401 or 409 token_consumed gets one new token and a second try; a second refusal is reported")
     func refreshOnce() async throws {
         let app = App()
         app.service.answerTokens(Self.issuing(app))
@@ -84,6 +84,15 @@ struct SessionTokenTests {
             try await app.client.data(withSessionToken: URLRequest(url: FakeService.appURL))
         }
         #expect(forbidden?.status == 403 && app.service.tokenRequests.count == 3)  // not a token problem
+
+        // The backend's own conflict is not a consumed token: the request (an order, say) is not sent again.
+        let before = app.service.requests.count
+        app.service.answerApp { _ in .status(409, "order_exists") }
+        let conflict = await #expect(throws: AttestKitClientError.self) {
+            try await app.client.data(withSessionToken: URLRequest(url: FakeService.appURL))
+        }
+        #expect(conflict?.status == 409 && conflict?.serviceCode == "order_exists")
+        #expect(app.service.tokenRequests.count == 3 && app.service.requests.count == before + 1)
     }
 
     @Test("errors are typed: tokens not configured, an answer that is no token or expired, no manager")

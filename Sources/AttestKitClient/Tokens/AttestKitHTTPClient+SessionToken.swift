@@ -29,8 +29,10 @@ extension AttestKitHTTPClient {
 
     /// Sends `request` to one of the app's backends with `Authorization: Bearer <session token>`.
     ///
-    /// When the backend answers 401 (the token expired or is invalid there) or 409 (a limited-use token consumed
-    /// already), the client gets a new token and sends the request once more; a second refusal is thrown.
+    /// When the backend answers 401 (the token expired or is invalid there) or 409 with the error code
+    /// `token_consumed` (a limited-use token consumed already, as `POST /v1/tokens/consume` answers it), the client
+    /// gets a new token and sends the request once more; a second refusal is thrown. Another 409 is the backend's
+    /// own conflict (an order that exists, say) and is thrown at once: the request is not sent again.
     /// - Returns: The body and the response of a 2xx answer.
     /// - Throws: ``AttestKitClientError``, as ``sessionToken()`` and ``data(for:)``.
     public func data(withSessionToken request: URLRequest) async throws -> (Data, HTTPURLResponse) {
@@ -42,7 +44,8 @@ extension AttestKitHTTPClient {
             do {
                 return try await send(authorized, over: transport)
             } catch let error as AttestKitClientError
-                where !refreshed && error.code == .httpError && (error.status == 401 || error.status == 409)
+                where !refreshed && error.code == .httpError
+                && (error.status == 401 || (error.status == 409 && error.serviceCode == "token_consumed"))
             {
                 refreshed = true
                 token = try await sessionToken(replacing: token)
