@@ -327,6 +327,42 @@ struct GroupCommitTests {
         #expect(await commits.counts().batches == 2)
     }
 
+    @Test(
+        "a caller queued behind a running batch is answered at its own deadline, not when that batch ends",
+        .timeLimit(.minutes(1)))
+    func queuedDeadlinesAreAnsweredAtTheirOwn() async throws {
+        let queuedAnswered = NIOLockedValueBox(false)
+        let commits = GroupCommit<String>(maximumBatch: 8) { batch in
+            // The first batch (a frozen database) lasts until the queued caller was answered, or 20 s.
+            if batch.first?.statement.sql == "running" {
+                for _ in 0..<2_000 where !queuedAnswered.withLockedValue({ $0 }) {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            return batch.map { .success([$0.statement.sql]) }
+        }
+        let start = ContinuousClock.now
+        let running = Task { try await commits.submit(SQLStatement("running"), by: .now + .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(100))
+        while await commits.queued() > 0 { try await Task.sleep(for: .milliseconds(10)) }  // the batch is out
+        let queued = Task { () -> (Result<[String], any Error>, Duration) in
+            defer { queuedAnswered.withLockedValue { $0 = true } }
+            do {
+                let rows = try await commits.submit(SQLStatement("queued"), by: .now + .milliseconds(300))
+                return (.success(rows), ContinuousClock.now - start)
+            } catch {
+                return (.failure(error), ContinuousClock.now - start)
+            }
+        }
+        let (answer, elapsed) = await queued.value
+        // Answered at its deadline (about 0.4 s from the start), not when the running batch ends (20 s).
+        #expect((answer.error as? StoreError)?.code == .storageUnavailable, "\(answer)")
+        #expect(elapsed < .seconds(15), "\(elapsed)")
+        #expect(try await running.value == ["running"])
+        let counts = await commits.counts()
+        #expect(counts.batches == 1 && counts.writes == 1, "the queued write was not applied: \(counts)")
+    }
+
     @Test("a failed commit fails every write of its batch")
     func failedCommit() async {
         let database = FakeDatabase(commitsToFail: 1)

@@ -27,7 +27,8 @@ actor GroupCommit<Row: Sendable> {
         /// The statement.
         let statement: SQLStatement
         /// When its caller stops waiting, or `nil` if it waits as long as it takes: a write whose caller has already
-        /// given up is not applied, and a caller whose deadline passes while its batch is applied is answered then.
+        /// given up is not applied, and a caller whose deadline passes while its batch is applied, or while it waits
+        /// behind another batch, is answered then.
         let end: ContinuousClock.Instant?
         /// How the write combines with others of its kind into one statement, or `nil` when it runs alone.
         let combinable: SQLCombinableWrite?
@@ -66,6 +67,9 @@ actor GroupCommit<Row: Sendable> {
     /// batch: `nil` once a caller was answered at its own deadline.
     private var watched: [Int: [Waiting?]] = [:]
     private var nextBatch = 0
+    /// The timer of the queued callers (those waiting behind a running batch) and when it next looks, while one of
+    /// them has a deadline: each is answered at its own, not when the batch ahead ends.
+    private var queueWatcher: (task: Task<Void, Never>, wakes: ContinuousClock.Instant)?
 
     /// How far apart the callers' deadlines in one batch may be before the earlier ones are answered by a timer of
     /// the batch's: a caller is answered at most this long after its own deadline.
@@ -95,6 +99,10 @@ actor GroupCommit<Row: Sendable> {
                 running += 1
                 // Detached: the batches belong to no caller and carry none of its task-local values (its deadline).
                 Task.detached { await self.drain() }
+            } else if let end, end < queueWatcher?.wakes ?? .now + .seconds(86_400 * 365) {
+                // It waits behind a running batch, which may take until its own callers' latest deadline.
+                queueWatcher?.task.cancel()
+                queueWatcher = (Task { await self.answerExpiredInQueue() }, end)
             }
         }
     }
@@ -162,6 +170,35 @@ actor GroupCommit<Row: Sendable> {
         let waiters = drained
         drained = []
         waiters.forEach { $0.resume() }
+    }
+
+    /// Answers each queued caller whose deadline passes before a batch takes it (drops its write from the queue),
+    /// until no queued caller has a deadline; the timer sleeps until the earliest one.
+    private func answerExpiredInQueue() async {
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            var next: ContinuousClock.Instant?
+            queue.removeAll { waiting in
+                guard let end = waiting.write.end else { return false }
+                guard end > now else {
+                    waiting.continuation.resume(
+                        throwing: StoreError(.storageUnavailable, "the write's deadline passed before its batch"))
+                    return true
+                }
+                next = min(next ?? end, end)
+                return false
+            }
+            guard let next else {
+                queueWatcher = nil
+                return
+            }
+            queueWatcher?.wakes = next
+            do {
+                try await Task.sleep(until: next, clock: .continuous)
+            } catch {
+                return  // replaced by a timer for an earlier deadline
+            }
+        }
     }
 
     /// Answers each caller of the batch `id` whose deadline passes while the batch is applied, until the batch
