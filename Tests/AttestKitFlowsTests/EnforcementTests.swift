@@ -205,7 +205,7 @@ struct EnforcementTests {
         _ = try? await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: bad])
         #expect(calls.withLock { $0 } == 2, "a bad token is cached too")
         for index in 0..<5 {
-            _ = try await validator.isValid("other-\(index)")
+            _ = try await validator.isValid(Data("other-\(index)".utf8).base64EncodedString())
         }
         #expect(validator.cachedCount == 2, "bounded")
         failing.withLock { $0 = true }

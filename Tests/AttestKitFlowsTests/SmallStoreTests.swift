@@ -58,10 +58,14 @@ struct SmallStoreTests {
     func deviceTokenInUsedTokensOnly() async throws {
         let store = UsedTokens()
         let validator = Self.validator()
-        try await validator.useUp("device-token-1", store: store)
-        let again = await #expect(throws: FlowError.self) { try await validator.useUp("device-token-1", store: store) }
+        // Tokens as a device sends them: standard Base64 (the text "device-token-1" itself reads as base64url, and
+        // as the same bytes as "device-token-2").
+        let first = Data("device-token-1".utf8).base64EncodedString()
+        let second = Data("device-token-2".utf8).base64EncodedString()
+        try await validator.useUp(first, store: store)
+        let again = await #expect(throws: FlowError.self) { try await validator.useUp(first, store: store) }
         #expect(again?.code == .deviceTokenUsed)
-        try await validator.redeem("device-token-2", client: "203.0.113.9", store: store)
+        try await validator.redeem(second, client: "203.0.113.9", store: store)
         let invalid = await #expect(throws: FlowError.self) {
             try await validator.redeem("bad-token", client: "203.0.113.9", store: store)
         }
