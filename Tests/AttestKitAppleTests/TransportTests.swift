@@ -96,7 +96,7 @@ import Testing
 
     @Test func aSlowAnswerPastTheDeadlineIsATimeout() async throws {
         let clock = TestTime()
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.seconds(10)), count: 5)])
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.seconds(300)), count: 5)])
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(timeout: .milliseconds(300))
             let client = AppleFixture.deviceCheck(
@@ -107,14 +107,15 @@ import Testing
             }
             #expect(error?.code == .timeout)
             #expect(error?.attempts == 1)
-            #expect(ContinuousClock.now - started < .seconds(8), "the client gave up long before the 10 s answer")
+            // Far below the answer's 300 s: the first minute of a full test run on two cores delays tasks by a minute.
+            #expect(ContinuousClock.now - started < .seconds(150), "the client gave up long before the 300 s answer")
         }
     }
 
     @Test func anAnswerWhoseBodyStallsPastTheDeadlineIsATimeout() async throws {
         let clock = TestTime()
-        // Apple's headers come at once and its body 10 s later: AsyncHTTPClient's own deadline ends with the headers.
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.stall(.seconds(10)), count: 5)])
+        // Apple's headers come at once and its body 300 s later: AsyncHTTPClient's own deadline ends with the headers.
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.stall(.seconds(300)), count: 5)])
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(timeout: .milliseconds(500))
             let client = AppleFixture.deviceCheck(
@@ -124,7 +125,7 @@ import Testing
                 try await client.query(deviceToken: AppleFixture.deviceToken())
             }
             #expect(error?.code == .timeout)
-            #expect(ContinuousClock.now - started < .seconds(8), "the client gave up long before the 10 s body")
+            #expect(ContinuousClock.now - started < .seconds(150), "the client gave up long before the 300 s body")
         }
     }
 
@@ -140,13 +141,13 @@ import Testing
     @Test func theDeadlineCoversRetries() async throws {
         let clock = TestTime()
         // The first attempt (429) must end well within the deadline even on a loaded machine, so that the retry
-        // is made and then cut by the deadline: 8 s against a 12 s delay (with 2 s, a full test run on two cores
-        // once answered the 429 after the deadline, so no retry was made).
-        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(12)))]
+        // is made and then cut by the deadline: 20 s against a 40 s delay (with 2 s, a full test run on two cores
+        // once answered the 429 after the deadline, so no retry was made; its first minute delays tasks that much).
+        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(40)))]
         let mock = try AppleFixture.mock(clock, faults: faults)
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(
-                timeout: .seconds(8),
+                timeout: .seconds(20),
                 retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
             let client = AppleFixture.deviceCheck(
                 baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)

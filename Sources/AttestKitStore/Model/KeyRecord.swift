@@ -37,7 +37,7 @@ public struct KeyRecord: Sendable, Hashable, CustomStringConvertible {
     public let appKey: AppKey?
     /// The key access control its credential certificate carried (extension 1.2.840.113635.100.8.6, its DER value
     /// as signed; ``keyAccessControlReading`` parses it), or `nil`: none (keys attested before 2026), or a key
-    /// registered before the store kept it (schema version 8).
+    /// registered before the store kept it (schema version 9).
     public let keyAccessControl: [UInt8]?
     /// When the key was registered.
     public let createdAt: Date

@@ -61,8 +61,10 @@ enum AppleFixture {
     /// Fast retries: three attempts, 1 ms waits at most, a 5 s deadline.
     /// Instant retries; a deadline generous enough for a loaded 2-core CI machine running every suite at once
     /// (tests about deadlines set their own).
+    /// Retries without waiting; a deadline no test reaches (the first minute of a full test run on two cores can
+    /// delay a task's resumption by as much: one call ran past 60 s there).
     static let fastTransport = TransportConfiguration(
-        timeout: .seconds(60),
+        timeout: .seconds(600),
         retry: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
 
     /// A DeviceCheck client of the mock at `baseURL`.
