@@ -138,7 +138,8 @@ import Testing
         let watchdog = Self.watchdog(child)
         defer { watchdog.cancel() }
         child.terminate()
-        #expect(await child.wait() == .signal(SIGTERM))
+        let ended = await child.wait()
+        #expect(ended == .signal(SIGTERM), "\(ended)")
     }
 
     /// SIGTERM waits while the child is stopped, and ends it once SIGCONT resumes it.
