@@ -99,10 +99,11 @@ actor GroupCommit<Row: Sendable> {
                 running += 1
                 // Detached: the batches belong to no caller and carry none of its task-local values (its deadline).
                 Task.detached { await self.drain() }
-            } else if let end, end < queueWatcher?.wakes ?? .now + .seconds(86_400 * 365) {
-                // It waits behind a running batch, which may take until its own callers' latest deadline.
+            } else if let end, queueWatcher.map({ end < $0.wakes }) ?? true {
+                // It waits behind a running batch, which may take until its own callers' latest deadline: the queue's
+                // timer (started, or moved earlier) answers it at its own. Detached, as the batches are.
                 queueWatcher?.task.cancel()
-                queueWatcher = (Task { await self.answerExpiredInQueue() }, end)
+                queueWatcher = (Task.detached { await self.answerExpiredInQueue() }, end)
             }
         }
     }
