@@ -123,6 +123,23 @@ struct ClientDataTests {
         #expect(app.provider.calls.attestKey == 2 && app.service.registrationAttempts.count == 2)
     }
 
+    @Test("a request waiting for the key while the bytes' attestation is refused gets unavailable, and falls back")
+    func waiterOfARefusal() async throws {
+        let app = App()
+        app.service.registrationDelay(milliseconds: 1_000)
+        app.service.scriptRegistrations([.status(403, "attestation_invalid")])
+        let manager = app.manager
+        let attesting = Task { try await manager.attestKey(appData: Self.appData) }
+        for _ in 0..<2_000 where app.service.challenges("attest") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // A request's assertion waits for the key the bytes' attestation is obtaining.
+        let waiting = await #expect(throws: AttestKitClientError.self) { try await manager.attestedKeyID() }
+        // `unavailable` is what makes the strategy try its next level (DeviceCheck); the refusal is the caller's.
+        #expect(waiting?.code == .unavailable)
+        let refused = await #expect(throws: AttestKitClientError.self) { try await attesting.value }
+        #expect(refused?.code == .httpError && refused?.serviceCode == "attestation_invalid")
+        #expect(app.service.registrationAttempts.count == 1 && app.keyID == nil)
+    }
+
     @Test("a revoked key stays revoked, and a backoff holds, for attestations with app data too")
     func revokedAndBackingOff() async throws {
         var revoked = KeyState(stage: .revoked, keyID: "a2V5")

@@ -18,7 +18,9 @@ extension AppAttestManager {
     /// next call with the same `appData` goes on with them while the challenge is valid; a key the service's ramp
     /// deferred is kept too, and asks again with the same key once the wait is over. A refusal for good (or a device
     /// that cannot attest the key) starts over with a new key on the next call.
-    /// Concurrent calls of ``attestedKeyID()`` wait for this one's key while no key is registered; concurrent calls of
+    /// Concurrent calls of ``attestedKeyID()`` wait for this one's key while no key is registered (and, when it fails
+    /// otherwise than that method does, get ``AttestKitClientError/Code/unavailable``: their requests fall back to the
+    /// strategy's next level rather than fail with this attestation's refusal); concurrent calls of
     /// this method with the same `appData` share one attestation, with different bytes each attest a key, and the
     /// last one registered becomes the manager's. A key the manager replaces
     /// on its own later (the device or the service lost it, ``resetKey(_:)``) is attested over the challenge alone:
@@ -68,7 +70,19 @@ extension AppAttestManager {
         }
         let attesting = Task { try await self.attestationWithAppData(appData) }
         appDataAttestations[appData] = attesting
-        let keyID = Task { try await attesting.value.keyId }
+        // What a request waiting for a key (``attestedKeyID()``) gets: the key, or an error of that method's contract,
+        // so that a refusal of these bytes' attestation (`httpError`, `invalidResponse`) makes the request fall back
+        // to the strategy's next level, as any key that cannot be had now does.
+        let keyID = Task {
+            do {
+                return try await attesting.value.keyId
+            } catch let error as AttestKitClientError where Self.keyWaitCodes.contains(error.code) {
+                throw error
+            } catch {
+                throw AttestKitClientError(
+                    .unavailable, reason: "the attestation of a new key with the app's bytes failed: \(error)")
+            }
+        }
         obtaining = keyID
         defer {
             if obtaining == keyID { obtaining = nil }
@@ -76,6 +90,12 @@ extension AppAttestManager {
         }
         return try await attesting.value
     }
+
+    /// The codes ``attestedKeyID()`` throws: an attestation with app data that fails otherwise is `unavailable` to the
+    /// requests that waited for it.
+    static let keyWaitCodes: Set<AttestKitClientError.Code> = [
+        .unavailable, .attestationDeferred, .keyRevoked, .keyStore,
+    ]
 
     private func attestationWithAppData(_ appData: Data) async throws -> KeyRecordResponse {
         let binding = AttestationBinding.appData(appData)
