@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import AttestKit
 import AttestKitApple
 import AttestKitAppleMock
+import AttestKitTesting
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -96,6 +97,33 @@ import Testing
             let query = try await Self.send(baseURL + "/v1/query_two_bits", headers: bearer, body: Self.body())
             #expect(query.status == 200)
             #expect(query.text == "{\"bit0\":true,\"bit1\":false,\"last_update_time\":\"2026-04\"}")
+        }
+    }
+
+    @Test("the bits are a device's: every token of a simulated device reads them, another device's tokens do not")
+    func bitsArePerDevice() async throws {
+        let clock = TestTime()
+        try await AppleFixture.mock(clock).withRunning { baseURL in
+            let bearer = [("Authorization", "Bearer \(try await AppleFixture.tokens(clock).token())")]
+            let device = Array(repeating: UInt8(7), count: SimulatedDeviceToken.deviceIDLength)
+            let other = Array(repeating: UInt8(8), count: SimulatedDeviceToken.deviceIDLength)
+            func token(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+            let first = SimulatedDeviceToken.make(device: device)
+            let second = SimulatedDeviceToken.make(device: device)
+            #expect(first != second && SimulatedDeviceToken.device(of: second) == device)
+
+            let update = Self.body(deviceToken: token(first), extra: "\"bit0\":true")
+            #expect(try await Self.send(baseURL + "/v1/update_two_bits", headers: bearer, body: update).status == 200)
+            let query = baseURL + "/v1/query_two_bits"
+            let again = try await Self.send(query, headers: bearer, body: Self.body(deviceToken: token(second)))
+            #expect(again.text == "{\"bit0\":true,\"bit1\":false,\"last_update_time\":\"2026-04\"}")
+            // Another simulated device, and a token that names no device (its own device), have no bits.
+            let strangers = [SimulatedDeviceToken.make(device: other), Array(first.dropLast()) + [0]]
+            #expect(SimulatedDeviceToken.device(of: strangers[1]) == device)
+            for stranger in [strangers[0], Array(first.dropFirst())] {
+                let answer = try await Self.send(query, headers: bearer, body: Self.body(deviceToken: token(stranger)))
+                #expect(answer.status == 200 && answer.text == "Failed to find bit state")
+            }
         }
     }
 

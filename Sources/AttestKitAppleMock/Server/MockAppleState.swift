@@ -1,6 +1,9 @@
 public import AttestKitApple
+import AttestKitTesting
+import Foundation
 
-/// What the mock remembers: each device's two bits and the month of their last update, the faults still to
+/// What the mock remembers: each device's two bits and the month of their last update (a simulated device's tokens
+/// name their device, `SimulatedDeviceToken`; any other token is a device of its own), the faults still to
 /// inject, and how many requests each endpoint received. In memory only: a restarted mock starts empty.
 public actor MockAppleState {
     /// A device's stored bits.
@@ -29,15 +32,26 @@ public actor MockAppleState {
         self.faults = faults
     }
 
-    /// The bits stored for `deviceToken`, or `nil` when they were never set.
-    public func bits(for deviceToken: String) -> Bits? { bits[deviceToken] }
+    /// The bits stored for the device of `deviceToken`, or `nil` when they were never set.
+    public func bits(for deviceToken: String) -> Bits? { bits[Self.device(of: deviceToken)] }
 
-    /// Updates the given bits of `deviceToken` (a bit left `nil` keeps its value, `false` when never set) and
-    /// records `month` as the last update.
+    /// Updates the given bits of the device of `deviceToken` (a bit left `nil` keeps its value, `false` when never
+    /// set) and records `month` as the last update.
     public func update(_ deviceToken: String, bit0: Bool?, bit1: Bool?, month: DeviceCheckMonth) {
-        let previous = bits[deviceToken]
-        bits[deviceToken] = Bits(
+        let device = Self.device(of: deviceToken)
+        let previous = bits[device]
+        bits[device] = Bits(
             bit0: bit0 ?? previous?.bit0 ?? false, bit1: bit1 ?? previous?.bit1 ?? false, lastUpdateTime: month)
+    }
+
+    /// The device a token comes from, as the bits are kept by: the identifier a simulated device's token names
+    /// (`SimulatedDeviceToken`), else the token's bytes (each other token a device of its own).
+    static func device(of deviceToken: String) -> String {
+        guard let bytes = Data(base64Encoded: deviceToken) else { return "token:" + deviceToken }
+        if let device = SimulatedDeviceToken.device(of: bytes) {
+            return "device:" + device.map { String($0, radix: 16) }.joined(separator: ".")
+        }
+        return "token:" + bytes.base64EncodedString()
     }
 
     /// Adds faults after those still pending.
