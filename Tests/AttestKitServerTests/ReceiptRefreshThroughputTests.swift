@@ -39,6 +39,43 @@ struct ReceiptRefreshThroughputTests {
     }
 
     @Test(
+        "a whole batch taken, parked or claimed, is followed by the next round at once, not after the interval",
+        arguments: await StoreKind.all())
+    func backlogWithoutWaiting(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.receiptRefreshBatch = 5
+        options.receiptRefreshActiveWithin = 3_600
+        try await ServerHarness.with(kind, options) { harness in
+            // Twelve idle keys are due first; twelve used ones after them. The interval is an hour.
+            var idle: [TestDevice] = []
+            for _ in 0..<12 { idle.append(try await TestDevice.registered(harness)) }
+            harness.clock.advance(by: 7_200)
+            var used: [TestDevice] = []
+            for _ in 0..<12 { used.append(try await TestDevice.registered(harness)) }
+            harness.clock.advance(by: 2 * 86_400)
+            for device in used {
+                let accepted = try await device.verify(try device.verifyBody(freshness: device.now))
+                #expect(accepted.status == 200, "\(accepted)")
+            }
+            let refresh = try #require(harness.server.receiptRefresh)
+            let running = Task { try await refresh.run() }
+            defer { running.cancel() }
+            // Rounds of 5: three batches of idle keys parked (the third with three used keys traded), then the rest;
+            // one round an interval would have parked five idle keys and waited an hour.
+            var traded = 0
+            for _ in 0..<3_000 {
+                traded = 0
+                for device in used where try await harness.store.key(device.keyID)?.riskMetric == 7 { traded += 1 }
+                if traded == used.count { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(traded == used.count)
+            for device in idle { #expect(try await harness.store.key(device.keyID)?.riskMetric == nil) }
+            #expect(await harness.mock.state.requestCount(.attestationData) == used.count)
+        }
+    }
+
+    @Test(
         "an Apple-wide failure under concurrency: no key postponed, every untraded key handed back, still due",
         arguments: await StoreKind.all())
     func failureUnderConcurrency(kind: StoreKind) async throws {

@@ -109,9 +109,12 @@ struct KeyLifecycleTests {
             #expect(try await store.key(active.keyID)?.receiptExpiresAt == t0 + 90 * day)
 
             let lease = Duration.seconds(600)
-            let claimed = try await store.claimReceiptRefresh(
+            let claim = try await store.claimReceiptRefreshBatch(
                 now: t0, limit: 10, lease: lease, activeSince: t0 - 30 * day)
+            let claimed = claim.keys
             #expect(Set(claimed.map(\.keyID)) == [active.keyID, noExpiry.keyID])
+            // The parked keys count towards the batch: a claim limited to what it took has reached its limit.
+            #expect(claim.parked == 2 && claim.taken == 4 && claim.reachedLimit(4) && !claim.reachedLimit(5))
             #expect(claimed.allSatisfy { $0.receiptRefreshAt == t0 + 600 })
             // Parked: the expired receipt for good, the idle key for a day.
             #expect(try await store.key(expired.keyID)?.receiptRefreshAt == nil)

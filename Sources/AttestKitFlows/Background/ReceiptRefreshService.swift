@@ -10,7 +10,9 @@ import Synchronization
 /// shutdown.
 ///
 /// Each round claims the due keys (receipt refresh time passed) of keys used within `activeWithin` whose receipts
-/// have not expired, earliest first, and exchanges their receipts, at most ``concurrency`` at once. The claim
+/// have not expired, earliest first, and exchanges their receipts, at most ``concurrency`` at once. A round whose
+/// claim took a whole batch (claimed or parked) is followed by the next at once, so that keys due in bulk are worked
+/// through as fast as Apple answers and the ceiling allows; otherwise the next round waits `interval`. The claim
 /// (`KeyStore.claimReceiptRefresh(now:limit:lease:activeSince:)` of AttestKitStore) moves each key's refresh time
 /// to the end of a lease in the same statement, so replicas sharing a store trade each due receipt once between
 /// them, and the keys of a replica that stops mid-round (a crash) are due again, for any replica, once the lease
@@ -60,6 +62,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         /// Keys claimed and handed back untraded (a failure, shutdown, or the ceiling's wait outlasting half the
         /// lease).
         public var handedBack = 0
+        /// Whether the claim took a whole batch of due keys (claimed or parked): more may be due now, and
+        /// ``ReceiptRefreshService/run()`` claims again at once rather than after its interval.
+        public var moreDue = false
     }
 
     /// Creates the service.
@@ -67,7 +72,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     /// - Parameters:
     ///   - store: Where the keys and their receipts are.
     ///   - exchange: Apple's receipt exchange, per environment.
-    ///   - interval: The time between rounds (when Apple answers).
+    ///   - interval: The time between rounds (when Apple answers and the last round's claim left no due key).
     ///   - batch: The most keys one round takes.
     ///   - lease: How long a claimed key is kept from other claimers (longer than a round takes).
     ///   - activeWithin: How recently, in seconds, a key must have been used for its receipt to be traded; the
@@ -113,6 +118,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             while !Task.isCancelled {
                 let outcome = await round()
                 delay = outcome.backedOff ? min(delay * 2, .seconds(3_600)) : interval
+                // A whole batch taken: more keys are due now. The next round starts at once, paced by Apple's
+                // answers, the concurrency and the fleet's ceiling rather than by one batch an interval.
+                if outcome.moreDue && !outcome.backedOff { continue }
                 try? await Task.sleep(for: delay)
             }
         }
@@ -139,8 +147,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         let due: [KeyRecord]
         do {
             let time = now()
-            due = try await store.claimReceiptRefresh(
+            let claim = try await store.claimReceiptRefreshBatch(
                 now: time, limit: batch, lease: lease, activeSince: time.addingTimeInterval(-activeWithin))
+            due = claim.keys
+            outcome.moreDue = claim.reachedLimit(batch)
         } catch {
             logger.warning("receipt refresh: storage failed", metadata: ["code": "\(error.code)"])
             outcome.backedOff = true

@@ -195,6 +195,14 @@ public actor MemoryAttestationStore: AttestationStore {
     public func claimReceiptRefresh(
         now: Date, limit: Int, lease: Duration, activeSince: Date
     ) throws(StoreError) -> [KeyRecord] {
+        try claimReceiptRefreshBatch(now: now, limit: limit, lease: lease, activeSince: activeSince).keys
+    }
+
+    /// Claims the keys due for a receipt exchange, parks the due keys not worth one, and counts both; see
+    /// ``KeyStore/claimReceiptRefreshBatch(now:limit:lease:activeSince:)``.
+    public func claimReceiptRefreshBatch(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) throws(StoreError) -> ReceiptRefreshClaim {
         try checkOpen()
         let instant = try StoreTime.normalized(now, "now")
         let oldest = try StoreTime.normalized(activeSince, "activeSince")
@@ -216,6 +224,7 @@ public actor MemoryAttestationStore: AttestationStore {
             return lhs.keyID.bytes.lexicographicallyPrecedes(rhs.keyID.bytes)
         }
         var claimed: [KeyRecord] = []
+        var parkedCount = 0
         for record in sorted.prefix(limit) {
             var changed = record
             let claim = record.refreshClaim(now: instant, activeSince: oldest)
@@ -225,9 +234,9 @@ public actor MemoryAttestationStore: AttestationStore {
             case .idle: changed.receiptRefreshAt = parked
             }
             keys[record.keyID] = changed
-            if claim == .claim { claimed.append(changed) }
+            if claim == .claim { claimed.append(changed) } else { parkedCount += 1 }
         }
-        return KeyRecord.claimOrder(claimed)
+        return ReceiptRefreshClaim(keys: KeyRecord.claimOrder(claimed), parked: parkedCount)
     }
 
     /// Deletes a key with its risk history; see ``KeyStore/deleteKey(_:)``.

@@ -76,6 +76,14 @@ public protocol KeyStore: Sendable {
         now: Date, limit: Int, lease: Duration, activeSince: Date
     ) async throws(StoreError) -> [KeyRecord]
 
+    /// ``claimReceiptRefresh(now:limit:lease:activeSince:)``, answering also how many due keys the statement parked,
+    /// so that the caller knows whether the claim took `limit` due keys and more may be due now
+    /// (``ReceiptRefreshClaim/reachedLimit(_:)``). A store that does not implement it reports none parked.
+    /// - Throws: As ``claimReceiptRefresh(now:limit:lease:activeSince:)``.
+    func claimReceiptRefreshBatch(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> ReceiptRefreshClaim
+
     /// Deletes a key with everything stored about it: its receipt, its risk history (in the same transaction:
     /// `ON DELETE CASCADE`) and its place in the key counts. Its identifier may be registered again afterwards
     /// (unlike a revoked key's); assertions by it are refused with ``StoreError/Code/keyNotFound``.
@@ -92,6 +100,16 @@ public protocol KeyStore: Sendable {
 }
 
 extension KeyStore {
+    /// ``claimReceiptRefresh(now:limit:lease:activeSince:)`` with no parked keys reported: a store that parks keys
+    /// and can count them implements ``claimReceiptRefreshBatch(now:limit:lease:activeSince:)`` itself.
+    public func claimReceiptRefreshBatch(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> ReceiptRefreshClaim {
+        ReceiptRefreshClaim(
+            keys: try await claimReceiptRefresh(now: now, limit: limit, lease: lease, activeSince: activeSince),
+            parked: 0)
+    }
+
     /// ``key(_:)`` with its receipt's bytes left out, for a store that reads the whole row anyway.
     public func keyWithoutReceipt(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
         try await key(keyID)?.withoutReceipt()

@@ -102,6 +102,13 @@ extension SQLBackedStore {
     public func claimReceiptRefresh(
         now: Date, limit: Int, lease: Duration, activeSince: Date
     ) async throws(StoreError) -> [KeyRecord] {
+        try await sql.claimReceiptRefresh(now: now, limit: limit, lease: lease, activeSince: activeSince).keys
+    }
+
+    /// Claims the due keys worth an exchange in one statement, parking the others, and counts both.
+    public func claimReceiptRefreshBatch(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> ReceiptRefreshClaim {
         try await sql.claimReceiptRefresh(now: now, limit: limit, lease: lease, activeSince: activeSince)
     }
 

@@ -312,10 +312,10 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
     /// on the partial index `keys_receipt_refresh`: the refresh time of a key to trade becomes the lease's end, so no
     /// other claimer sees the key as due until it passes; the same statement parks the due keys not to trade (a
     /// receipt expired at `now`: never again; last used before `activeSince`: after ``StoreLimits/idleRefreshPause``),
-    /// which are not returned.
+    /// which are not returned but counted (``ReceiptRefreshClaim/parked``).
     func claimReceiptRefresh(
         now: Date, limit: Int, lease: Duration, activeSince: Date
-    ) async throws(StoreError) -> [KeyRecord] {
+    ) async throws(StoreError) -> ReceiptRefreshClaim {
         let instant = try StoreTime.milliseconds(now, "now")
         let since = try StoreTime.milliseconds(activeSince, "activeSince")
         try StoreLimits.checkLimit(limit)
@@ -343,7 +343,7 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         let claimed = try rows.map { row throws(StoreError) in try row.keyRecord() }.filter { record in
             record.refreshClaim(now: time, activeSince: oldest) == .claim
         }
-        return KeyRecord.claimOrder(claimed)
+        return ReceiptRefreshClaim(keys: KeyRecord.claimOrder(claimed), parked: rows.count - claimed.count)
     }
 
     /// Deletes a key in one statement; its risk history goes with it (`ON DELETE CASCADE`), and the key counts'

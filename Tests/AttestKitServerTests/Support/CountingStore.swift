@@ -78,6 +78,11 @@ final class CountingStore: AttestationStore {
     ) async throws(StoreError) -> [KeyRecord] {
         try await base.claimReceiptRefresh(now: now, limit: limit, lease: lease, activeSince: activeSince)
     }
+    func claimReceiptRefreshBatch(
+        now: Date, limit: Int, lease: Duration, activeSince: Date
+    ) async throws(StoreError) -> ReceiptRefreshClaim {
+        try await base.claimReceiptRefreshBatch(now: now, limit: limit, lease: lease, activeSince: activeSince)
+    }
 
     func deleteKey(_ keyID: KeyID) async throws(StoreError) { try await base.deleteKey(keyID) }
     func receiptRefreshBacklog(now: Date, countingUpTo cap: Int) async throws(StoreError) -> ReceiptRefreshBacklog {
