@@ -141,6 +141,35 @@ struct ReceiptRefreshThroughputTests {
         }
     }
 
+    @Test(
+        "under a ceiling a call to Apple is one request, retried by no one but the round; without one, the client retries",
+        arguments: await StoreKind.all())
+    func noRetriesUnderACeiling(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            _ = try await Self.dueKeys(harness, count: 3)
+            let exchange = try #require(harness.server.application.apple?.receiptExchange)
+            let (start, origin) = (harness.clock.now(), Date())
+            let clock: @Sendable () -> Date = { start.addingTimeInterval(Date().timeIntervalSince(origin)) }
+            func replica(ceiling: Int) -> ReceiptRefreshService {
+                ReceiptRefreshService(
+                    store: harness.store, exchange: exchange, interval: .seconds(60), batch: 3, concurrency: 1,
+                    maxPerSecond: ceiling, riskThreshold: nil, metrics: FlowMetrics(),
+                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: clock)
+            }
+            // One 503: under a ceiling of 50 it is the call's only request (the budget counted one), and the round
+            // backs off with every key handed back.
+            await harness.mock.state.inject(MockAppleFault(.status(503), endpoint: .attestationData, count: 1))
+            let limited = await replica(ceiling: 50).round()
+            #expect(limited.backedOff && limited.refreshed == 0 && limited.handedBack == 3, "\(limited)")
+            #expect(await harness.mock.state.requestCount(.attestationData) == 1)
+            // Without a ceiling the exchange client's retries apply: the 503 is retried and every key is traded.
+            await harness.mock.state.inject(MockAppleFault(.status(503), endpoint: .attestationData, count: 1))
+            let unlimited = await replica(ceiling: 0).round()
+            #expect(!unlimited.backedOff && unlimited.refreshed == 3, "\(unlimited)")
+            #expect(await harness.mock.state.requestCount(.attestationData) == 1 + 4)
+        }
+    }
+
     @Test("after a round, the backlog gauges: keys still due and how long the oldest has waited")
     func backlogMetrics() async throws {
         var options = ServerHarness.Options()

@@ -117,19 +117,23 @@ public struct ReceiptExchangeClient: Sendable {
     ///   - appID: The App ID the new receipt must name.
     ///   - keyID: The attested key the new receipt must hold.
     ///   - logger: Receives debug messages about the call; none by default.
+    ///   - retry: The retries of this call in place of the configuration's (``RetryPolicy/none`` when each request
+    ///     to Apple must be counted, as against a ceiling of calls a second); `nil`, the configuration's.
     /// - Returns: ``ReceiptExchangeResult/refreshed(_:)`` with the verified receipt, or
     ///   ``ReceiptExchangeResult/notModified(retryAfter:)``.
     /// - Throws: ``AppleServiceError``; ``AppleServiceError/Code/receiptInvalid`` when the new receipt does not
     ///   verify.
     public func exchange(
-        _ receipt: some Collection<UInt8>, appID: AppID, keyID: KeyID, logger: Logger? = nil
+        _ receipt: some Collection<UInt8>, appID: AppID, keyID: KeyID, logger: Logger? = nil,
+        retry: RetryPolicy? = nil
     ) async throws(AppleServiceError) -> ReceiptExchangeResult {
         let sent = Array(receipt)
         let tokens = self.tokens
         let request = AppleHTTPTransport.Request(
             endpoint: "attestation_data", url: configuration.url, contentType: nil,
             body: Array(Base64.encode(sent).utf8),
-            authorization: { () async throws(AppleServiceError) -> String in try await tokens.token() })
+            authorization: { () async throws(AppleServiceError) -> String in try await tokens.token() },
+            retry: retry)
         let response = try await http.send(request, logger: logger ?? DeviceCheckClient.silent)
         switch response.status {
         case 200:

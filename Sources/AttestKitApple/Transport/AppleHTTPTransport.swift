@@ -28,6 +28,8 @@ struct AppleHTTPTransport: Sendable {
         var body: [UInt8]
         /// The `Authorization` header value, fetched before each attempt.
         var authorization: @Sendable () async throws(AppleServiceError) -> String
+        /// The retries of this call, in place of the configuration's; `nil` for the configuration's.
+        var retry: RetryPolicy? = nil
     }
 
     /// Apple's answer to the last attempt.
@@ -63,7 +65,7 @@ struct AppleHTTPTransport: Sendable {
     /// - Throws: ``AppleServiceError/Code/timeout`` past the deadline, ``AppleServiceError/Code/transport`` when no
     ///   answer came, ``AppleServiceError/Code/responseTooLarge``, or what `authorization` throws.
     func send(_ request: Request, logger: Logger) async throws(AppleServiceError) -> Response {
-        let policy = configuration.retry
+        let policy = request.retry ?? configuration.retry
         let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
         var generator = SystemRandomNumberGenerator()
         var attempt = 0

@@ -21,7 +21,9 @@ import Synchronization
 ///
 /// Every call to Apple first takes one request from a budget in the store that every replica shares
 /// (``maxPerSecond``, a `RateBudget` of AttestKitStore with a burst of one): the fleet never asks Apple for more
-/// than that many receipts in any second; refused, the round waits for its turn.
+/// than that many receipts in any second; refused, the round waits for its turn. Under a ceiling each call is one
+/// request (no retries inside it, which the budget would not count); without one, the exchange client's retries
+/// apply.
 ///
 /// A new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
 /// 304 moves the key's next refresh to the receipt's Not Before. An answer about one receipt (Apple refuses it
@@ -212,7 +214,13 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     /// Trades one key's receipt: what it came to.
     private func trade(_ record: KeyRecord, receipt: [UInt8], client: ReceiptExchangeClient) async -> Traded {
         do {
-            switch try await client.exchange(receipt, appID: record.appID, keyID: record.keyID, logger: logger) {
+            // Under a ceiling every request to Apple took its turn from the budget: a retry inside the call would
+            // send requests the budget never counted (three a turn while Apple fails, when the fleet should send
+            // fewer). The round's own back-off takes the place of retries then.
+            let retry: RetryPolicy? = maxPerSecond > 0 ? RetryPolicy.none : nil
+            switch try await client.exchange(
+                receipt, appID: record.appID, keyID: record.keyID, logger: logger, retry: retry)
+            {
             case .refreshed(let fresh):
                 _ = try await store.storeReceipt(ReceiptUpdate(fresh), for: record.keyID, now: now())
                 metrics.receiptRefresh("refreshed")
