@@ -24,7 +24,7 @@ struct ReceiptRefreshIsolationTests {
 
     @Test(
         "a receipt Apple refuses postpones its key only; the others are refreshed in the same round",
-        arguments: [400, 401, 403, 404], await StoreKind.all())
+        arguments: [400, 404], await StoreKind.all())
     func refusedReceipt(status: Int, kind: StoreKind) async throws {
         try await ServerHarness.with(kind) { harness in
             let devices = try await Self.dueKeys(harness)
@@ -68,7 +68,9 @@ struct ReceiptRefreshIsolationTests {
         }
     }
 
-    @Test("Apple-wide failures stop the round and back off, postponing no key", arguments: [429, 500, 503])
+    @Test(
+        "Apple-wide failures, and this server's key refused (401, 403), stop the round and back off, postponing no key",
+        arguments: [401, 403, 429, 500, 503])
     func appleWideFailure(status: Int) async throws {
         try await ServerHarness.with(.sqlite) { harness in
             let devices = try await Self.dueKeys(harness)
@@ -81,6 +83,20 @@ struct ReceiptRefreshIsolationTests {
                 #expect(record.riskMetric == nil)
                 #expect((record.receiptRefreshAt ?? .distantFuture) <= harness.clock.now(), "still due")
             }
+        }
+    }
+
+    @Test("a 401 is about one receipt only when the receipt is of another team's app than the provider token's")
+    func unauthorizedByTeam() throws {
+        let ours = try AppID(teamID: "ABCDE12345", bundleID: "com.example.app")
+        let theirs = try AppID(teamID: "ZYXWV98765", bundleID: "com.example.app")
+        func aboutTheReceipt(_ code: AppleServiceError.Code, _ appID: AppID) -> Bool {
+            ReceiptRefreshService.concernsOnlyThisReceipt(code, appID: appID, tokenTeamID: "ABCDE12345")
+        }
+        #expect(!aboutTheReceipt(.invalidAuthorizationToken, ours) && aboutTheReceipt(.invalidAuthorizationToken, theirs))
+        #expect(!aboutTheReceipt(.forbidden, theirs) && !aboutTheReceipt(.authorizationTokenExpired, theirs))
+        for code in [AppleServiceError.Code.badPayload, .incorrectEnvironment, .noData, .receiptInvalid] {
+            #expect(aboutTheReceipt(code, ours))
         }
     }
 

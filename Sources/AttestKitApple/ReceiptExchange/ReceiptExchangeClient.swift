@@ -71,6 +71,9 @@ public struct ReceiptExchangeClient: Sendable {
 
     /// The configuration in use.
     public let configuration: Configuration
+    /// The Team ID of the provider tokens this client sends: Apple answers 401 to a receipt of another team's app,
+    /// and to every receipt when it refuses this team's key.
+    public var teamID: String { tokens.teamID }
     private let tokens: AppleTokenProvider
     private let http: AppleHTTPTransport
     private let verifier: ReceiptVerifier

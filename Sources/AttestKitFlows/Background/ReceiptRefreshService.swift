@@ -27,8 +27,9 @@ import Synchronization
 ///
 /// A new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
 /// 304 moves the key's next refresh to the receipt's Not Before. An answer about one receipt (Apple refuses it
-/// with 400, 401, 403 or 404, or its answer does not verify) postpones only that key, longer each time
-/// (`postponement(after:receiptCreatedAt:now:)`), and the round goes on with the other keys: one bad receipt
+/// with 400 or 404, or with 401 when it is of another team's app, or its answer does not verify) postpones only
+/// that key, longer each time (`postponement(after:receiptCreatedAt:now:)`), and the round goes on with the
+/// other keys: one bad receipt
 /// never stalls the others. When Apple rate limits, fails, cannot be reached or refuses this server's key, the
 /// round starts no more exchanges (those in flight finish) and the service backs off exponentially (from one
 /// interval to an hour) so that an outage is not hammered.
@@ -239,7 +240,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             }
         } catch let error as AppleServiceError {
             metrics.receiptRefresh(error.code.rawValue)
-            guard Self.concernsOnlyThisReceipt(error.code) else {
+            guard Self.concernsOnlyThisReceipt(error.code, appID: record.appID, tokenTeamID: client.teamID) else {
                 logger.warning("receipt refresh: Apple failed; backing off", metadata: ["code": "\(error.code)"])
                 return .failed
             }
@@ -286,12 +287,17 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
 
     /// Whether Apple's answer is about this one receipt (the key waits, the round goes on) rather than about
     /// Apple or this server's key (the round stops and the service backs off): Apple's refusals of the receipt
-    /// itself (400, 401 for another team's receipt, 403, 404) and answers that do not verify.
-    static func concernsOnlyThisReceipt(_ code: AppleServiceError.Code) -> Bool {
+    /// itself (400, 404, and 401 to a receipt of an app of another team than the provider token's) and answers that
+    /// do not verify. A 401 to a receipt of the token's own team, or a 403, refuses this server's key or team: every
+    /// other receipt would get the same answer, so it backs off rather than postpone each key in turn.
+    package static func concernsOnlyThisReceipt(
+        _ code: AppleServiceError.Code, appID: AppID, tokenTeamID: String
+    ) -> Bool {
         switch code {
-        case .badPayload, .incorrectEnvironment, .invalidAuthorizationToken, .forbidden, .noData, .receiptInvalid,
-            .unexpectedResponse, .responseTooLarge:
+        case .badPayload, .incorrectEnvironment, .noData, .receiptInvalid, .unexpectedResponse, .responseTooLarge:
             true
+        case .invalidAuthorizationToken:
+            appID.teamID != tokenTeamID
         default:
             false
         }
