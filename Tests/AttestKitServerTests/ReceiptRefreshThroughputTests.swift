@@ -5,6 +5,7 @@ import AttestKitServer
 import AttestKitStore
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 /// The refresh keeps up: exchanges run concurrently up to `receipt-refresh.concurrency`, the fleet never exceeds
@@ -167,6 +168,34 @@ struct ReceiptRefreshThroughputTests {
             let unlimited = await replica(ceiling: 0).round()
             #expect(!unlimited.backedOff && unlimited.refreshed == 3, "\(unlimited)")
             #expect(await harness.mock.state.requestCount(.attestationData) == 1 + 4)
+        }
+    }
+
+    @Test("a receipt Apple answered is stored even when the round is cancelled (shutdown) before the write")
+    func storedAfterCancellation() async throws {
+        try await ServerHarness.with(.sqlite) { harness in
+            let device = try await Self.dueKeys(harness, count: 1)[0]
+            let exchange = try #require(harness.server.application.apple?.receiptExchange)
+            let writing = Atomic(false)
+            let released = Atomic(false)
+            // The write waits until the round's task has been cancelled; SQLite refuses work for a cancelled task.
+            let store = CountingStore(harness.store) {
+                writing.store(true, ordering: .sequentiallyConsistent)
+                while !released.load(ordering: .sequentiallyConsistent) { try? await Task.sleep(for: .milliseconds(10)) }
+            }
+            let refresh = ReceiptRefreshService(
+                store: store, exchange: exchange, interval: .seconds(60), batch: 1, concurrency: 1,
+                riskThreshold: nil, metrics: FlowMetrics(),
+                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: harness.clock.now)
+            let round = Task { await refresh.round() }
+            for _ in 0..<30_000 where !writing.load(ordering: .sequentiallyConsistent) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            round.cancel()
+            released.store(true, ordering: .sequentiallyConsistent)
+            let outcome = await round.value
+            #expect(outcome.refreshed == 1 && !outcome.backedOff, "\(outcome)")
+            #expect(try await harness.store.key(device.keyID)?.riskMetric == 7)
         }
     }
 

@@ -223,7 +223,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 receipt, appID: record.appID, keyID: record.keyID, logger: logger, retry: retry)
             {
             case .refreshed(let fresh):
-                _ = try await store.storeReceipt(ReceiptUpdate(fresh), for: record.keyID, now: now())
+                // In a task of its own, as every write of the round: Apple has answered, and a round cancelled now
+                // (shutdown) must still keep the receipt, which a store may refuse to write for a cancelled task.
+                let (store, keyID, time) = (store, record.keyID, now())
+                _ = try await Task { try await store.storeReceipt(ReceiptUpdate(fresh), for: keyID, now: time) }.value
                 metrics.receiptRefresh("refreshed")
                 if let metric = fresh.riskMetric { metrics.riskMetric(metric) }
                 if let threshold = riskThreshold, let metric = fresh.riskMetric, metric > threshold {
@@ -322,7 +325,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         return min(maximumPostponement, max(firstPostponement(after: code), age))
     }
 
+    /// Moves `keyID`'s next exchange, in a task of its own (see ``handBack(_:)``).
     private func postpone(_ keyID: KeyID, until date: Date?) async throws {
-        try await store.postponeReceiptRefresh(of: keyID, until: date)
+        let store = store
+        try await Task { try await store.postponeReceiptRefresh(of: keyID, until: date) }.value
     }
 }

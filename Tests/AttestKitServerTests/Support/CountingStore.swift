@@ -10,7 +10,13 @@ final class CountingStore: AttestationStore {
     private let base: any AttestationStore
     private let counts = Mutex<[String: Int]>([:])
 
-    init(_ base: any AttestationStore) { self.base = base }
+    /// Awaited before each `storeReceipt` is forwarded, in the caller's task.
+    private let beforeStoreReceipt: (@Sendable () async -> Void)?
+
+    init(_ base: any AttestationStore, beforeStoreReceipt: (@Sendable () async -> Void)? = nil) {
+        self.base = base
+        self.beforeStoreReceipt = beforeStoreReceipt
+    }
 
     /// How many times `operation` (`ping`, `keyCounts`) was called.
     func calls(_ operation: String) -> Int { counts.withLock { $0[operation, default: 0] } }
@@ -58,7 +64,8 @@ final class CountingStore: AttestationStore {
     }
 
     func storeReceipt(_ update: ReceiptUpdate, for keyID: KeyID, now: Date) async throws(StoreError) -> KeyRecord {
-        try await base.storeReceipt(update, for: keyID, now: now)
+        await beforeStoreReceipt?()
+        return try await base.storeReceipt(update, for: keyID, now: now)
     }
 
     func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
