@@ -67,7 +67,7 @@ struct FleetTests {
             let appleSettings =
                 try await appleMock.settings() + [
                     "--set", "receipt-refresh.interval=0.2", "--set", "receipt-refresh.batch=10",
-                    "--set", "receipt-refresh.lease=4",
+                    "--set", "receipt-refresh.lease=8", "--set", "apple.timeout=3.9",
                     // Two exchanges in flight at once: what the killed replica can leave answered but not stored.
                     "--set", "receipt-refresh.concurrency=2",
                 ]

@@ -417,6 +417,16 @@ struct ServerConfigurationTests {
         #expect(teamError?.key == "apple.team-id")
         otherTeam["ATTESTKIT_APPS"] = "TEAM123456.com.example.app"
         #expect(try await ServerConfigurationSource.load(environment: otherTeam).appIDs.count == 1)
+
+        // A receipt exchange started at half the lease must end within it: the lease is more than twice the timeout.
+        var shortLease = environment
+        shortLease["ATTESTKIT_RECEIPT_REFRESH_LEASE"] = "5"
+        let leaseError = await #expect(throws: ServerConfigurationError.self) {
+            try await ServerConfigurationSource.load(environment: shortLease)
+        }
+        #expect(leaseError?.key == "receipt-refresh.lease")
+        shortLease["ATTESTKIT_RECEIPT_REFRESH_LEASE"] = "5.1"
+        #expect(try await ServerConfigurationSource.load(environment: shortLease).receiptRefreshLease == .seconds(5.1))
         #expect(apple.privateKeyPEM.hasPrefix("-----BEGIN PRIVATE KEY-----"))
         #expect(apple.keyID == "ABC123DEFG" && apple.teamID == "TEAM123456")
         #expect(apple.deviceCheckEnvironment == .development && apple.timeout == 2.5)

@@ -82,7 +82,7 @@ extension ServerConfiguration {
     /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `auto`: text on a terminal, JSON otherwise (or `json`, `text`) |
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
-    /// | `receipt-refresh.lease` | `ATTESTKIT_RECEIPT_REFRESH_LEASE` | `300` seconds a claimed key is kept from other replicas (1 to 86400) |
+    /// | `receipt-refresh.lease` | `ATTESTKIT_RECEIPT_REFRESH_LEASE` | `300` seconds a claimed key is kept from other replicas (1 to 86400, more than twice `apple.timeout`) |
     /// | `receipt-refresh.active-within` | `ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN` | `2592000` seconds (30 days): only keys used within it have their receipts traded (60 to 10 years) |
     /// | `keys.expire-after` | `ATTESTKIT_KEYS_EXPIRE_AFTER` | `0`: off; a key unused for longer (seconds) is refused with `key_expired` (1 to 10 years) |
     /// | `receipt-refresh.concurrency` | `ATTESTKIT_RECEIPT_REFRESH_CONCURRENCY` | `8` receipt exchanges in flight at once per replica (1 to 64) |

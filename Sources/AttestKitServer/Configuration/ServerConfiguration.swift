@@ -224,6 +224,14 @@ public struct ServerConfiguration: Sendable {
             if apple.timeout <= 0 || apple.timeout > 600 {
                 throw ServerConfigurationError("apple.timeout", "is between 0 and 600 seconds")
             }
+            // A round starts exchanges until half its lease has passed: one started then must end within the lease,
+            // or another replica claims its key and trades it too.
+            if application.receiptRefreshLease <= .seconds(2 * apple.timeout) {
+                throw ServerConfigurationError(
+                    "receipt-refresh.lease",
+                    "is more than twice apple.timeout (\(apple.timeout) seconds): an exchange started at half the "
+                        + "lease must end before another replica may claim its key")
+            }
         }
     }
 }

@@ -197,7 +197,7 @@ extension ServerSetting {
         ServerSetting("receipt-refresh.batch", .integer, default: "100", "`100` keys"),
         ServerSetting(
             "receipt-refresh.lease", .number, default: "300",
-            "`300` seconds a claimed key is kept from other replicas (1 to 86400)"),
+            "`300` seconds a claimed key is kept from other replicas (1 to 86400, more than twice `apple.timeout`)"),
         ServerSetting(
             "receipt-refresh.active-within", .number, default: "2592000",
             "`2592000` seconds (30 days): only keys used within it have their receipts traded (60 to 10 years)"),
