@@ -86,6 +86,14 @@ import Testing
         #expect(second.output.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.output)")
         #expect(second.output.contains("already in use by another program"), "\(second.output)")
         #expect(!second.output.contains("errno"), "\(second.output)")
+
+        // A misspelt ATTESTKIT_ variable is named in a warning at start (never its value), with the setting meant.
+        let misspelt = try await Self.run(
+            ["serve", "--port", "\(port)", "--storage", "memory:", "--app", appID.description],
+            environment: ["ATTESTKIT_POLICY_VALIDATION_CATEGORY": "app-store-value"])
+        #expect(misspelt.output.contains("names no setting and is ignored"), "\(misspelt.output)")
+        #expect(misspelt.output.contains("ATTESTKIT_POLICY_VALIDATION_CATEGORIES"), "\(misspelt.output)")
+        #expect(!misspelt.output.contains("app-store-value"), "\(misspelt.output)")
     }
 
     @Test(

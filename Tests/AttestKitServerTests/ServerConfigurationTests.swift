@@ -15,6 +15,27 @@ import Testing
 struct ServerConfigurationTests {
     static let token = "s3cret-admin-token-0123456789"
 
+    @Test("an ATTESTKIT_ variable that names no setting is reported with the closest setting's; known ones are not")
+    func unknownVariables() {
+        let environment = [
+            "ATTESTKIT_POLICY_VALIDATION_CATEGORY": "app-store", "ATTESTKIT_BACKEND_TOKEN": "secret-value",
+            "ATTESTKIT_SOMETHING_ELSE_ENTIRELY": "1", "ATTESTKIT_ADMIN_TOKEN": "x", "ATTESTKIT_SECRETS_DIR": "/run",
+            "ATTESTKIT_HTTP_PORT": "8080", "PATH": "/usr/bin", "attestkit_http_port": "1",
+        ]
+        let unknown = ServerConfigurationSource.unknownVariables(in: environment)
+        #expect(unknown.map(\.name) == [
+            "ATTESTKIT_BACKEND_TOKEN", "ATTESTKIT_POLICY_VALIDATION_CATEGORY", "ATTESTKIT_SOMETHING_ELSE_ENTIRELY",
+        ])
+        #expect(unknown.map(\.suggestion) == [
+            "ATTESTKIT_BACKEND_TOKENS", "ATTESTKIT_POLICY_VALIDATION_CATEGORIES", nil,
+        ])
+        #expect(ServerConfigurationSource.editDistance("kitten", "sitting", atMost: 5) == 3)
+        #expect(ServerConfigurationSource.editDistance("kitten", "sitting", atMost: 2) == 3)
+        #expect(ServerConfigurationSource.editDistance("", "abc", atMost: 5) == 3)
+        #expect(ServerConfigurationSource.editDistance("abc", "", atMost: 5) == 3)
+        #expect(ServerConfigurationSource.editDistance("same", "same", atMost: 0) == 0)
+    }
+
     @Test("With no source, the defaults of ServerConfiguration")
     func defaults() async throws {
         let loaded = try await ServerConfigurationSource.load(flags: [:], environment: [:], file: nil)

@@ -91,6 +91,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw ServeFailure("configuration: \(error)")
         }
         let logger = Self.logger(configuration)
+        for unknown in ServerConfigurationSource.unknownVariables(in: ProcessInfo.processInfo.environment) {
+            var metadata: Logger.Metadata = ["variable": "\(unknown.name)"]
+            if let suggestion = unknown.suggestion { metadata["did_you_mean"] = "\(suggestion)" }
+            logger.warning("an ATTESTKIT_ environment variable names no setting and is ignored", metadata: metadata)
+        }
         let server = try AttestKitServer(configuration: configuration, logger: logger)
         // Signals are handled here rather than by the group: the first starts the graceful shutdown (the drain, then
         // the server), a second one cuts the drain short, one more cancels whatever still runs.
