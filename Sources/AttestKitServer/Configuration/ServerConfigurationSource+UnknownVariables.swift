@@ -1,5 +1,3 @@
-public import Foundation
-
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension ServerConfigurationSource {
     /// An `ATTESTKIT_*` environment variable that names no setting: read by nothing, most likely a misspelt one
