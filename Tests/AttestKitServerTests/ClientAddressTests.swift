@@ -65,7 +65,12 @@ struct ClientAddressTests {
             ([("X-Forwarded-For", "garbage")], "10.0.0.5"),  // unreadable: the proxy that reported it
             ([("X-Forwarded-For", "198.51.100.7, unknown")], "10.0.0.5"),
             ([], "10.0.0.5"),
-            ([("X-Forwarded-For", String(repeating: "1.2.3.4,", count: 1_000))], "10.0.0.5"),
+            // A client's header of any length, with the proxy's hop appended: the hop counts, never the proxy.
+            ([("X-Forwarded-For", String(repeating: "1.2.3.4,", count: 1_000) + " 198.51.100.7")], "198.51.100.7"),
+            ([("X-Forwarded-For", String(repeating: "x", count: 600)), ("X-Forwarded-For", "198.51.100.7")], "198.51.100.7"),
+            ([("X-Forwarded-For", String(repeating: "é", count: 3_000) + ", 198.51.100.7")], "198.51.100.7"),
+            // One element longer than what is read: an unreadable hop.
+            ([("X-Forwarded-For", String(repeating: "9", count: 5_000))], "10.0.0.5"),
         ]
         for (fields, expected) in cases {
             #expect(trusting.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == expected, "\(fields)")

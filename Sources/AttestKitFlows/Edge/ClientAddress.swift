@@ -74,11 +74,20 @@ public struct ClientAddress: Sendable {
         }
     }
 
-    /// The comma-separated elements of the header lines, bounded in bytes and count.
+    /// The comma-separated elements of the header lines, bounded in bytes and count: the last ones, since proxies
+    /// append their hops at the end. Of a longer header only its last ``maximumHeaderBytes`` are read, from the
+    /// first comma among them (what comes before is the client's own, and may be any length: ignoring the whole
+    /// header would count the client as its proxy, a key the client could choose). Without a comma among them the
+    /// last element is that long, no address: one unreadable hop.
     private static func elements(_ lines: [String]) -> [Substring] {
         let joined = lines.joined(separator: ",")
-        guard joined.utf8.count <= maximumHeaderBytes else { return [] }
-        return Array(joined.split(separator: ",").map { trimmed($0) }.suffix(maximumHops))
+        var text = Substring(joined)
+        if joined.utf8.count > maximumHeaderBytes {
+            let tail = joined.utf8.suffix(maximumHeaderBytes)
+            guard let comma = tail.firstIndex(of: UInt8(ascii: ",")) else { return [""] }
+            text = joined[joined.utf8.index(after: comma)...]
+        }
+        return Array(text.split(separator: ",").map { trimmed($0) }.suffix(maximumHops))
     }
 
     /// `text` without leading and trailing spaces and tabs.
