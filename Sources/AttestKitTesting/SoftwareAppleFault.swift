@@ -33,6 +33,9 @@ public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codabl
     case receiptOfAnotherAttestation
     /// The receipt is signed by a stranger receipt hierarchy with the same names but other keys.
     case strangerReceiptSigner
+    /// The authenticator data's credential public key (COSE) is another key than the certified one; its credential
+    /// id is still the key identifier.
+    case credentialKeyOfAnotherKey
 
     /// The kinds of object a fault can be built into.
     public enum Target: String, Sendable, Hashable, CaseIterable, Codable {
@@ -48,7 +51,7 @@ public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codabl
     public var targets: Set<Target> {
         switch self {
         case .expiredLeaf, .notYetValidLeaf, .wrongEnvironment, .counterNotZero, .nonceOfAnotherChallenge, .strangerCA,
-            .receiptOfAnotherAttestation:
+            .receiptOfAnotherAttestation, .credentialKeyOfAnotherKey:
             [.attestation]
         case .wrongAppID: [.attestation, .assertion]
         case .reusedCounter: [.assertion]
@@ -71,6 +74,7 @@ public enum SoftwareAppleFault: String, Sendable, Hashable, CaseIterable, Codabl
         case .receiptForAnotherKey: .receiptKeyMismatch
         case .receiptOfAnotherAttestation: .receiptClientHashMismatch
         case .strangerReceiptSigner: .receiptCertificateUntrusted
+        case .credentialKeyOfAnotherKey: .credentialIdMismatch
         }
     }
 

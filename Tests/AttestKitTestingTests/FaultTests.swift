@@ -53,6 +53,6 @@ import Testing
             #expect(!fault.targets.isEmpty)
             #expect(SoftwareAppleFault(rawValue: fault.description) == fault)
         }
-        #expect(SoftwareAppleFault.allCases.count == 11)
+        #expect(SoftwareAppleFault.allCases.count == 12)
     }
 }

@@ -208,9 +208,13 @@ public struct AttestationVerifier: Sendable {
         guard configuration.environments.allows(environment) else {
             throw AttestKitError(.environmentMismatch, configuration.environments.refusal(of: environment))
         }
-        // Step 9: the credential is the key.
+        // Step 9: the credential is the key: its identifier, and the public key it carries (WebAuthn's attested
+        // credential data), which must be the certified one, so that a verified result never holds two keys.
         guard ConstantTime.equal(credential.credentialID, keyID.bytes) else {
             throw AttestKitError(.credentialIdMismatch, "the credential id is not the key identifier")
+        }
+        guard ConstantTime.equal(credential.publicKey.x963Representation, Array(publicKey.x963Representation)) else {
+            throw AttestKitError(.credentialIdMismatch, "the credential's public key is not the certified key")
         }
         // Step 1: the chain leads to the pinned root at `time`.
         try await chain.validate(leaf: leaf, candidates: [intermediate], at: time, leeway: configuration.leeway)

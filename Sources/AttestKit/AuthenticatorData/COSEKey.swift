@@ -3,7 +3,7 @@
 /// App Attest writes exactly `{1: 2, 3: -7, -1: 1, -2: x, -3: y}` (key type EC2, algorithm ES256,
 /// curve P-256). Anything else is rejected. This type only carries the coordinates: it does not
 /// check that they form a point on the curve. The verifier takes the key from the credential
-/// certificate and compares.
+/// certificate and compares this one with it byte for byte (`credential_id_mismatch` when they differ).
 public struct COSEKey: Sendable, Hashable {
     /// The x coordinate, 32 bytes big-endian.
     public let x: [UInt8]

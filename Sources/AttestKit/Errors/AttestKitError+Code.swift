@@ -111,7 +111,8 @@ extension AttestKitError {
 
         /// SHA-256 of the certificate's public key is not the claimed key identifier.
         public static let keyIdMismatch = Code("key_id_mismatch", .keyId)
-        /// The authenticator data's credential id is not the key identifier.
+        /// The authenticator data's attested credential is not the key: its credential id is not the key identifier,
+        /// or its public key (COSE) is not the certified one.
         public static let credentialIdMismatch = Code("credential_id_mismatch", .keyId)
 
         // MARK: appId

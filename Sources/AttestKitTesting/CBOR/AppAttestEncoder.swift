@@ -13,16 +13,18 @@ enum AppAttestEncoder {
     }
 
     /// Attestation authenticator data: header, AAGUID, credential id length (32), credential id (the key
-    /// identifier), the COSE key `{1: 2, 3: -7, -1: 1, -2: x, -3: y}` and, for iOS 27, the extension map.
+    /// identifier), the COSE key `{1: 2, 3: -7, -1: 1, -2: x, -3: y}` (of `coseKey`, the same key unless a fault
+    /// names another) and, for iOS 27, the extension map.
     static func attestation(
         rpIDHash: [UInt8],
         counter: UInt32,
         environment: AppAttestEnvironment,
         publicKey: P256.Signing.PublicKey,
+        coseKey: P256.Signing.PublicKey? = nil,
         extensions: (bundleVersion: String, validationCategory: UInt32)?
     ) -> [UInt8] {
         let keyID = KeyID(publicKey: publicKey).bytes
-        let point = Array(publicKey.rawRepresentation)
+        let point = Array((coseKey ?? publicKey).rawRepresentation)
         var cose = CBORWriter()
         cose.mapHeader(count: 5)
         cose.integer(1)

@@ -108,6 +108,7 @@ extension SimulatedDevice {
         let authData = AppAttestEncoder.attestation(
             rpIDHash: appID.rpIDHash, counter: fault == .counterNotZero ? 1 : 0, environment: environment,
             publicKey: publicKey,
+            coseKey: fault == .credentialKeyOfAnotherKey ? P256.Signing.PrivateKey().publicKey : nil,
             extensions: configuration.iOS27Extensions
                 ? (configuration.bundleVersion, configuration.validationCategory) : nil)
         let boundHash =
