@@ -22,6 +22,23 @@ import X509
         certificate.extensions.contains { $0.oid == oid && !$0.critical }
     }
 
+    @Test("a receipt's App ID is compared byte for byte: a canonically equivalent spelling is another App ID")
+    func appIDComparedByBytes() async throws {
+        let precomposed = try AppID(teamID: "ABCDE12345", bundleID: "com.example.caf\u{E9}")
+        let decomposed = try AppID(teamID: "ABCDE12345", bundleID: "com.example.cafe\u{301}")
+        #expect(precomposed.description == decomposed.description)  // Swift's String == says they are one
+        #expect(precomposed.rpIDHash != decomposed.rpIDHash)  // App Attest says they are two
+        let device = SimulatedDevice(
+            apple: Fixture.apple, configuration: .init(appID: precomposed, environment: .production))
+        let keyID = device.generateKey()
+        let object = try device.attestKey(keyID, clientDataHash: Fixture.clientDataHash, at: Fixture.time)
+        let receipt = try #require(try AttestationObject(bytes: object).receipt)
+        _ = try await Self.receipts.verify(receipt, appID: precomposed, keyID: keyID, maximumAge: nil, at: Fixture.time)
+        await #expect(throws: AttestKitError.code(.receiptAppIdMismatch)) {
+            try await Self.receipts.verify(receipt, appID: decomposed, keyID: keyID, maximumAge: nil, at: Fixture.time)
+        }
+    }
+
     // MARK: markers
 
     @Test func softwareAppleMarksItsReceiptCAAndSignerOnly() {

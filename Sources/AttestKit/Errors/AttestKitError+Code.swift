@@ -153,9 +153,10 @@ extension AttestKitError {
         public static let receiptDigestMismatch = Code("receipt_digest_mismatch", .receipt)
         /// The receipt signer does not chain to the pinned Apple Root CA - G3.
         public static let receiptCertificateUntrusted = Code("receipt_certificate_untrusted", .receipt)
-        /// A receipt signing certificate had expired at the verification time.
+        /// A receipt signing certificate had expired when the receipt was created (its field 12, the time the chain
+        /// is checked at; the receipt's age is bounded by `maximumAge`).
         public static let receiptCertificateExpired = Code("receipt_certificate_expired", .receipt)
-        /// A receipt signing certificate was not yet valid at the verification time.
+        /// A receipt signing certificate was not yet valid when the receipt was created (its field 12).
         public static let receiptCertificateNotYetValid = Code("receipt_certificate_not_yet_valid", .receipt)
         /// The receipt signer chains to the pinned root, but it or its CA lacks the extension by which Apple
         /// marks its receipt CA (1.2.840.113635.100.6.2.3) and its receipt signer (1.2.840.113635.100.12.15):

@@ -113,7 +113,9 @@ public struct ReceiptVerifier: Sendable {
         try await chain.validate(
             leaf: container.signer, candidates: container.certificates, at: receipt.creationTime, leeway: leeway)
 
-        guard receipt.appID == appID.description else {
+        // Byte for byte: `String ==` takes canonically equivalent texts as equal, and those are other App IDs (another
+        // rpIdHash).
+        guard receipt.appID.utf8.elementsEqual(appID.description.utf8) else {
             throw AttestKitError(.receiptAppIdMismatch, "the receipt is for another App ID")
         }
         if attestedCertificateDER != receipt.attestedCertificateDER {

@@ -35,7 +35,7 @@ extension AttestationRegistrar {
             }
             await recorder.record(
                 VerificationBundle(
-                    kind: .attestation, recordedAt: Date(), verificationTime: now,
+                    kind: .attestation, recordedAt: now, verificationTime: now,
                     configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
                     attestation: RecordedAttestation(
                         keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: read.challenge,

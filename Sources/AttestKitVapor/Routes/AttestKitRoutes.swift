@@ -12,7 +12,7 @@ public import Vapor
 /// - backend (`Authorization: Bearer` a backend token): `POST /v1/assertions/verify`, `POST /v1/requests/verify`,
 ///   `POST /v1/devicecheck/query|update|validate`, `POST /v1/tokens/consume|introspect`;
 /// - operator (the admin token): `GET /v1/keys/{keyId}`, `POST /v1/keys/{keyId}/revoke`,
-///   `POST /v1/devicecheck/unban`;
+///   `DELETE /v1/keys/{keyId}`, `POST /v1/devicecheck/unban`;
 /// - monitoring (a backend token or the admin token): `GET /metrics`;
 /// - probes: `GET /health`, `GET /ready`; anyone: `GET /.well-known/jwks.json`;
 /// - the operator dashboard (the admin token or a session cookie): `GET /dashboard`, `POST /dashboard/logout`; its

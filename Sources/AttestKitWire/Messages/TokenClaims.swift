@@ -9,7 +9,8 @@ public struct TokenClaims: Codable, Sendable, Hashable {
     /// `aud`: who the token is for (`tokens.audience`).
     public var aud: String
     /// `sub`: the App Attest key identifier that proved itself, base64url without padding; for a token bought with
-    /// a debug token (``trust`` `debug`), `debug:` and a fingerprint of that debug token instead.
+    /// a debug token (``trust`` `debug`), `debug:` and a fingerprint of that debug token instead; for one bought with a
+    /// DeviceCheck token (``trust`` `devicecheck`), `devicecheck:` and a fingerprint of that device token.
     public var sub: String
     /// `iat`: issued at, Unix seconds.
     public var iat: Int64
@@ -27,9 +28,10 @@ public struct TokenClaims: Codable, Sendable, Hashable {
     public var riskStatus: String
     /// Whether the deployment's risk policy asks for more verification of this key.
     public var stepUp: Bool
-    /// What proved the app when the token was issued: `app_attest` (an App Attest assertion) or `debug` (a debug
-    /// token of a Simulator or CI build, only ever accepted by a deployment that allows no production keys). A
-    /// production backend accepts `app_attest` only.
+    /// What proved the app when the token was issued: `app_attest` (an App Attest assertion), `devicecheck` (a
+    /// DeviceCheck token Apple validated, where the deployment sells tokens for them: a real device, not this
+    /// app's key) or `debug` (a debug token of a Simulator or CI build, only ever accepted by a deployment that
+    /// allows no production keys). A backend that needs App Attest's proof accepts `app_attest` only.
     public var trust: String
 
     /// Creates claims.
