@@ -73,4 +73,28 @@ struct DashboardLogoutTests {
             #expect(own.status == 303)
         }
     }
+
+    @Test("a login from another site is refused with 403 cross_site_request before it spends the address's budget")
+    func crossSiteLogin() async throws {
+        try await ServerHarness.with(.sqlite) { harness in
+            // A page the operator visits posts wrong tokens (a no-cors form post: no preflight): each is refused
+            // before it counts, so the operator's own requests are not rate limited afterwards.
+            for _ in 0..<12 {
+                let answer = try await harness.send(
+                    .POST, "/dashboard/login", body: Array("token=wrong".utf8),
+                    headers: [("Sec-Fetch-Site", "cross-site")])
+                #expect(answer.status == 403 && answer.errorCode == "cross_site_request", "\(answer)")
+                #expect(answer.header("Set-Cookie") == nil)
+            }
+            let metrics = try await harness.get(
+                "/metrics", headers: [("Authorization", "Bearer \(Fixture.adminToken)")])
+            #expect(metrics.status == 200, "\(metrics)")
+            // The login form on the dashboard's own page, and a tool without browser headers, log in.
+            let own = try await harness.send(
+                .POST, "/dashboard/login", body: Array("token=\(Fixture.adminToken)".utf8),
+                headers: [("Sec-Fetch-Site", "same-origin")])
+            #expect(own.status == 303, "\(own)")
+            _ = try await Self.login(harness)
+        }
+    }
 }

@@ -195,6 +195,22 @@ struct VaporDashboardTests {
         }
     }
 
+    @Test("a login from another site is refused with 403 cross_site_request; from the dashboard's own page it opens")
+    func crossSiteLogin() async throws {
+        try await Self.withDashboard { app in
+            var (headers, body) = Self.form(VaporBench.adminToken)
+            headers.add(name: "Sec-Fetch-Site", value: "cross-site")
+            try await app.testing().test(.POST, "/dashboard/login", headers: headers, body: body) { response in
+                #expect(response.status == .forbidden && VaporBench.code(response) == "cross_site_request")
+                #expect(response.headers.first(name: .setCookie) == nil)
+            }
+            headers.replaceOrAdd(name: "Sec-Fetch-Site", value: "same-origin")
+            try await app.testing().test(.POST, "/dashboard/login", headers: headers, body: body) { response in
+                #expect(response.status == .seeOther)
+            }
+        }
+    }
+
     @Test("without a Prometheus registry the page is 503 metrics_not_configured; the login still works")
     func withoutRegistry() async throws {
         try await Self.withDashboard(registry: nil) { app in

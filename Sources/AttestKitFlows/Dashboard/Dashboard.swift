@@ -88,13 +88,20 @@ package final class Dashboard: Sendable {
         return .html(200, DashboardPage.login(message: nil))
     }
 
-    /// `POST /dashboard/login`: checks the form's admin token (the body, at most 4 KiB, read by `body` once the
-    /// budgets allow), opens a session and redirects to `dashboard` (a reference relative to the login's path).
+    /// `POST /dashboard/login`: refuses a request from another site (``isSameOrigin(fetchSite:origins:authority:)``)
+    /// with 403 `cross_site_request` before anything is counted (a page the operator visits could otherwise post
+    /// wrong tokens and spend the operator's credential failure budget), else checks the form's admin token (the
+    /// body, at most 4 KiB, read by `body` once the budgets allow), opens a session and redirects to `dashboard` (a
+    /// reference relative to the login's path).
     package func login(
         client: String, logger: Logger, dashboard: String = "../dashboard",
+        fetchSite: [String] = [], origins: [String] = [], authority: String? = nil,
         body: (_ limit: Int) async throws -> [UInt8]
     ) async throws -> DashboardResponse {
         guard application.credentials.adminToken != nil else { throw FlowError.adminNotConfigured }
+        guard Self.isSameOrigin(fetchSite: fetchSite, origins: origins, authority: authority) else {
+            throw FlowError.crossSiteRequest
+        }
         if let wait = loginsPerIP.acquire(client, now: application.now()) {
             count("rate_limited")
             application.metrics.rateLimited("dashboard_logins_per_ip")

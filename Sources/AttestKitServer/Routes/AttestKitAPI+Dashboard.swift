@@ -17,12 +17,16 @@ extension AttestKitAPI {
     }
 
     /// `POST /dashboard/login` (form `token=<admin token>`): a session cookie and a redirect to the dashboard, or the
-    /// form again with 401 (`Dashboard.login(client:logger:dashboard:body:)`: rate limited per client address, a
-    /// wrong token spends the client's credential failure budget).
+    /// form again with 401 (`Dashboard.login`: same-origin only, 403 `cross_site_request`; rate limited per client
+    /// address, a wrong token spends the client's credential failure budget).
     func dashboardLogin(_ request: Request, _ context: RouteContext) async throws -> Response {
         var request = request
+        let fetchSite = HTTPField.Name("Sec-Fetch-Site").map { request.headers[values: $0] } ?? []
         return Self.response(
-            try await dashboard.login(client: clientKey(request, context), logger: context.logger) { limit in
+            try await dashboard.login(
+                client: clientKey(request, context), logger: context.logger, fetchSite: fetchSite,
+                origins: request.headers[values: .origin], authority: request.head.authority
+            ) { limit in
                 Array(try await request.collectBody(upTo: limit).readableBytesView)
             })
     }

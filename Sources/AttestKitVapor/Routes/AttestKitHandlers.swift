@@ -21,7 +21,9 @@ struct AttestKitHandlers: Sendable {
         case .dashboardLoginForm: return Self.response(try integration.dashboard.loginForm())
         case .dashboardLogin:
             let answer = try await integration.dashboard.login(
-                client: integration.client(of: request), logger: request.logger
+                client: integration.client(of: request), logger: request.logger,
+                fetchSite: request.headers["Sec-Fetch-Site"], origins: request.headers[.origin],
+                authority: request.headers.first(name: .host)
             ) { [request] limit in
                 try await VaporBody.collect(request, limit: limit)
             }
