@@ -133,6 +133,9 @@ struct DrainingTests {
             (["ATTESTKIT_SHUTDOWN_DRAIN_PERIOD": "soon"], "shutdown.drain-period"),
             (["ATTESTKIT_SHUTDOWN_GRACE_PERIOD": "0"], "shutdown.grace-period"),
             (["ATTESTKIT_SHUTDOWN_DRAIN_PERIOD": "40"], "shutdown.grace-period"),
+            // Equal: the requests accepted as the drain ends would have no time left to be answered.
+            (["ATTESTKIT_SHUTDOWN_DRAIN_PERIOD": "30"], "shutdown.grace-period"),
+            (["ATTESTKIT_SHUTDOWN_DRAIN_PERIOD": "29.5"], "shutdown.grace-period"),
         ] {
             let error = await #expect(throws: ServerConfigurationError.self) {
                 try await ServerConfigurationSource.load(flags: [:], environment: environment, file: nil)

@@ -30,7 +30,7 @@ extension ServerConfiguration {
     /// | `http.idle-timeout` | `ATTESTKIT_HTTP_IDLE_TIMEOUT` | `30` seconds between requests on a kept-alive connection |
     /// | `http.max-connections` | `ATTESTKIT_HTTP_MAX_CONNECTIONS` | the descriptor limit minus a reserve (see ``DescriptorLimit``) |
     /// | `shutdown.drain-period` | `ATTESTKIT_SHUTDOWN_DRAIN_PERIOD` | `5` seconds of draining after SIGTERM: `/ready` answers 503 `draining`, requests still served (0 to 3600) |
-    /// | `shutdown.grace-period` | `ATTESTKIT_SHUTDOWN_GRACE_PERIOD` | `30` seconds at most for the whole shutdown, drain included (at least the drain period) |
+    /// | `shutdown.grace-period` | `ATTESTKIT_SHUTDOWN_GRACE_PERIOD` | `30` seconds at most for the whole shutdown, drain included (at least a second more than the drain period) |
     /// | `apps` | `ATTESTKIT_APPS` | none: `TEAMID.bundle.id` list; without one, attestations get 503 |
     /// | `environments` | `ATTESTKIT_ENVIRONMENTS` | `production` (or `development`, `both`) |
     /// | `storage.url` (secret) | `ATTESTKIT_STORAGE_URL` | `sqlite:attestkit-data/attestkit.sqlite`; on the command line only without a password |

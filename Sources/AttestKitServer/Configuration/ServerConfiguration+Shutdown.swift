@@ -19,7 +19,7 @@ extension ServerConfiguration {
         ///
         /// - Parameters:
         ///   - drainPeriod: 5 seconds by default; 0 closes the listener at once.
-        ///   - gracePeriod: 30 seconds by default; at least the drain period.
+        ///   - gracePeriod: 30 seconds by default; at least a second more than the drain period.
         public init(drainPeriod: Duration = .seconds(5), gracePeriod: Duration = .seconds(30)) {
             self.drainPeriod = drainPeriod
             self.gracePeriod = gracePeriod
@@ -35,8 +35,12 @@ extension ServerConfiguration {
             guard gracePeriod > .zero, gracePeriod <= .seconds(3_600) else {
                 throw ServerConfigurationError("shutdown.grace-period", "is more than 0 and at most 3600 seconds")
             }
-            guard gracePeriod >= drainPeriod else {
-                throw ServerConfigurationError("shutdown.grace-period", "is at least shutdown.drain-period")
+            // The requests accepted in the drain's last moments need time to be answered once it ends.
+            guard gracePeriod >= drainPeriod + .seconds(1) else {
+                throw ServerConfigurationError(
+                    "shutdown.grace-period",
+                    "is at least a second more than shutdown.drain-period (the requests accepted as the drain ends "
+                        + "must still be answered)")
             }
         }
 
