@@ -105,6 +105,22 @@ struct DrainingTests {
         #expect(!drain.endDrain())
     }
 
+    @Test("a second signal that comes before the drain begins ends the drain as it starts, never skipping it")
+    func endBeforeTheDrainStarts() async throws {
+        let (group, drain, application) = try Self.group(period: .seconds(600))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let start = ContinuousClock.now
+            await group.triggerGracefulShutdown()
+            // At once, as a second SIGTERM right after the first: the drain may not have begun.
+            #expect(drain.endDrain(shutdownRequested: true))
+            try await tasks.next()
+            #expect(start.duration(to: .now) < .seconds(120), "not the 600 s drain period")
+        }
+        #expect(application.isDraining, "the drain ran (and ended at once): /ready said draining")
+        #expect(!drain.endDrain(shutdownRequested: true))
+    }
+
     @Test("a drain period of 0 starts draining and ends at once")
     func zeroDrainPeriod() async throws {
         let (group, _, application) = try Self.group(period: .zero)

@@ -82,11 +82,23 @@ public final class DrainService: Service, Sendable {
     }
 
     /// Ends the drain now (a second SIGTERM): the listener closes next.
-    /// - Returns: Whether a drain was in progress; `false` before graceful shutdown and once the drain is over.
+    ///
+    /// - Parameter shutdownRequested: Whether graceful shutdown was asked for already (the caller triggered it): then
+    ///   a drain that has not started yet (the signals came in quick succession) ends as soon as it starts, rather
+    ///   than being skipped by a caller that takes `false` for "stop now".
+    /// - Returns: Whether a drain was in progress, or will end as it starts; `false` before graceful shutdown (without
+    ///   `shutdownRequested`) and once the drain is over.
     @discardableResult
-    public func endDrain() -> Bool {
-        guard phase.withLock({ $0 == .draining }) else { return false }
-        endsContinuation.yield()
+    public func endDrain(shutdownRequested: Bool = false) -> Bool {
+        let ends = phase.withLock { phase in
+            switch phase {
+            case .draining: true
+            case .waiting: shutdownRequested
+            case .over: false
+            }
+        }
+        guard ends else { return false }
+        endsContinuation.yield()  // kept (the newest one) until the drain reads it
         return true
     }
 }

@@ -132,7 +132,9 @@ struct ServeCommand: AsyncParsableCommand {
             if received == 1 {
                 logger.info("signal: shutting down", metadata: ["signal": "\(signal)"])
                 await group.triggerGracefulShutdown()
-            } else if !drain.endDrain() {
+            } else if received > 2 || !drain.endDrain(shutdownRequested: true) {
+                // A second signal ends the drain, even one that came before the drain began; any after it, or one
+                // once the drain is over, stops now.
                 logger.notice("signal during shutdown: stopping now", metadata: ["signal": "\(signal)"])
                 return
             }
