@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import AttestKit
+import AttestKitServer
+import AttestKitStore
 import AttestKitTestSupport
 import AttestKitTesting
 import Foundation
@@ -60,6 +62,25 @@ import Testing
         // A password on the command line is refused, as by serve.
         let secret = try await Self.run(["migrate", "--storage", "postgres://u:secret@127.0.0.1:1/db"])
         #expect(secret.status != 0 && !secret.output.contains("schema version"), "\(secret.output)")
+    }
+
+    @Test(
+        "load --population seeds a PostgreSQL store with the password from ATTESTKIT_STORAGE_PASSWORD, as serve reads it",
+        .enabled(if: ReplicaTests.postgresWanted, "PostgreSQL is not configured (run scripts/postgres)"))
+    func populationWithThePasswordInTheEnvironment() async throws {
+        guard await PostgresTestServer.shared.isAvailable() else { return }
+        let full = PostgresTestServer.storageURL(schemaPrefix: "loadpassword")
+        let (storage, password) = ServerConfigurationSource.splitStoragePassword(full)
+        let schema = try #require(URLComponents(string: full)?.queryItems?.first { $0.name == "schema" }?.value)
+        let result = try await Self.run(
+            [
+                "load", "--population", "300", "--signable-keys", "50", "--keys", "1", "--requests", "50", "--json",
+                "--storage", storage,
+            ],
+            environment: ["ATTESTKIT_STORAGE_PASSWORD": try #require(password)], limit: .seconds(600))
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("\"spreadShare\""), "\(result.output)")
+        try await FleetTests.withStore(schema: schema) { store in try await store.dropSchema() }
     }
 
     @Test("attestkit --version prints the version")

@@ -97,6 +97,11 @@ import Testing
         let pinned = try ExternalTool.run(binary, ["verify", "--vectors", out])
         #expect(pinned.status != 0)
 
+        // An assertion carries no time: --at would do nothing, so it is refused.
+        let timed = try ExternalTool.run(
+            binary, ["simulate", "assertion", "--state", state, "--client-data", "GET /a", "--out", out, "--at", at])
+        #expect(timed.status != 0 && timed.output.contains("an assertion carries no time"), "\(timed.output)")
+
         // A second software Apple may not write into the same directory.
         let mixed = try ExternalTool.run(
             binary,

@@ -37,7 +37,7 @@ struct LoadPopulation {
     ) async throws -> LoadPopulation {
         let keys = KeyPopulation(count: min(signable, count), appID: appID, seed: seed)
         let start = ContinuousClock.now
-        try await StoreURL(storage).withStore { store in
+        try await StoreURL(withEnvironmentPassword(storage)).withStore { store in
             guard let seeding = store as? any KeySeedingStore else {
                 throw LoadFailure("--population needs a SQLite or PostgreSQL storage")
             }
@@ -50,6 +50,21 @@ struct LoadPopulation {
         }
         return LoadPopulation(
             keys: keys, count: count, seedSeconds: LoadCommand.milliseconds(ContinuousClock.now - start) / 1_000)
+    }
+
+    /// `storage` with the password `ATTESTKIT_STORAGE_PASSWORD` holds, when it is a PostgreSQL URL with a user and no
+    /// password of its own: the seeding's own connection reads the password where the server it starts does (the
+    /// child `serve` gets it in its environment), so that no password need be on the command line.
+    static func withEnvironmentPassword(
+        _ storage: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
+        guard let password = environment["ATTESTKIT_STORAGE_PASSWORD"], !password.isEmpty,
+            var components = URLComponents(string: storage),
+            ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
+            components.user != nil, components.password == nil
+        else { return storage }
+        components.password = password
+        return components.string ?? storage
     }
 
     /// Row `index` of `count`: every `count / keys.count`-th row a signable key (in order), the others fillers.

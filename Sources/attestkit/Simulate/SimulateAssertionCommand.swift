@@ -30,6 +30,10 @@ struct SimulateAssertionCommand: AsyncParsableCommand {
         guard (clientData == nil) != (clientDataBase64 == nil) else {
             throw ValidationError("give exactly one of --client-data TEXT or --client-data-b64 B64")
         }
+        // An assertion holds no time (its counter orders it): the option would be taken and do nothing.
+        guard common.at == nil else {
+            throw ValidationError("an assertion carries no time: --at is for attestations and receipts")
+        }
     }
 
     func run() async throws {
