@@ -88,6 +88,21 @@ struct ConfigurationFilesTests {
         }
     }
 
+    @Test("In YAML the documented values off and on are text, as in JSON and the environment; true and false are not")
+    func yamlOffAndOn() async throws {
+        let file = try TemporaryFile(contents: "background:\n  jobs: off\nenforcement:\n  mode: off\n", extension: "yml")
+        let loaded = try await ServerConfigurationSource.load(environment: [:], file: file.path)
+        #expect(!loaded.runsBackgroundJobs)
+        let quoted = try TemporaryFile(contents: "background:\n  jobs: \"off\"\n", extension: "yaml")
+        #expect(try await !ServerConfigurationSource.load(environment: [:], file: quoted.path).runsBackgroundJobs)
+        let boolean = try TemporaryFile(contents: "background:\n  jobs: false\n", extension: "yml")
+        await #expect {
+            _ = try await ServerConfigurationSource.load(environment: [:], file: boolean.path)
+        } throws: { error in
+            (error as? ServerConfigurationError)?.key == "background.jobs"
+        }
+    }
+
     @Test("A secrets directory gives each setting a file; values are secrets, below the environment")
     func secretsDirectory() async throws {
         let directory = try Self.directory([

@@ -199,7 +199,7 @@ public enum ServerConfigurationSource {
         do {
             let parsed: Any? =
                 yaml
-                ? try Yams.load(yaml: String(decoding: data, as: UTF8.self))
+                ? try Yams.load(yaml: String(decoding: data, as: UTF8.self), yamlBooleans)
                 : try JSONSerialization.jsonObject(with: data)
             guard let parsed = parsed as? [String: Any] else {
                 throw ServerConfigurationError("config-file", "'\(path)' does not hold one \(format) object")
@@ -233,6 +233,17 @@ public enum ServerConfigurationSource {
             throw ServerConfigurationError("config-file", "'\(path)' cannot be loaded: \(error)")
         }
     }
+
+    /// YAML 1.2's booleans only (`true`, `false`): YAML 1.1's `off`, `on`, `yes` and `no`, which Yams' default
+    /// resolver takes for booleans too, are the text the settings' documented values use (`background.jobs: off`,
+    /// `enforcement.mode: off`), and swift-configuration reads them as text.
+    private static let yamlBooleans: Resolver = {
+        do {
+            return try Resolver.default.replacing(.bool, with: "^(?:true|True|TRUE|false|False|FALSE)$")
+        } catch {
+            return Resolver.default.removing(.bool)
+        }
+    }()
 
     /// The leaves of a JSON object by dotted key, the way swift-configuration's JSON provider names them.
     private static func leaves(of object: [String: Any]) -> [(key: String, value: Any)] {
