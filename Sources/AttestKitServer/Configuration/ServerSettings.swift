@@ -89,7 +89,8 @@ extension ServerSetting {
             "`5` seconds of draining after SIGTERM: `/ready` answers 503 `draining`, requests still served (0 to 3600)"),
         ServerSetting(
             "shutdown.grace-period", .number, default: "30",
-            "`30` seconds at most for the whole shutdown, drain included (at least a second more than the drain period)"),
+            "`30` seconds at most for the whole shutdown, drain included (at least a second more than the drain "
+                + "period)"),
         ServerSetting(
             "apps", .strings, default: nil,
             "none: `TEAMID.bundle.id` list; without one, attestations get 503"),
