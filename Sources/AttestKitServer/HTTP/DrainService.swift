@@ -5,8 +5,9 @@ import Synchronization
 
 /// Drains a replica before its listener closes: on graceful shutdown it starts draining the application
 /// (`AttestKitApplication/startDraining()`: `/ready` answers 503 `draining`, every other route is still served),
-/// waits for the drain period (`shutdown.drain-period`) or until ``endDrain()`` cuts it short, then returns, and the
-/// service group shuts the server down: the listener closes, in-flight requests finish, background services stop.
+/// waits for the drain period (`shutdown.drain-period`) or until ``endDrain(shutdownRequested:)`` cuts it short,
+/// then returns, and the service group shuts the server down: the listener closes, in-flight requests finish,
+/// background services stop.
 ///
 /// A swift-service-lifecycle `Service` that does nothing until graceful shutdown. A `ServiceGroup` shuts its services
 /// down in reverse order, each after the one after it has returned, so put it after the server; bound the whole
@@ -49,8 +50,8 @@ public final class DrainService: Service, Sendable {
         (ends, endsContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Waits for graceful shutdown, then drains for ``drainPeriod`` (less when ``endDrain()`` is called, nothing when
-    /// the task is cancelled) and returns.
+    /// Waits for graceful shutdown, then drains for ``drainPeriod`` (less when ``endDrain(shutdownRequested:)`` is
+    /// called, nothing when the task is cancelled) and returns.
     public func run() async throws {
         try? await gracefulShutdown()
         guard !Task.isCancelled else { return }
