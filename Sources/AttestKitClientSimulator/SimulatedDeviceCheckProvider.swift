@@ -27,9 +27,7 @@ public final class SimulatedDeviceCheckProvider: DeviceCheckTokenProvider, Senda
         let identifier =
             deviceID
             ?? (0..<SimulatedDeviceToken.deviceIDLength).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        self.deviceID = Array(
-            (identifier + [UInt8](repeating: 0, count: SimulatedDeviceToken.deviceIDLength))
-                .prefix(SimulatedDeviceToken.deviceIDLength))
+        self.deviceID = SimulatedDeviceToken.identifier(identifier)
     }
 
     /// Whether DeviceCheck is supported (settable).

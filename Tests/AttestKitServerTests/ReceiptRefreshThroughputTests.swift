@@ -20,6 +20,24 @@ struct ReceiptRefreshThroughputTests {
         return devices
     }
 
+    /// A refresh service of its own on `store` (the harness's by default) with the harness's Apple, silent.
+    static func replica(
+        _ harness: ServerHarness, store: (any AttestationStore)? = nil, batch: Int, concurrency: Int,
+        ceiling: Int = 0, now: @escaping @Sendable () -> Date
+    ) throws -> ReceiptRefreshService {
+        ReceiptRefreshService(
+            store: store ?? harness.store, exchange: try #require(harness.server.application.apple?.receiptExchange),
+            interval: .seconds(60), batch: batch, concurrency: concurrency, maxPerSecond: ceiling,
+            riskThreshold: nil, metrics: FlowMetrics(),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: now)
+    }
+
+    /// The harness's time, running at the real rate from now (a shared budget refills with the service's clock).
+    static func runningClock(_ harness: ServerHarness) -> @Sendable () -> Date {
+        let (start, origin) = (harness.clock.now(), Date())
+        return { start.addingTimeInterval(Date().timeIntervalSince(origin)) }
+    }
+
     @Test(
         "a round has at most receipt-refresh.concurrency exchanges in flight, and trades every key",
         arguments: await StoreKind.all())
@@ -106,20 +124,16 @@ struct ReceiptRefreshThroughputTests {
         let ceiling = 4
         try await ServerHarness.with(kind) { harness in
             let devices = try await Self.dueKeys(harness, count: 12)
-            let exchange = try #require(harness.server.application.apple?.receiptExchange)
             // The budget refills with the service's clock: here the harness's time, running at the real rate.
-            let (start, origin) = (harness.clock.now(), Date())
-            let clock: @Sendable () -> Date = { start.addingTimeInterval(Date().timeIntervalSince(origin)) }
-            func replica() -> ReceiptRefreshService {
-                ReceiptRefreshService(
-                    store: harness.store, exchange: exchange, interval: .seconds(60), batch: 6, concurrency: 4,
-                    maxPerSecond: ceiling, riskThreshold: nil, metrics: FlowMetrics(),
-                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: clock)
+            let clock = Self.runningClock(harness)
+            func replica() throws -> ReceiptRefreshService {
+                try Self.replica(harness, batch: 6, concurrency: 4, ceiling: ceiling, now: clock)
             }
             await harness.mock.state.inject(
                 MockAppleFault(.delay(.milliseconds(50)), endpoint: .attestationData, count: 100))
-            async let first = replica().round()
-            async let second = replica().round()
+            let (one, two) = (try replica(), try replica())
+            async let first = one.round()
+            async let second = two.round()
             let rounds = await [first, second]
             #expect(rounds.map(\.refreshed).reduce(0, +) == 12, "\(rounds)")
             for device in devices { #expect(try await harness.store.key(device.keyID)?.riskMetric == 7) }
@@ -148,24 +162,19 @@ struct ReceiptRefreshThroughputTests {
     func noRetriesUnderACeiling(kind: StoreKind) async throws {
         try await ServerHarness.with(kind) { harness in
             _ = try await Self.dueKeys(harness, count: 3)
-            let exchange = try #require(harness.server.application.apple?.receiptExchange)
-            let (start, origin) = (harness.clock.now(), Date())
-            let clock: @Sendable () -> Date = { start.addingTimeInterval(Date().timeIntervalSince(origin)) }
-            func replica(ceiling: Int) -> ReceiptRefreshService {
-                ReceiptRefreshService(
-                    store: harness.store, exchange: exchange, interval: .seconds(60), batch: 3, concurrency: 1,
-                    maxPerSecond: ceiling, riskThreshold: nil, metrics: FlowMetrics(),
-                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: clock)
+            let clock = Self.runningClock(harness)
+            func replica(ceiling: Int) throws -> ReceiptRefreshService {
+                try Self.replica(harness, batch: 3, concurrency: 1, ceiling: ceiling, now: clock)
             }
             // One 503: under a ceiling of 50 it is the call's only request (the budget counted one), and the round
             // backs off with every key handed back.
             await harness.mock.state.inject(MockAppleFault(.status(503), endpoint: .attestationData, count: 1))
-            let limited = await replica(ceiling: 50).round()
+            let limited = try await replica(ceiling: 50).round()
             #expect(limited.backedOff && limited.refreshed == 0 && limited.handedBack == 3, "\(limited)")
             #expect(await harness.mock.state.requestCount(.attestationData) == 1)
             // Without a ceiling the exchange client's retries apply: the 503 is retried and every key is traded.
             await harness.mock.state.inject(MockAppleFault(.status(503), endpoint: .attestationData, count: 1))
-            let unlimited = await replica(ceiling: 0).round()
+            let unlimited = try await replica(ceiling: 0).round()
             #expect(!unlimited.backedOff && unlimited.refreshed == 3, "\(unlimited)")
             #expect(await harness.mock.state.requestCount(.attestationData) == 1 + 4)
         }
@@ -175,7 +184,6 @@ struct ReceiptRefreshThroughputTests {
     func storedAfterCancellation() async throws {
         try await ServerHarness.with(.sqlite) { harness in
             let device = try await Self.dueKeys(harness, count: 1)[0]
-            let exchange = try #require(harness.server.application.apple?.receiptExchange)
             let writing = Atomic(false)
             let released = Atomic(false)
             // The write waits until the round's task has been cancelled; SQLite refuses work for a cancelled task.
@@ -183,10 +191,8 @@ struct ReceiptRefreshThroughputTests {
                 writing.store(true, ordering: .sequentiallyConsistent)
                 while !released.load(ordering: .sequentiallyConsistent) { try? await Task.sleep(for: .milliseconds(10)) }
             }
-            let refresh = ReceiptRefreshService(
-                store: store, exchange: exchange, interval: .seconds(60), batch: 1, concurrency: 1,
-                riskThreshold: nil, metrics: FlowMetrics(),
-                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: harness.clock.now)
+            let refresh = try Self.replica(
+                harness, store: store, batch: 1, concurrency: 1, now: { harness.clock.now() })
             let round = Task { await refresh.round() }
             for _ in 0..<30_000 where !writing.load(ordering: .sequentiallyConsistent) {
                 try await Task.sleep(for: .milliseconds(10))

@@ -20,11 +20,16 @@ public enum SimulatedDeviceToken {
     /// A new token of the device `deviceID` (``deviceIDLength`` bytes; longer is cut, shorter is padded with zeros):
     /// ``prefix``, the identifier, and random bytes from `generator` up to ``length``.
     public static func make(device deviceID: [UInt8], using generator: inout some RandomNumberGenerator) -> [UInt8] {
-        let identifier = Array((deviceID + [UInt8](repeating: 0, count: deviceIDLength)).prefix(deviceIDLength))
+        let identifier = Self.identifier(deviceID)
         let random = (0..<(length - prefix.count - deviceIDLength)).map { _ in
             UInt8.random(in: .min ... .max, using: &generator)
         }
         return prefix + identifier + random
+    }
+
+    /// `deviceID` as a device identifier: its first ``deviceIDLength`` bytes, padded with zeros when shorter.
+    public static func identifier(_ deviceID: [UInt8]) -> [UInt8] {
+        Array((deviceID + [UInt8](repeating: 0, count: deviceIDLength)).prefix(deviceIDLength))
     }
 
     /// ``make(device:using:)`` with the system's random number generator.
