@@ -11,8 +11,8 @@ import Testing
 
 @testable import AttestKitServer
 
-/// A dashboard session lives in the store and is bound to the admin token: rotating the token ends every session,
-/// even in the store the old and the new server share; a store that cannot answer lets nobody in.
+/// A dashboard session lives in the store and is bound to the admin token that opened it: removing that token ends
+/// its sessions, even in the store the old and the new server share; a store that cannot answer lets nobody in.
 @Suite("Dashboard sessions")
 struct DashboardSessionTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -53,7 +53,7 @@ struct DashboardSessionTests {
     }
 
     @Test(
-        "admin token rotation: a login with a previous admin token opens a session; rotating admin.token ends it",
+        "admin token rotation: a login with a previous admin token opens a session; removing that token ends it",
         arguments: await StoreKind.all())
     func previousTokenSession(kind: StoreKind) async throws {
         let next = TrustBoundaryTests.nextAdminToken
@@ -67,18 +67,52 @@ struct DashboardSessionTests {
             // The session opens no operator API route.
             let key = try await harness.get("/v1/keys/AAAA", headers: [("Cookie", cookie)])
             #expect(key.status == 401 && key.errorCode == "admin_unauthorized", "\(key)")
-            // Bound to admin.token alone: a replica with the same admin.token honours it whatever its previous
-            // tokens (the rotation's last roll drops them)...
-            #expect(try await Self.dashboardStatus(harness, adminToken: next, previous: [], cookie: cookie) == .ok)
-            // ...and a replica with another admin.token (the next rotation, or one not rolled yet) honours it not.
+            // Bound to the token that opened it: honoured wherever that token is still accepted...
+            let rolled = try await Self.dashboardStatus(
+                harness, adminToken: next, previous: [Fixture.adminToken], cookie: cookie)
+            #expect(rolled == .ok)
+            #expect(
+                try await Self.dashboardStatus(harness, adminToken: Fixture.adminToken, previous: [], cookie: cookie)
+                    == .ok)
+            // ...and nowhere else: the rotation's last roll (the previous token removed) ends it, on every replica.
+            let removed = try await Self.dashboardStatus(harness, adminToken: next, previous: [], cookie: cookie)
+            #expect(removed == .unauthorized)
             let third = "e2e-admin-token-third-00000"
             #expect(
                 try await Self.dashboardStatus(harness, adminToken: third, previous: [next], cookie: cookie)
                     == .unauthorized)
-            #expect(
-                try await Self.dashboardStatus(harness, adminToken: Fixture.adminToken, previous: [], cookie: cookie)
-                    == .unauthorized)
         }
+    }
+
+    @Test("a session lives while the admin token that opened it is accepted, on every replica of one store")
+    func boundToTheTokenThatOpenedIt() async throws {
+        let store = MemoryAttestationStore()
+        let (old, new) = (Array("old-admin-token-0123456789".utf8), Array("new-admin-token-0123456789".utf8))
+        let before = DashboardSessions(lifetime: 3_600, adminToken: old, store: store)
+        let rolling = DashboardSessions(lifetime: 3_600, adminToken: new, previousAdminTokens: [old], store: store)
+        let after = DashboardSessions(lifetime: 3_600, adminToken: new, store: store)
+        // Opened before the rotation, with the token that is current then.
+        let early = try await before.open(now: t0)
+        // Opened during it: with the old token (now a previous one) and with the new.
+        let withOld = try await rolling.open(now: t0, token: old)
+        let withNew = try await rolling.open(now: t0, token: new)
+        let byDefault = try await rolling.open(now: t0)
+        for cookie in [early, withOld, withNew, byDefault] { #expect(try await rolling.isValid(cookie, now: t0 + 1)) }
+        // A replica not rolled yet accepts only the old token: the sessions it opened.
+        #expect(try await before.isValid(withOld, now: t0 + 1))
+        #expect(try await !before.isValid(withNew, now: t0 + 1))
+        // The last roll drops the old token: its sessions end, the new token's go on.
+        #expect(try await !after.isValid(early, now: t0 + 1))
+        #expect(try await !after.isValid(withOld, now: t0 + 1))
+        #expect(try await after.isValid(withNew, now: t0 + 1))
+        #expect(try await after.isValid(byDefault, now: t0 + 1))
+        // A logout ends a session whichever accepted token opened it.
+        try await rolling.close(withOld)
+        try await rolling.close(withNew)
+        #expect(try await !rolling.isValid(withOld, now: t0 + 1))
+        #expect(try await !before.isValid(withOld, now: t0 + 1))
+        #expect(try await !after.isValid(withNew, now: t0 + 1))
+        #expect(try await store.isDashboardSessionLive(rolling.digest(withOld, token: old), now: t0 + 1) == false)
     }
 
     @Test("a closed session opens nothing; closing another value closes nothing")

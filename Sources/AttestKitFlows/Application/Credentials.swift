@@ -4,7 +4,8 @@ import AttestKit
 struct Credentials: Sendable {
     /// The backend tokens (several at once for rotation); empty when backend routes are off.
     let backendTokens: [[UInt8]]
-    /// The admin token, or `nil` when operator routes are off. The dashboard's sessions are bound to it alone.
+    /// The admin token, or `nil` when operator routes are off. A dashboard session is bound to the admin token that
+    /// opened it (this one or a previous one).
     let adminToken: [UInt8]?
     /// The admin tokens still accepted while a rotation reaches every replica and client (`admin.previous-tokens`);
     /// empty without an ``adminToken`` (none of them opens anything then).

@@ -19,7 +19,7 @@ package import Logging
 package final class Dashboard: Sendable {
     /// The decisions: the credentials, the failure budget, the store, the clock.
     package let application: AttestKitApplication
-    /// The browser sessions, bound to the admin token.
+    /// The browser sessions, each bound to the admin token that opened it.
     package let sessions: DashboardSessions
     /// The samples of earlier views, for rates.
     package let history = DashboardHistory()
@@ -30,7 +30,8 @@ package final class Dashboard: Sendable {
     package init(application: AttestKitApplication, sessionLifetime: TimeInterval) {
         self.application = application
         self.sessions = DashboardSessions(
-            lifetime: sessionLifetime, adminToken: application.credentials.adminToken ?? [], store: application.store)
+            lifetime: sessionLifetime, adminToken: application.credentials.adminToken ?? [],
+            previousAdminTokens: application.credentials.adminPreviousTokens, store: application.store)
         self.loginsPerIP = RateLimiter(perMinute: application.configuration.rateLimits.dashboardLoginsPerIP)
     }
 
@@ -129,7 +130,7 @@ package final class Dashboard: Sendable {
         application.refundAuthFailure(client)
         let session: String
         do {
-            session = try await sessions.open(now: application.now())
+            session = try await sessions.open(now: application.now(), token: Array(token.utf8))
         } catch {
             throw application.failure(error)
         }

@@ -4,9 +4,10 @@ public import Foundation
 /// another opened, and a logout on one ends it on all.
 ///
 /// One of the small protocols ``AttestationStore`` composes. A session is kept as a digest only (the dashboard keeps
-/// an HMAC-SHA256 of its cookie value, keyed by the admin token, ``StoreLimits/dashboardSessionDigestBytes`` bytes),
-/// never the cookie itself, with its expiry. A digest is looked up by equality, as a primary key: it is the HMAC of a
-/// 256-bit random value under a secret key, so a lookup's timing tells nothing a guess could use.
+/// an HMAC-SHA256 of its cookie value, keyed by the admin token the login presented,
+/// ``StoreLimits/dashboardSessionDigestBytes`` bytes), never the cookie itself, with its expiry. A digest is looked
+/// up by equality, as a primary key: it is the HMAC of a 256-bit random value under a secret key, so a lookup's
+/// timing tells nothing a guess could use.
 public protocol DashboardSessionStore: Sendable {
     /// Opens a session: stores `digest` until `expiresAt`, and keeps the store bounded in the same transaction: the
     /// sessions expired at `now` are deleted, then, past `capacity` live sessions, the oldest others (by opening
