@@ -22,8 +22,8 @@ extension AssertionGate {
             // Refused before the key was read (the timestamp): the bundle still carries the key, so a replay can
             // tell whether the rest would have passed.
             if key == nil, error.code == .timestampOutsideWindow { key = try? await store.key(keyID) }
-            var configuration = RecordedConfiguration()
-            configuration.timestampWindow = timestampWindow
+            let configuration = RecordedConfiguration(
+                timestampWindow: timestampWindow, acceptance: acceptance, policy: recorder.policy)
             await recorder.record(
                 VerificationBundle(
                     kind: .assertion, recordedAt: now(), verificationTime: time, configuration: configuration,

@@ -16,6 +16,11 @@ public struct RecordedAssertion: Sendable, Hashable, Codable {
         public var counter: UInt32
         /// `active` or `revoked`.
         public var state: String
+        /// iOS 27+: the bundle version its attestation reported, which the assertion policy compares with; `nil`
+        /// when it reported none (or in a bundle recorded before this was kept).
+        public var bundleVersion: String?
+        /// iOS 27+: the validation category its attestation reported, which the assertion policy compares with.
+        public var validationCategory: UInt32?
 
         /// The record of `record`.
         public init(_ record: KeyRecord) {
@@ -24,6 +29,8 @@ public struct RecordedAssertion: Sendable, Hashable, Codable {
             environment = record.environment.rawValue
             counter = record.counter
             state = record.state == .active ? "active" : "revoked"
+            bundleVersion = record.bundleVersion
+            validationCategory = record.validationCategory
         }
     }
 

@@ -4,9 +4,11 @@ import X509
 
 /// The settings a recorded verification ran with: enough to build the same verifier, gate window and policy again.
 public struct RecordedConfiguration: Sendable, Hashable, Codable {
-    /// The accepted App IDs (`TEAMID.bundle.id`), for attestations.
+    /// The accepted App IDs (`TEAMID.bundle.id`): for attestations, and for assertions whose gate accepts only the
+    /// keys of some apps (``KeyAcceptance``).
     public var appIds: [String]?
-    /// The accepted environments (`production`, `development`), for attestations.
+    /// The accepted environments (`production`, `development`): for attestations, and for assertions whose gate
+    /// accepts only the keys of some environments.
     public var environments: [String]?
     /// The clock-skew leeway of certificate and receipt windows, in seconds.
     public var leeway: Double?
@@ -18,16 +20,21 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     public var attestationRoot: String?
     /// The receipt root as PEM when it is not Apple's; `nil` for Apple's pinned root.
     public var receiptRoot: String?
-    /// The deployment policy's allowed validation categories, for attestations.
+    /// The deployment policy's allowed validation categories, for attestations and assertions.
     public var allowedValidationCategories: [UInt32]?
     /// The deployment policy's minimum OS version, for attestations.
     public var minimumOSVersion: String?
     /// The deployment policy's macOS App IDs, whose keys must carry Apple's macOS access policy, for attestations.
     public var macOSAppIds: [String]?
-    /// Whether the deployment policy accepted devices that report no iOS 27 data (`unreported`), for attestations.
+    /// Whether the deployment policy accepted devices that report no iOS 27 data (`unreported`), for attestations and
+    /// assertions.
     public var acceptsUnreported: Bool?
-    /// The deployment policy's minimum iOS 27 bundle version, for attestations.
+    /// The deployment policy's minimum iOS 27 bundle version, for attestations and assertions.
     public var minimumBundleVersion: String?
+    /// What the deployment policy did with an assertion whose validation category changed since its key's
+    /// registration (`refuse`, `step-up`, `allow`), for assertions. Its presence says the policy was recorded: an
+    /// assertion bundle without it replays without a policy (the gate had none, or the bundle predates it).
+    public var validationCategoryChange: String?
     /// How far an assertion's timestamp may be from the server's clock, in seconds, for assertions.
     public var timestampWindow: Double?
 
@@ -57,28 +64,28 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
         minimumBundleVersion = policy?.minimumBundleVersion
     }
 
+    /// The configuration of an assertion gate: its `timestampWindow`, the apps and environments of `acceptance` (when
+    /// the gate has one) and the rules of `policy` that assertions are held to (when the recorder has one).
+    public init(timestampWindow: Double, acceptance: KeyAcceptance?, policy: DeploymentPolicy?) {
+        self.timestampWindow = timestampWindow
+        if let acceptance {
+            appIds = acceptance.appIDs.map(\.description).sorted()
+            environments = AppAttestEnvironment.allCases.filter(acceptance.environments.allows).map(\.rawValue)
+        }
+        if let policy {
+            allowedValidationCategories = policy.allowedValidationCategories.map { $0.sorted() }
+            acceptsUnreported = policy.acceptsUnreported ? true : nil
+            minimumBundleVersion = policy.minimumBundleVersion
+            validationCategoryChange = policy.validationCategoryChange.rawValue
+        }
+    }
+
     /// The verifier configuration recorded.
     /// - Throws: `bundle_invalid` when a value cannot be used.
     func verifierConfiguration() throws(FlowError) -> AttestationVerifier.Configuration {
         func invalid(_ why: String) -> FlowError { FlowError(.bundleInvalid, .malformed, why) }
-        var apps: [AppID] = []
-        for text in appIds ?? [] {
-            do { apps.append(try AppID(text)) } catch { throw invalid("the App ID \(text) is malformed") }
-        }
-        var allowed: Set<AppAttestEnvironment> = []
-        for name in environments ?? [] {
-            guard let environment = AppAttestEnvironment(rawValue: name) else {
-                throw invalid("unknown environment \(name)")
-            }
-            allowed.insert(environment)
-        }
-        let environmentPolicy: EnvironmentPolicy
-        switch (allowed.contains(.production), allowed.contains(.development)) {
-        case (true, true): environmentPolicy = .both
-        case (true, false): environmentPolicy = .production
-        case (false, true): environmentPolicy = .development
-        case (false, false): throw invalid("no environment is recorded")
-        }
+        let apps = try recordedApps()
+        let environmentPolicy = try recordedEnvironments()
         let receipts: AttestationVerifier.ReceiptPolicy
         switch receiptPolicy ?? "require" {
         case "require": receipts = .require
@@ -108,10 +115,68 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     }
 
     /// The deployment policy recorded.
-    var deploymentPolicy: DeploymentPolicy {
-        DeploymentPolicy(
+    /// - Throws: `bundle_invalid` for a macOS App ID or a validation category change that is not one.
+    func deploymentPolicy() throws(FlowError) -> DeploymentPolicy {
+        var macOS: Set<AppID> = []
+        for text in macOSAppIds ?? [] {
+            do {
+                macOS.insert(try AppID(text))
+            } catch {
+                throw FlowError(.bundleInvalid, .malformed, "the macOS App ID \(text) is malformed")
+            }
+        }
+        var change = DeploymentPolicy.ValidationCategoryChange.refuse
+        if let text = validationCategoryChange {
+            guard let recorded = DeploymentPolicy.ValidationCategoryChange(rawValue: text) else {
+                throw FlowError(.bundleInvalid, .malformed, "unknown validation category change \(text)")
+            }
+            change = recorded
+        }
+        return DeploymentPolicy(
             allowedValidationCategories: allowedValidationCategories.map(Set.init), minimumOSVersion: minimumOSVersion,
-            macOSAppIDs: Set((macOSAppIds ?? []).compactMap { try? AppID($0) }),
-            acceptsUnreported: acceptsUnreported ?? false, minimumBundleVersion: minimumBundleVersion)
+            macOSAppIDs: macOS, acceptsUnreported: acceptsUnreported ?? false,
+            minimumBundleVersion: minimumBundleVersion, validationCategoryChange: change)
+    }
+
+    /// The key acceptance recorded for an assertion: `nil` when the gate had none (neither list recorded).
+    /// - Throws: `bundle_invalid` for an App ID or environment that is not one, or only one of the two lists.
+    func keyAcceptance() throws(FlowError) -> KeyAcceptance? {
+        guard appIds != nil || environments != nil else { return nil }
+        guard appIds != nil, environments != nil else {
+            throw FlowError(.bundleInvalid, .malformed, "the accepted apps and environments are recorded together")
+        }
+        return KeyAcceptance(appIDs: try recordedApps(), environments: try recordedEnvironments())
+    }
+
+    /// The App IDs recorded.
+    /// - Throws: `bundle_invalid` for one that is malformed.
+    private func recordedApps() throws(FlowError) -> [AppID] {
+        var apps: [AppID] = []
+        for text in appIds ?? [] {
+            do {
+                apps.append(try AppID(text))
+            } catch {
+                throw FlowError(.bundleInvalid, .malformed, "the App ID \(text) is malformed")
+            }
+        }
+        return apps
+    }
+
+    /// The environments recorded.
+    /// - Throws: `bundle_invalid` for an unknown one, or none.
+    private func recordedEnvironments() throws(FlowError) -> EnvironmentPolicy {
+        var allowed: Set<AppAttestEnvironment> = []
+        for name in environments ?? [] {
+            guard let environment = AppAttestEnvironment(rawValue: name) else {
+                throw FlowError(.bundleInvalid, .malformed, "unknown environment \(name)")
+            }
+            allowed.insert(environment)
+        }
+        switch (allowed.contains(.production), allowed.contains(.development)) {
+        case (true, true): return .both
+        case (true, false): return .production
+        case (false, true): return .development
+        case (false, false): throw FlowError(.bundleInvalid, .malformed, "no environment is recorded")
+        }
     }
 }

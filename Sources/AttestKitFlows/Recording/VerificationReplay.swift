@@ -67,7 +67,7 @@ public enum VerificationReplay {
         // The recorded deployment policy runs where it ran when recorded: inside the verifier, after Apple's checks.
         let verifier = AttestationVerifier(
             configuration: try configuration.verifierConfiguration(),
-            policy: configuration.deploymentPolicy.attestationPolicy)
+            policy: try configuration.deploymentPolicy().attestationPolicy)
         let registrar = AttestationRegistrar(verifier: verifier, store: store)
         // A key attestation replays with its app key (the client data binds it).
         let appKey = try recorded.appKey.map { text throws(FlowError) in try AppKey(request: bytes(text, "appKey")) }
@@ -98,14 +98,19 @@ public enum VerificationReplay {
             key = KeyRecord(
                 keyID: keyID, publicKeyX963: try bytes(stored.publicKey, "key.publicKey"), appID: appID,
                 environment: environment, counter: stored.counter, receipt: nil, receiptCreatedAt: nil,
-                receiptRefreshAt: nil, riskMetric: nil, osVersion: nil, bundleVersion: nil, validationCategory: nil,
-                appKey: nil, createdAt: time, lastAssertionAt: nil, revokedAt: stored.state == "revoked" ? time : nil)
+                receiptRefreshAt: nil, riskMetric: nil, osVersion: nil, bundleVersion: stored.bundleVersion,
+                validationCategory: stored.validationCategory, appKey: nil, createdAt: time, lastAssertionAt: nil,
+                revokedAt: stored.state == "revoked" ? time : nil)
         }
         let window = configuration.timestampWindow ?? 300
         guard window.isFinite, window >= 0 else { throw invalid("the timestamp window is not a number of seconds") }
+        // The recorded key acceptance and assertion policy run where they ran: after the key is read, and after the
+        // signature and counter verified.
+        let policy = configuration.validationCategoryChange == nil ? nil : try configuration.deploymentPolicy()
         let gate = AssertionGate(
             store: ReplayStore(challenge: nil, key: key, answer: try known(recorded.storeAnswer)),
-            timestampWindow: window, now: { time })
+            timestampWindow: window, acceptance: try configuration.keyAcceptance(), policy: policy?.assertionPolicy,
+            stepsUpOnValidationCategoryChange: policy?.stepsUpOnValidationCategoryChange ?? false, now: { time })
         _ = try await gate.verify(
             keyID: keyID, assertion: assertion, clientData: try recorded.recordedClientData(),
             freshness: try recorded.recordedFreshness())
