@@ -123,8 +123,10 @@ import Testing
     }
 
     /// A thread that blocks SIGTERM (as signal handling does) launches the child: the child does not inherit the mask.
+    /// The child (`grep`) reads its own mask from `/proc/self/status`, so the answer does not hang on a signal's
+    /// timing (a SIGTERM sent right after the spawn once went unanswered for the child's whole minute in a full run).
     @Test func theChildStartsWithNoSignalBlocked() async throws {
-        let child = try await withCheckedThrowingContinuation { continuation in
+        let (child, launcherMask) = try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 var blocked = sigset_t()
                 sigemptyset(&blocked)
@@ -132,14 +134,30 @@ import Testing
                 var previous = sigset_t()
                 pthread_sigmask(SIG_BLOCK, &blocked, &previous)
                 defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-                continuation.resume(with: Result { try ChildProcess(executable: "/bin/sleep", arguments: ["60"]) })
+                let launcher = (try? String(contentsOfFile: "/proc/thread-self/status", encoding: .utf8)) ?? ""
+                continuation.resume(
+                    with: Result {
+                        let child = try ChildProcess(
+                            executable: "/bin/grep", arguments: ["^SigBlk:", "/proc/self/status"],
+                            standardInput: .null, standardOutput: .pipe, standardError: .pipe)
+                        return (child, Self.blockedMask(launcher))
+                    })
             }
         }
         let watchdog = Self.watchdog(child)
         defer { watchdog.cancel() }
-        child.terminate()
-        let ended = await child.wait()
-        #expect(ended == .signal(SIGTERM), "\(ended)")
+        // The launching thread did block SIGTERM (bit 15 of the mask): the setup is what the test says.
+        #expect(launcherMask.map { $0 & (1 << (SIGTERM - 1)) != 0 } == true, "\(String(describing: launcherMask))")
+        let output = try await child.collectOutput()
+        #expect(output.termination == .exit(0))
+        let childMask = Self.blockedMask(String(decoding: output.standardOutput, as: UTF8.self))
+        #expect(childMask == 0, "\(String(decoding: output.standardOutput, as: UTF8.self))")
+    }
+
+    /// The `SigBlk` mask in a `/proc/…/status` text, or `nil`.
+    private static func blockedMask(_ status: String) -> UInt64? {
+        let line = status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") }
+        return line.flatMap { UInt64($0.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16) }
     }
 
     /// SIGTERM waits while the child is stopped, and ends it once SIGCONT resumes it.
