@@ -59,6 +59,10 @@ struct ChallengeAppTests {
         await #expect(throws: FlowError.self) { _ = try await Self.register(bench, forOther) }
         let result = try await RecordingTests.expectReplay(recorder, code: "challenge_app_mismatch")
         #expect(result.bundle.attestation?.challengeApp == Data(Self.otherApp.rpIDHash).base64EncodedString())
+        // Refused once the attestation verified (only a genuine device gets there): the known quota, which garbage
+        // cannot flush.
+        #expect(VerificationRecorder.Quota(of: result.bundle) == .known)
+        #expect(await recorder.bundleNames().allSatisfy { !$0.hasSuffix("-unknown.json") })
         // A bundle whose challenge app is not 32 bytes cannot be replayed.
         var damaged = result.bundle
         damaged.attestation?.challengeApp = Data([1, 2, 3]).base64EncodedString()

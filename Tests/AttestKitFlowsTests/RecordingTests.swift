@@ -59,6 +59,16 @@ struct RecordingTests {
         var moved = result.bundle
         moved.verificationTime += 4
         #expect(try await VerificationReplay.replay(moved).outcome == nil)
+        // A time no clock gives (a hand-edited bundle) is not a bundle, never a crash.
+        for time in [1e19, -1e19, -1, 253_402_300_800] {
+            var edited = result.bundle
+            edited.verificationTime = time
+            let encoded = try edited.encoded()
+            let error = await #expect(throws: FlowError.self) {
+                try await VerificationReplay.replay(try VerificationBundle(json: encoded))
+            }
+            #expect(error?.code == .bundleInvalid, "\(time)")
+        }
     }
 
     @Test("a tampered body, a replayed assertion, an unknown and a revoked key are recorded and replay to their codes")

@@ -107,8 +107,17 @@ public struct AssertionGate: Sendable {
     public func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
     ) async throws(FlowError) -> AcceptedAssertion {
+        try await verify(
+            keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, recording: true)
+    }
+
+    /// ``verify(keyID:assertion:clientData:freshness:)``, writing a refusal to ``recorder`` only when `recording`
+    /// (a caller that tries another form of the request after this one refuses records only the last).
+    package func verify(
+        keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness, recording: Bool
+    ) async throws(FlowError) -> AcceptedAssertion {
         let time = now()
-        guard let recorder else {
+        guard let recorder, recording else {
             return try await decide(
                 keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time, store: keys)
         }
@@ -128,7 +137,8 @@ public struct AssertionGate: Sendable {
             guard abs(offset) <= timestampWindow else {
                 throw FlowError(
                     .timestampOutsideWindow, .refused,
-                    "the timestamp is \(Int(abs(offset).rounded())) s from the server's clock; at most "
+                    "the timestamp is \(Int(exactly: abs(offset).rounded()) ?? Int.max) s from the server's clock; "
+                        + "at most "
                         + "\(Int(exactly: timestampWindow.rounded(.down)) ?? Int.max) s is accepted")
             }
         }

@@ -184,7 +184,11 @@ public struct RouteGuard: Sendable {
             }
         }
         let headers = try AssertionHeaders(lookup: lookup)
-        func verify(_ target: String) async throws(FlowError) -> (TrustLevel, AcceptedAssertion?) {
+        // Only the last target's refusal is a refusal of the request, so only it is recorded: a first target refused
+        // before another is accepted writes no bundle.
+        func verify(
+            _ target: String, recording: Bool = true
+        ) async throws(FlowError) -> (TrustLevel, AcceptedAssertion?) {
             let binding =
                 switch body {
                 case .bytes(let bytes):
@@ -193,12 +197,14 @@ public struct RouteGuard: Sendable {
                     try AssertionBinding(
                         method: method, target: target, bodySHA256: digest, freshness: headers.freshness)
                 }
-            let accepted = try await gate.verify(keyID: headers.keyID, assertion: headers.assertion, binding: binding)
+            let accepted = try await gate.verify(
+                keyID: headers.keyID, assertion: headers.assertion, clientData: binding.clientData,
+                freshness: binding.freshness, recording: recording)
             return (.appAttest, accepted)
         }
         for target in targets.dropLast() {
             do {
-                return try await verify(target)
+                return try await verify(target, recording: false)
             } catch  where error.code.rawValue == "signature_invalid" {
                 continue
             }

@@ -2,7 +2,8 @@ public import AttestKit
 public import AttestKitStore
 public import AttestKitWire
 
-/// The inputs of a recorded assertion: what the app sent, the key as the store held it, and the store's answers.
+/// The inputs of a recorded assertion: what the app sent, the key as the gate read it (its cache of keys may lag
+/// the store on a fleet), and the store's answers.
 public struct RecordedAssertion: Sendable, Hashable, Codable {
     /// The key as stored when the assertion was verified.
     public struct Key: Sendable, Hashable, Codable {

@@ -145,8 +145,10 @@ public struct VerificationBundle: Sendable, Hashable, Codable {
         default:
             throw FlowError(.bundleInvalid, .malformed, "a bundle holds exactly the inputs of its kind")
         }
-        guard decoded.verificationTime.isFinite else {
-            throw FlowError(.bundleInvalid, .malformed, "the verification time is not a number")
+        // The years 1970 to 9999, the store's range of times (Unix seconds).
+        guard decoded.verificationTime.isFinite, (0...253_402_300_799).contains(decoded.verificationTime) else {
+            throw FlowError(
+                .bundleInvalid, .malformed, "the verification time is not a time of the years 1970 to 9999")
         }
         self = decoded
     }

@@ -42,7 +42,7 @@ public actor VerificationRecorder {
     public enum Quota: String, Sendable, Hashable {
         /// A refusal of a known key: an assertion of a key the store holds (its record is in the bundle); an
         /// attestation refused by its receipt or the policy (checked only once Apple's certificate chain verified)
-        /// or after verification (the key step: `key_exists`; the registration).
+        /// or after verification (`challenge_app_mismatch`; the key step: `key_exists`; the registration).
         case known
         /// Anything anyone can send: unknown keys, malformed input, attestations refused before their chain
         /// verified, challenges refused before verification.
@@ -54,7 +54,11 @@ public actor VerificationRecorder {
             case .assertion:
                 self = bundle.assertion?.key != nil ? .known : .unknown
             case .attestation:
-                let verified = ["receipt", "policy"].contains(bundle.outcome.check)
+                // Refused by its receipt or the policy, or (`challenge_app_mismatch`) once it verified: only a
+                // genuine device gets there.
+                let verified =
+                    ["receipt", "policy"].contains(bundle.outcome.check)
+                    || bundle.outcome.code == "challenge_app_mismatch"
                 let afterVerification = [.key, .registration].contains(bundle.attestation?.storeAnswer?.step)
                 self = verified || afterVerification ? .known : .unknown
             }
@@ -271,7 +275,9 @@ public actor VerificationRecorder {
     private func writeFile(_ bytes: [UInt8], to path: String) -> Bool {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            logger.warning("a verification bundle could not be created", metadata: ["errno": "\(errno)"])
+            logger.warning(
+                "a verification bundle could not be created",
+                metadata: ["file": "\((path as NSString).lastPathComponent)", "errno": "\(errno)"])
             return false
         }
         var written = 0
@@ -288,7 +294,9 @@ public actor VerificationRecorder {
         }
         close(descriptor)
         if !complete {
-            logger.warning("a verification bundle could not be written", metadata: ["errno": "\(errno)"])
+            logger.warning(
+                "a verification bundle could not be written",
+                metadata: ["file": "\((path as NSString).lastPathComponent)", "errno": "\(errno)"])
             unlink(path)
         }
         return complete
