@@ -62,6 +62,18 @@ struct RecordReplayTests {
             }
             #expect(try String(contentsOfFile: directory.appendingPathComponent(names[0]).path, encoding: .utf8)
                 .contains("304 s from the server's clock"))
+            // A crafted bundle's texts reach the terminal with their control characters escaped: no escape
+            // sequence, no line of its own.
+            let first = try Data(contentsOf: directory.appendingPathComponent(names[0]))
+            var crafted = try VerificationBundle(json: Array(first))
+            crafted.recordedAt = "\u{1B}]0;owned\u{07}\nthe recorded outcome reproduces"
+            crafted.outcome.code = "\u{1B}[2J"
+            let craftedPath = directory.appendingPathComponent("crafted.json")
+            try Data(try crafted.encoded()).write(to: craftedPath)
+            let shown = try ExternalTool.run(binary, ["replay", craftedPath.path])
+            #expect(shown.status == 1 && !shown.output.utf8.contains(0x1B), "\(shown.output)")
+            #expect(shown.output.contains("\\u{1b}]0;owned\\u{7}\\u{a}the recorded"), "\(shown.output)")
+            #expect(shown.output.contains("recorded: \\u{1b}[2J (the replay differs)"), "\(shown.output)")
             let garbage = directory.appendingPathComponent("garbage.json")
             try Data("{\"format\": 1}".utf8).write(to: garbage)
             let unreadable = try ExternalTool.run(binary, ["replay", garbage.path])
