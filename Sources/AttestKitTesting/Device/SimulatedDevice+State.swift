@@ -70,10 +70,8 @@ extension SimulatedDevice {
             let directory = url.deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-            guard
-                FileManager.default.createFile(
-                    atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
-            else {
+            guard PrivateFile.save(Array(data), to: temporary.path) == 0 else {
+                try? FileManager.default.removeItem(at: temporary)
                 throw SoftwareAppleError(.invalidState, "cannot write \(temporary.path)")
             }
             // rename(2) replaces the old file atomically, so a crash never leaves half a state file.

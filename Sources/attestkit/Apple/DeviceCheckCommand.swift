@@ -3,6 +3,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import AttestKitApple
 import AttestKitServer
+import AttestKitTesting
 import AttestKitWire
 import Foundation
 
@@ -138,9 +139,9 @@ struct DeviceCheckCommand: AsyncParsableCommand {
 
         func run() async throws {
             let token = try await apple.apple().tokenProvider().token()
-            let created = FileManager.default.createFile(
-                atPath: out, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
-            guard created else { throw AppleCommandFailure("cannot write \(out)") }
+            guard PrivateFile.save(Array(token.utf8), to: out) == 0 else {
+                throw AppleCommandFailure("cannot write \(out)")
+            }
             print("wrote a provider token to \(out)")
         }
     }
