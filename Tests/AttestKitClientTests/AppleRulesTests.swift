@@ -365,6 +365,32 @@ struct AppleRulesTests {
         #expect(await route.manager.keyState?.stage == .registered)
     }
 
+    @Test("re-attesting after revocation: a key revoked at its first assertion waits for the backoff, not a request")
+    func revokedNewKeysBackOff() async throws {
+        let app = App(configuration: .init(reattestAfterRevocation: true))
+        app.service.answerApp { $0.hasAssertion ? .status(403, "key_revoked") : nil }
+        for _ in 0..<5 { _ = try? await app.order() }
+        // One new key, then the backoff: not two attestations a request.
+        #expect(app.provider.calls.attestKey == 1, "\(app.provider.calls.attestKey)")
+        #expect(await app.manager.keyState?.notBefore != nil)
+    }
+
+    @Test("a device clock set back after a failure does not keep App Attest off for as long as it was ahead")
+    func clockSetBackEndsTheWait() async throws {
+        let app = App()
+        let start = app.clock.now
+        // The clock is a month ahead when the service cannot be reached: a backoff from that month.
+        app.clock.set(start.addingTimeInterval(30 * 86_400))
+        app.service.answerAttestChallenges { _ in .drop }
+        #expect(try await app.order() == .deviceCheck)
+        let notBefore = try #require(await app.manager.keyState?.notBefore)
+        #expect(notBefore > start.addingTimeInterval(29 * 86_400))
+        // Corrected, and the service back: past the longest backoff, App Attest serves again.
+        app.clock.set(start)
+        app.service.answerAttestChallenges { _ in nil }
+        #expect(try await app.order() == .appAttest)
+    }
+
     @Test("a key the service let expire (403 key_expired) is discarded: a new key attested, the request sent again")
     func expiredKey() async throws {
         let app = App()

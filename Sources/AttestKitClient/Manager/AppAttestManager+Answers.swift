@@ -95,7 +95,9 @@ extension AppAttestManager {
             _ = finish(ticket, counterRefused: false)
             guard isCurrent else { return .resend(replacedKey: false) }
             if configuration.reattestAfterRevocation {
-                replaceKey(ticket.keyID, proven: true)
+                // A key revoked at its first assertion waits for the backoff, as any key never accepted: a service
+                // that revokes every new key must not cost two attestations a request.
+                replaceKey(ticket.keyID, proven: proven)
                 return .resend(replacedKey: true)
             }
             markRevoked(ticket.keyID)

@@ -101,11 +101,14 @@ extension AppAttestManager {
             case .none, .generated, .attested:
                 break
             }
-            if let notBefore = current.notBefore, now() < notBefore {
+            let longestBackoff = max(configuration.maximumBackoff, configuration.unsupportedBackoff)
+            if let notBefore = current.notBefore, isWaiting(until: notBefore, atMost: longestBackoff) {
                 throw AttestKitClientError(
                     .unavailable, retryAfter: notBefore, reason: "App Attest is backing off after a failure")
             }
-            if let deferredUntil = current.deferredUntil, now() < deferredUntil {
+            if let deferredUntil = current.deferredUntil,
+                isWaiting(until: deferredUntil, atMost: configuration.maximumDeferral)
+            {
                 throw Self.deferral(until: deferredUntil)
             }
             guard provider.isSupported else {
@@ -231,6 +234,14 @@ extension AppAttestManager {
         {
             return try await service.challenge(for: .attest)
         }
+    }
+
+    /// Whether a wait until `date` is still on: `date` is ahead, by no more than `longest`, the longest wait this
+    /// manager sets. A date further ahead was set while the device's clock was ahead (set by hand, then corrected):
+    /// it is over, or App Attest would stay off for as long as the clock had been wrong.
+    func isWaiting(until date: Date, atMost longest: TimeInterval) -> Bool {
+        let remaining = date.timeIntervalSince(now())
+        return remaining > 0 && remaining <= longest
     }
 
     /// Until when a deferral answered with `Retry-After: seconds` waits: that long from now, at most

@@ -49,7 +49,8 @@ public actor AppAttestManager {
         /// request is sent again with one); `true` by default.
         public var switchToChallengesOnClockSkew: Bool
         /// Whether a `key_revoked` refusal makes the manager attest a new key on its own; `false` by default, so
-        /// that an operator's revocation holds.
+        /// that an operator's revocation holds. A key revoked before any assertion of it was accepted is replaced
+        /// after the backoff, as any key the service refuses at its first assertion.
         public var reattestAfterRevocation: Bool
         /// The backoff after the first failure, in seconds; it doubles with every failure in a row.
         public var initialBackoff: TimeInterval

@@ -245,4 +245,11 @@ final class TestClock: @unchecked Sendable {
         defer { lock.unlock() }
         date = date.addingTimeInterval(seconds)
     }
+
+    /// Sets the clock to `newDate` (a device clock set by hand), forward or back.
+    func set(_ newDate: Date) {
+        lock.lock()
+        defer { lock.unlock() }
+        date = newDate
+    }
 }
