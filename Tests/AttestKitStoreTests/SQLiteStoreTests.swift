@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitStore
 import Foundation
 import SQLiteNIO
+import Synchronization
 import Testing
 
 @Suite("SQLite store")
@@ -56,6 +57,38 @@ struct SQLiteStoreTests {
         let store = SQLiteAttestationStore(path: path)
         await #expect(throws: StoreError.storageUnavailable) { try await store.prepare() }
         await store.close()
+    }
+
+    @Test("readers that cannot be opened fail every caller waiting for one; none is left waiting")
+    func failedReaderOpensWakeTheWaiters() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("store.sqlite").path
+        let store = SQLiteAttestationStore(configuration: .init(path: path, readerCount: 2))
+        try await store.prepare()
+        // The writer keeps the open file; a reader opened from now on finds a directory where the file was.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        // More callers than readers: two open, the others wait for a place that a failed open frees. A caller left
+        // waiting would wait forever: the test polls (60 s tells "answered" from "hung"), then closes the store,
+        // which fails any waiter still there.
+        final class Answered: Sendable {
+            let count = Mutex(0)
+        }
+        let answered = Answered()
+        let reads = (0..<6).map { _ in
+            Task {
+                defer { answered.count.withLock { $0 += 1 } }
+                return try? await store.isTokenConsumed("token")
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while answered.count.withLock({ $0 }) < reads.count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(answered.count.withLock { $0 } == reads.count, "callers left waiting for a reader")
+        await store.close()
+        for read in reads { #expect(await read.value == nil, "a reader opened on a directory") }
     }
 
     @Test("reads and writes from many tasks share few connections")

@@ -121,11 +121,44 @@ actor SQLiteConnectionPool {
                 return connection
             } catch {
                 update(role) { $0.opened -= 1 }
+                handOverSlot(role)
                 throw error
             }
         }
         return try await withCheckedThrowingContinuation { continuation in
             update(role) { $0.waiters.append(continuation) }
+        }
+    }
+
+    /// After a failed open freed a place of `role`'s lane: the first waiter, if any, takes the place and opens a
+    /// connection of its own, so that no caller waits for a connection nobody is opening (it would wait until some
+    /// other read came back, and forever if none did).
+    private func handOverSlot(_ role: Role) {
+        guard case .ready = phase, !lane(role).waiters.isEmpty, lane(role).opened < lane(role).maximum else { return }
+        var waiter: CheckedContinuation<SQLiteConnection, any Error>?
+        update(role) {
+            waiter = $0.waiters.removeFirst()
+            $0.opened += 1
+        }
+        guard let waiter else { return }
+        Task { await open(role, for: waiter) }
+    }
+
+    /// Opens a connection of `role` for `waiter`, which holds a place in the lane: on failure the place is freed,
+    /// the waiter gets the error, and the next waiter takes the place (``handOverSlot(_:)``).
+    private func open(_ role: Role, for waiter: CheckedContinuation<SQLiteConnection, any Error>) async {
+        do {
+            let connection = try await open(readOnly: role == .reader)
+            guard case .ready = phase else {
+                await retire(connection)
+                waiter.resume(throwing: StoreError(.storageUnavailable, "the store is closed"))
+                return
+            }
+            waiter.resume(returning: connection)
+        } catch {
+            update(role) { $0.opened -= 1 }
+            waiter.resume(throwing: error)
+            handOverSlot(role)
         }
     }
 
