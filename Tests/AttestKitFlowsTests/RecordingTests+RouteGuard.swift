@@ -28,5 +28,15 @@ extension RecordingTests {
         await #expect(throws: FlowError.self) { try await check("/orders;x", ["/orders;y"]) }
         let bundles = try await Self.bundles(recorder)
         #expect(bundles.count == 1 && bundles.first?.outcome.code == "signature_invalid")
+        // A first form refused for another reason ends the request there, and is recorded.
+        let unknown = try await FlowBench().registeredDevice()
+        let headers = try EnforcementTests.headers(unknown)
+        await #expect(throws: FlowError.self) {
+            try await routeGuard.check(
+                lookup: { name in headers[name].map { .value($0) } ?? .absent }, method: "POST", target: "/orders;x",
+                alternativeTargets: ["/orders"], body: Array("{}".utf8))
+        }
+        let all = try await Self.bundles(recorder)
+        #expect(all.count == 2 && all.last?.outcome.code == "key_not_found", "\(all.map(\.outcome.code))")
     }
 }

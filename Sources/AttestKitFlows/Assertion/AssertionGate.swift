@@ -108,22 +108,23 @@ public struct AssertionGate: Sendable {
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness
     ) async throws(FlowError) -> AcceptedAssertion {
         try await verify(
-            keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, recording: true)
+            keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, records: { _ in true })
     }
 
-    /// ``verify(keyID:assertion:clientData:freshness:)``, writing a refusal to ``recorder`` only when `recording`
-    /// (a caller that tries another form of the request after this one refuses records only the last).
+    /// ``verify(keyID:assertion:clientData:freshness:)``, writing a refusal to ``recorder`` only when `records`
+    /// says so (a caller that tries another form of the request after a `signature_invalid` records only the last).
     package func verify(
-        keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness, recording: Bool
+        keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness,
+        records: (FlowError) -> Bool
     ) async throws(FlowError) -> AcceptedAssertion {
         let time = now()
-        guard let recorder, recording else {
+        guard let recorder else {
             return try await decide(
                 keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time, store: keys)
         }
         return try await verify(
             keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time,
-            recordingTo: recorder)
+            recordingTo: recorder, records: records)
     }
 
     /// The gate's decision at `time`, reading and advancing keys through `store`.

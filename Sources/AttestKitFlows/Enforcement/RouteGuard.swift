@@ -184,10 +184,10 @@ public struct RouteGuard: Sendable {
             }
         }
         let headers = try AssertionHeaders(lookup: lookup)
-        // Only the last target's refusal is a refusal of the request, so only it is recorded: a first target refused
-        // before another is accepted writes no bundle.
+        // A form refused as `signature_invalid` while another is still to be tried is not the request's refusal, so
+        // it is not recorded; any other refusal ends the request and is recorded.
         func verify(
-            _ target: String, recording: Bool = true
+            _ target: String, tryingAnother: Bool = false
         ) async throws(FlowError) -> (TrustLevel, AcceptedAssertion?) {
             let binding =
                 switch body {
@@ -199,12 +199,13 @@ public struct RouteGuard: Sendable {
                 }
             let accepted = try await gate.verify(
                 keyID: headers.keyID, assertion: headers.assertion, clientData: binding.clientData,
-                freshness: binding.freshness, recording: recording)
+                freshness: binding.freshness,
+                records: { !tryingAnother || $0.code.rawValue != "signature_invalid" })
             return (.appAttest, accepted)
         }
         for target in targets.dropLast() {
             do {
-                return try await verify(target, recording: false)
+                return try await verify(target, tryingAnother: true)
             } catch  where error.code.rawValue == "signature_invalid" {
                 continue
             }

@@ -8,7 +8,7 @@ extension AssertionGate {
     /// failure worth recording is written to `recorder` as a bundle before it is thrown.
     func verify(
         keyID: KeyID, assertion: [UInt8], clientData: ClientDataInput, freshness: Freshness, at time: Date,
-        recordingTo recorder: VerificationRecorder
+        recordingTo recorder: VerificationRecorder, records: (FlowError) -> Bool = { _ in true }
     ) async throws(FlowError) -> AcceptedAssertion {
         let answers = RecordingStore(keys)
         do {
@@ -16,7 +16,7 @@ extension AssertionGate {
                 keyID: keyID, assertion: assertion, clientData: clientData, freshness: freshness, at: time,
                 store: answers)
         } catch {
-            guard VerificationRecorder.records(error) else { throw error }
+            guard VerificationRecorder.records(error), records(error) else { throw error }
             let read = answers.recorded
             var key = read.key
             // Refused before the key was read (the timestamp): the bundle still carries the key, so a replay can
