@@ -44,7 +44,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     /// The configuration of `verifier` under `policy`.
     public init(verifier: AttestationVerifier.Configuration, policy: DeploymentPolicy?) {
         appIds = verifier.appIDs.map(\.description)
-        environments = AppAttestEnvironment.allCases.filter(verifier.environments.allows).map(\.rawValue)
+        environments = Self.names(verifier.environments)
         leeway = verifier.leeway
         receiptPolicy =
             switch verifier.receiptPolicy {
@@ -70,7 +70,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
         self.timestampWindow = timestampWindow
         if let acceptance {
             appIds = acceptance.appIDs.map(\.description).sorted()
-            environments = AppAttestEnvironment.allCases.filter(acceptance.environments.allows).map(\.rawValue)
+            environments = Self.names(acceptance.environments)
         }
         if let policy {
             allowedValidationCategories = policy.allowedValidationCategories.map { $0.sorted() }
@@ -84,7 +84,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     /// - Throws: `bundle_invalid` when a value cannot be used.
     func verifierConfiguration() throws(FlowError) -> AttestationVerifier.Configuration {
         func invalid(_ why: String) -> FlowError { FlowError(.bundleInvalid, .malformed, why) }
-        let apps = try recordedApps()
+        let apps = try Self.apps(appIds, "App ID")
         let environmentPolicy = try recordedEnvironments()
         let receipts: AttestationVerifier.ReceiptPolicy
         switch receiptPolicy ?? "require" {
@@ -117,14 +117,7 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     /// The deployment policy recorded.
     /// - Throws: `bundle_invalid` for a macOS App ID or a validation category change that is not one.
     func deploymentPolicy() throws(FlowError) -> DeploymentPolicy {
-        var macOS: Set<AppID> = []
-        for text in macOSAppIds ?? [] {
-            do {
-                macOS.insert(try AppID(text))
-            } catch {
-                throw FlowError(.bundleInvalid, .malformed, "the macOS App ID \(text) is malformed")
-            }
-        }
+        let macOS = Set(try Self.apps(macOSAppIds, "macOS App ID"))
         var change = DeploymentPolicy.ValidationCategoryChange.refuse
         if let text = validationCategoryChange {
             guard let recorded = DeploymentPolicy.ValidationCategoryChange(rawValue: text) else {
@@ -145,18 +138,23 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
         guard appIds != nil, environments != nil else {
             throw FlowError(.bundleInvalid, .malformed, "the accepted apps and environments are recorded together")
         }
-        return KeyAcceptance(appIDs: try recordedApps(), environments: try recordedEnvironments())
+        return KeyAcceptance(appIDs: try Self.apps(appIds, "App ID"), environments: try recordedEnvironments())
     }
 
-    /// The App IDs recorded.
+    /// The names of the environments `policy` allows, as recorded.
+    private static func names(_ policy: EnvironmentPolicy) -> [String] {
+        AppAttestEnvironment.allCases.filter(policy.allows).map(\.rawValue)
+    }
+
+    /// The App IDs of a recorded list (`kind` names it in the error).
     /// - Throws: `bundle_invalid` for one that is malformed.
-    private func recordedApps() throws(FlowError) -> [AppID] {
+    private static func apps(_ texts: [String]?, _ kind: String) throws(FlowError) -> [AppID] {
         var apps: [AppID] = []
-        for text in appIds ?? [] {
+        for text in texts ?? [] {
             do {
                 apps.append(try AppID(text))
             } catch {
-                throw FlowError(.bundleInvalid, .malformed, "the App ID \(text) is malformed")
+                throw FlowError(.bundleInvalid, .malformed, "the \(kind) \(text) is malformed")
             }
         }
         return apps
