@@ -52,11 +52,11 @@ struct RecordReplayTests {
                 #expect(mode == 0o600)
                 let text = try String(contentsOfFile: path, encoding: .utf8)
                 for secret in secrets { #expect(!text.contains(secret), "\(name) holds a secret") }
-                let replay = try ExternalTool.run(binary, ["replay", path])
+                let replay = try await ExternalTool.run(binary, ["replay", path])
                 #expect(replay.status == 1, "\(replay.output)")
                 #expect(replay.output.contains("fails: \(code)"), "\(replay.output)")
                 #expect(replay.output.contains("the recorded outcome reproduces"), "\(replay.output)")
-                let json = try ExternalTool.run(binary, ["replay", "--json", path])
+                let json = try await ExternalTool.run(binary, ["replay", "--json", path])
                 let report = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
                 #expect(report?["reproduces"] as? Bool == true)
             }
@@ -70,13 +70,13 @@ struct RecordReplayTests {
             crafted.outcome.code = "\u{1B}[2J"
             let craftedPath = directory.appendingPathComponent("crafted.json")
             try Data(try crafted.encoded()).write(to: craftedPath)
-            let shown = try ExternalTool.run(binary, ["replay", craftedPath.path])
+            let shown = try await ExternalTool.run(binary, ["replay", craftedPath.path])
             #expect(shown.status == 1 && !shown.output.utf8.contains(0x1B), "\(shown.output)")
             #expect(shown.output.contains("\\u{1b}]0;owned\\u{7}\\u{a}the recorded"), "\(shown.output)")
             #expect(shown.output.contains("recorded: \\u{1b}[2J (the replay differs)"), "\(shown.output)")
             let garbage = directory.appendingPathComponent("garbage.json")
             try Data("{\"format\": 1}".utf8).write(to: garbage)
-            let unreadable = try ExternalTool.run(binary, ["replay", garbage.path])
+            let unreadable = try await ExternalTool.run(binary, ["replay", garbage.path])
             #expect(unreadable.status == 2 && unreadable.output.contains("bundle_invalid"), "\(unreadable.output)")
         }
     }

@@ -11,12 +11,14 @@ public enum ExternalTool {
         public var output: String
     }
 
-    /// Runs `executable` with `arguments`; standard output and standard error are captured together.
-    public static func run(_ executable: URL, _ arguments: [String]) throws -> Outcome {
+    /// Runs `executable` with `arguments`; standard output and standard error are captured together. The wait runs on
+    /// a thread of its own: a test blocking a thread of Swift's concurrency pool (two on a 2-core machine) for as long
+    /// as a child runs would stall every other test running beside it.
+    public static func run(_ executable: URL, _ arguments: [String]) async throws -> Outcome {
         let process = try ChildProcess(
             executable: executable.path, arguments: arguments, standardInput: .null, standardOutput: .pipe,
             standardError: .sameAsOutput)
-        let output = try process.collectOutput()
+        let output = try await process.collectOutput()
         return Outcome(
             status: output.termination.status, output: String(decoding: output.standardOutput, as: UTF8.self))
     }

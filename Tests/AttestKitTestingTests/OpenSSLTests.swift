@@ -31,7 +31,7 @@ import X509
     }
 
     @Test(arguments: [false, true])
-    func opensslVerifiesTheCredentialChain(iOS27: Bool) throws {
+    func opensslVerifiesTheCredentialChain(iOS27: Bool) async throws {
         try requireOpenSSL()
         let directory = try ExternalTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -41,7 +41,7 @@ import X509
         let intermediate = try write(try pem(certificates[1]), "intermediate.pem", in: directory)
         let leaf = try write(try pem(certificates[0]), "leaf.pem", in: directory)
 
-        let accepted = try ExternalTool.run(
+        let accepted = try await ExternalTool.run(
             Self.openssl, ["verify", "-attime", time, "-CAfile", root, "-untrusted", intermediate, leaf])
         #expect(accepted.status == 0, "\(accepted.output)")
         #expect(accepted.output.contains("OK"))
@@ -49,16 +49,16 @@ import X509
         // The negative control: Apple's root does not accept it, and neither does a time after the leaf expired.
         let appleRoot = try write(
             try TrustAnchor.appAttestationRoot().certificate.serializeAsPEM().pemString, "apple.pem", in: directory)
-        let untrusted = try ExternalTool.run(
+        let untrusted = try await ExternalTool.run(
             Self.openssl, ["verify", "-attime", time, "-CAfile", appleRoot, "-untrusted", intermediate, leaf])
         #expect(untrusted.status != 0)
         let late = String(Int(Fixture.time.timeIntervalSince1970) + 3 * 86_400)
-        let expired = try ExternalTool.run(
+        let expired = try await ExternalTool.run(
             Self.openssl, ["verify", "-attime", late, "-CAfile", root, "-untrusted", intermediate, leaf])
         #expect(expired.status != 0)
     }
 
-    @Test func opensslVerifiesAttestAndRefreshedReceipts() throws {
+    @Test func opensslVerifiesAttestAndRefreshedReceipts() async throws {
         try requireOpenSSL()
         let directory = try ExternalTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -71,7 +71,7 @@ import X509
             let input = directory.appendingPathComponent("\(name).der")
             let payload = directory.appendingPathComponent("\(name).payload")
             try Data(receipt).write(to: input)
-            let outcome = try ExternalTool.run(
+            let outcome = try await ExternalTool.run(
                 Self.openssl,
                 ["cms", "-verify", "-inform", "DER", "-in", input.path, "-CAfile", root, "-attime", time,
                  "-out", payload.path])
@@ -82,7 +82,7 @@ import X509
 
             let appleRoot = try write(
                 try TrustAnchor.appleRootCAG3().certificate.serializeAsPEM().pemString, "g3.pem", in: directory)
-            let untrusted = try ExternalTool.run(
+            let untrusted = try await ExternalTool.run(
                 Self.openssl,
                 ["cms", "-verify", "-inform", "DER", "-in", input.path, "-CAfile", appleRoot, "-attime", time,
                  "-out", "/dev/null"])

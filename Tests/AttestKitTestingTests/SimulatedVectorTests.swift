@@ -68,7 +68,7 @@ import Testing
 
     /// The command line end to end: `simulate` writes vectors and roots, `verify --vectors` with those roots passes
     /// them all, and without them rejects the valid ones.
-    @Test func commandLineRoundTrip() throws {
+    @Test func commandLineRoundTrip() async throws {
         let binary = try #require(Self.attestkitBinary(), "build the attestkit executable first (swift build --build-tests)")
         let directory = try ExternalTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -87,23 +87,23 @@ import Testing
             ["simulate", "receipt-refresh", "--state", state, "--risk-metric", "3", "--out", out, "--at", at],
         ]
         for arguments in calls {
-            let result = try ExternalTool.run(binary, arguments)
+            let result = try await ExternalTool.run(binary, arguments)
             #expect(result.status == 0, "\(arguments): \(result.output)")
         }
         let roots = ["--attestation-root", "\(out)/attestation-root.pem", "--receipt-root", "\(out)/receipt-root.pem"]
-        let verified = try ExternalTool.run(binary, ["verify", "--vectors", out] + roots)
+        let verified = try await ExternalTool.run(binary, ["verify", "--vectors", out] + roots)
         #expect(verified.status == 0, "\(verified.output)")
         #expect(verified.output.contains("6 passed, 0 failed"), "\(verified.output)")
-        let pinned = try ExternalTool.run(binary, ["verify", "--vectors", out])
+        let pinned = try await ExternalTool.run(binary, ["verify", "--vectors", out])
         #expect(pinned.status != 0)
 
         // An assertion carries no time: --at would do nothing, so it is refused.
-        let timed = try ExternalTool.run(
+        let timed = try await ExternalTool.run(
             binary, ["simulate", "assertion", "--state", state, "--client-data", "GET /a", "--out", out, "--at", at])
         #expect(timed.status != 0 && timed.output.contains("an assertion carries no time"), "\(timed.output)")
 
         // A second software Apple may not write into the same directory.
-        let mixed = try ExternalTool.run(
+        let mixed = try await ExternalTool.run(
             binary,
             ["simulate", "attestation", "--app-id", "ABCDE12345.com.example.app", "--environment", "production",
              "--challenge", "eA==", "--out", out])
@@ -113,7 +113,7 @@ import Testing
     /// The walk-through's calls: `simulate device` writes the state and the roots first; `--challenge` takes the
     /// Base64 challenge as `POST /v1/challenges` returns it and hashes its bytes, not its text; `--json` prints the
     /// vector itself; a challenge that is not Base64 is refused with a message that says what is expected.
-    @Test func deviceFirstThenBase64ChallengeAsJSON() throws {
+    @Test func deviceFirstThenBase64ChallengeAsJSON() async throws {
         let binary = try #require(Self.attestkitBinary(), "build the attestkit executable first (swift build --build-tests)")
         let directory = try ExternalTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -121,7 +121,7 @@ import Testing
         let state = directory.appendingPathComponent("device.json").path
         let app = ["--app-id", "ABCDE12345.com.example.app", "--environment", "development"]
 
-        let created = try ExternalTool.run(binary, ["simulate", "device"] + app + ["--state", state, "--out", out])
+        let created = try await ExternalTool.run(binary, ["simulate", "device"] + app + ["--state", state, "--out", out])
         #expect(created.status == 0, "\(created.output)")
         #expect(FileManager.default.fileExists(atPath: state))
         let root = try String(contentsOfFile: "\(out)/attestation-root.pem", encoding: .utf8)
@@ -129,7 +129,7 @@ import Testing
 
         let challenge: [UInt8] = Array(0..<32)
         let base64 = Data(challenge).base64EncodedString()
-        let attested = try ExternalTool.run(
+        let attested = try await ExternalTool.run(
             binary, ["simulate", "attestation"] + app + ["--challenge", base64, "--state", state, "--out", out, "--json"])
         #expect(attested.status == 0, "\(attested.output)")
         let vector = try JSONDecoder().decode(SimulatedVector.self, from: Data(attested.output.utf8))
@@ -140,7 +140,7 @@ import Testing
         let written = try String(contentsOfFile: "\(out)/attestation-root.pem", encoding: .utf8)
         #expect(written == root)
 
-        let text = try ExternalTool.run(
+        let text = try await ExternalTool.run(
             binary, ["simulate", "attestation"] + app + ["--challenge", "not base64!", "--state", state, "--out", out])
         #expect(text.status != 0)
         #expect(text.output.contains("as POST /v1/challenges returns it"), "\(text.output)")

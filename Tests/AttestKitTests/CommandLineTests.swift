@@ -18,7 +18,7 @@ import Testing
         var output: String
     }
 
-    static func run(_ arguments: [String], input: String? = nil) throws -> Run {
+    static func run(_ arguments: [String], input: String? = nil) async throws -> Run {
         struct MissingBinary: Error {}
         guard let binary else {
             Issue.record("the attestkit binary is not beside the tests: run `swift build --build-tests` first")
@@ -28,7 +28,9 @@ import Testing
             executable: binary.path, arguments: arguments, standardInput: .pipe, standardOutput: .pipe)
         if let input, let pipe = process.inputPipe { try pipe.write(Array(input.utf8)) }
         process.inputPipe?.close()
-        let output = try process.collectOutput()
+        // Waited for on a thread of its own: `load` and `demo` run for seconds, and a test blocking a thread of Swift's
+        // concurrency pool (two on a 2-core machine) that long stalls every test running beside it.
+        let output = try await process.collectOutput()
         return Run(status: output.termination.status, output: String(decoding: output.standardOutput, as: UTF8.self))
     }
 
@@ -36,14 +38,14 @@ import Testing
         String(decoding: try JSONEncoder().encode(TestVectors.named(name)), as: UTF8.self)
     }
 
-    @Test func jsonlKeepsInputOrderAndRejectsMalformedLines() throws {
+    @Test func jsonlKeepsInputOrderAndRejectsMalformedLines() async throws {
         let names = [
             "warden_ios17_iphone15_dev_assertion", "veehaitch_ios-14.2_attestation",
             "neg_veehaitch_ios14.2_wrong_appid",
             "veehaitch_ios-14.4_receipt2_RECEIPT",
         ]
         let input = try names.map(Self.line).joined(separator: "\n") + "\n{not json\n"
-        let result = try Self.run(["verify", "--jsonl", "-"], input: input)
+        let result = try await Self.run(["verify", "--jsonl", "-"], input: input)
         #expect(result.status == 0)
         let outcomes = try result.output.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -58,7 +60,7 @@ import Testing
         #expect(outcomes[4]["outcome"] as? String == "reject" && outcomes[4]["check"] as? String == "format")
     }
 
-    @Test func vectorsDirectoryReportsMismatchesAndExitsNonZero() throws {
+    @Test func vectorsDirectoryReportsMismatchesAndExitsNonZero() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-cli-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -72,7 +74,7 @@ import Testing
             ["name": $0.name, "kind": $0.kind, "expect": "valid", "file": "\($0.name).json"]
         }
         try JSONSerialization.data(withJSONObject: index).write(to: directory.appendingPathComponent("index.json"))
-        let result = try Self.run(["verify", "--vectors", directory.path])
+        let result = try await Self.run(["verify", "--vectors", directory.path])
         #expect(result.status == 1)
         #expect(result.output.contains("FAIL  claims_valid_but_counter_replayed  expected valid, got reject:counter"))
         #expect(result.output.hasSuffix("1 passed, 1 failed\n"))
@@ -81,13 +83,13 @@ import Testing
     @Test(arguments: [
         "apple_doc_sample_2026_prod_attestation", "basd_assertion", "veehaitch_ios-14.4_receipt2_RECEIPT",
     ])
-    func inspectShowsEachKind(name: String) throws {
+    func inspectShowsEachKind(name: String) async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-inspect-\(UUID())")
         try Data(TestVectors.named(name).data.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let text = try Self.run(["inspect", file.path])
+        let text = try await Self.run(["inspect", file.path])
         #expect(text.status == 0)
-        let json = try Self.run(["inspect", "--json", file.path])
+        let json = try await Self.run(["inspect", "--json", file.path])
         #expect(json.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
         switch TestVectors.named(name).kind {
@@ -105,15 +107,15 @@ import Testing
         }
     }
 
-    @Test func inspectRejectsGarbageWithoutCrashing() throws {
-        let result = try Self.run(["inspect", "-"], input: "definitely not an object")
+    @Test func inspectRejectsGarbageWithoutCrashing() async throws {
+        let result = try await Self.run(["inspect", "-"], input: "definitely not an object")
         #expect(result.status != 0)
         #expect(result.status != 134 && result.status != 132)  // not SIGABRT/SIGILL
     }
 
     /// `attestkit load` end to end: a real server, its load generator's own HTTP framing, every answer 200.
-    @Test func loadMeasuresEveryLevelWithEveryAnswerVerified() throws {
-        let result = try Self.run(["load", "--keys", "1", "3", "--requests", "20", "--json"])
+    @Test func loadMeasuresEveryLevelWithEveryAnswerVerified() async throws {
+        let result = try await Self.run(["load", "--keys", "1", "3", "--requests", "20", "--json"])
         #expect(result.status == 0)
         let reports = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
         #expect(reports.map { $0["keys"] as? Int } == [1, 3])
@@ -132,8 +134,8 @@ import Testing
     /// every answer of the spread runs is 200, so the server found every seeded key it was sent and verified the
     /// assertions the load signed for them (300 requests over 500 signable keys at one connection, 600 at two: every
     /// key is used, and the second level's counters go on from the first's).
-    @Test func loadSeedsAPopulationAndSpreadsRequestsOverIt() throws {
-        let result = try Self.run([
+    @Test func loadSeedsAPopulationAndSpreadsRequestsOverIt() async throws {
+        let result = try await Self.run([
             "load", "--population", "3000", "--signable-keys", "500", "--keys", "1", "2", "--requests", "300", "--json",
         ])
         #expect(result.status == 0, "\(result.output)")
@@ -149,8 +151,8 @@ import Testing
         }
     }
 
-    @Test func demoBehavesAsExpectedAndCleansUp() throws {
-        let result = try Self.run(["demo"])
+    @Test func demoBehavesAsExpectedAndCleansUp() async throws {
+        let result = try await Self.run(["demo"])
         #expect(result.status == 0)
         #expect(result.output.contains("\ndemo: 8 of 8 steps behaved as expected\n"))
         #expect(!result.output.contains("✘"))
@@ -161,8 +163,8 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
-    @Test func demoJSONParsesAndKeepKeepsTheDatabase() throws {
-        let result = try Self.run(["demo", "--json", "--keep"])
+    @Test func demoJSONParsesAndKeepKeepsTheDatabase() async throws {
+        let result = try await Self.run(["demo", "--json", "--keep"])
         #expect(result.status == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         #expect(report["ok"] as? Bool == true)

@@ -54,7 +54,7 @@ import Testing
         #expect(outcome.outcome == .reject)
         #expect(outcome.code == AttestKitError.Code.receiptFromFuture.rawValue)
 
-        let run = try CommandLineTests.run(["verify", "--jsonl", "-"], input: String(decoding: data, as: UTF8.self))
+        let run = try await CommandLineTests.run(["verify", "--jsonl", "-"], input: String(decoding: data, as: UTF8.self))
         let line = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
         #expect(line?["outcome"] as? String == "reject")
         #expect(line?["code"] as? String == AttestKitError.Code.receiptFromFuture.rawValue)
