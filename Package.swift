@@ -420,8 +420,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // What several test targets share: the PostgreSQL server of the tests, and `attestkit serve` as a child
-        // process. Not a product.
+        // What several test targets share: the PostgreSQL server of the tests, `attestkit serve` as a child process,
+        // a raw connection to a server on loopback. Not a product.
         .target(
             name: "AttestKitTestSupport",
             dependencies: [
@@ -429,6 +429,8 @@ let package = Package(
                 "AttestKitStore",
                 "AttestKitTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenStorage),
             ],
             path: "Tests/AttestKitTestSupport",

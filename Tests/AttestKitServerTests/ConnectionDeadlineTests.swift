@@ -1,4 +1,5 @@
 import AttestKitServer
+import AttestKitTestSupport
 import Foundation
 import Testing
 

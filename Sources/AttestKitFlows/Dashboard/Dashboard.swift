@@ -201,6 +201,26 @@ package final class Dashboard: Sendable {
         return found.count == 1 ? found[0] : nil
     }
 
+    /// The redirect of a browser's request for a dashboard page spelled with trailing slashes (`/dashboard/`, which
+    /// both frameworks route as `/dashboard`) to the page's own spelling. The page's relative references (the login
+    /// redirect, its forms) resolve against the spelling the browser used: under `/dashboard/` they would name
+    /// `/dashboard/dashboard/login`. The redirect is relative too (`../dashboard`), so it holds wherever the routes are
+    /// mounted.
+    ///
+    /// - Parameters:
+    ///   - method: The route's method; only `GET` pages are redirected.
+    ///   - routePath: The route's path in the table (`/dashboard`, `/dashboard/login`).
+    ///   - requestPath: The path the request was sent to, as sent.
+    /// - Returns: `nil` for any other route or a request spelled as the route is.
+    package static func ownSpelling(method: String, routePath: String, requestPath: String) -> DashboardResponse? {
+        guard method == "GET", routePath == "/dashboard" || routePath.hasPrefix("/dashboard/"),
+            let page = routePath.split(separator: "/").last
+        else { return nil }
+        let slashes = requestPath.reversed().prefix { $0 == "/" }.count
+        guard slashes > 0, slashes < requestPath.count else { return nil }
+        return .redirect(to: String(repeating: "../", count: slashes) + page)
+    }
+
     /// The reference relative to the route `path` that names `target` (both absolute route paths), so that a
     /// redirect holds wherever the routes are mounted: `/dashboard/login` from `/dashboard` is `dashboard/login`,
     /// from `/dashboard/logout` it is `login`.

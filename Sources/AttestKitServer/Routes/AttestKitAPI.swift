@@ -107,6 +107,11 @@ struct AttestKitAPI: Sendable {
                     // The request's store calls (a dashboard session's lookup among them) share one deadline, also
                     // where the routes are mounted on an application's router (under the server's request
                     // middleware, its earlier start is kept).
+                    if let redirect = Dashboard.ownSpelling(
+                        method: endpoint.method.rawValue, routePath: endpoint.path, requestPath: request.uri.path)
+                    {
+                        return Self.response(redirect)
+                    }
                     return try await StoreRequestDeadline.withRequest {
                         if audience.needsCredential,
                             let redirect = try await authorize(

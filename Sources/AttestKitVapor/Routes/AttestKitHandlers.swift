@@ -89,7 +89,9 @@ struct VaporRouteRequest: EdgeRequest {
 
     var method: String { request.method.rawValue }
     var target: String { VaporRequestTarget.candidates(of: request.url).first ?? request.url.string }
-    var keyID: String? { request.parameters.get("keyId") }
+    /// The `{keyId}` segment percent-encoded again: RoutingKit hands it over decoded, and the application decodes the
+    /// segment as sent once (as Hummingbird gives it), so that `%253D` is `%3D` on both edges, never `=`.
+    var keyID: String? { request.parameters.get("keyId")?.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }
     var client: String { integration.client(of: request) }
 
     func header(_ name: String) -> AssertionHeaders.Lookup { VaporHeaders.lookup(name, in: request.headers) }

@@ -68,6 +68,11 @@ public struct AttestKitRoutes: RouteCollection {
     static func respond(_ route: AttestKitRoute, _ request: Request, loginForm: String) async -> Response {
         do {
             guard let integration = request.application.attestKit else { throw FlowError.notConfiguredVapor }
+            if let redirect = Dashboard.ownSpelling(
+                method: route.method, routePath: route.path, requestPath: request.url.path)
+            {
+                return AttestKitHandlers.response(redirect)
+            }
             // The request's store calls (a dashboard session's lookup among them) share one deadline.
             return try await StoreRequestDeadline.withRequest {
                 if let redirect = try await integration.dashboard.authorize(

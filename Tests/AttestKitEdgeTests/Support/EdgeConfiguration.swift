@@ -10,6 +10,8 @@ struct EdgeConfiguration: Sendable {
     /// The backend's bearer token (`backend.tokens`): what a backend presents to the decision route and to
     /// `POST /v1/tokens/consume`.
     static let backendToken = "edge-backend-token-0123456789"
+    /// The operator's token (`admin.token`), of the key routes and the dashboard.
+    static let adminToken = "edge-admin-token-0123456789abcdef"
 
     /// Mode, rollout and least trust of the group `orders`.
     var enforcement = AttestKitApplication.Configuration.EnforcementDefaults()

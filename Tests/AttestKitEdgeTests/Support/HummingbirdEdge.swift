@@ -57,7 +57,8 @@ struct HummingbirdEdge: EdgeDriver {
             trustAnchors: EdgeFixture.apple.trustAnchors, policy: configuration.policy,
             // Limits of their own are tested where they are the subject: the suite sends many requests.
             rateLimits: .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0, authFailuresPerIP: 0),
-            backendTokens: [EdgeConfiguration.backendToken], logLevel: .critical)
+            adminToken: EdgeConfiguration.adminToken, backendTokens: [EdgeConfiguration.backendToken],
+            logLevel: .critical)
         settings.debugTokens = configuration.debugTokens
         settings.ramp = configuration.ramp
         settings.enforcementGroups = [EdgeConfiguration.group: configuration.enforcement]

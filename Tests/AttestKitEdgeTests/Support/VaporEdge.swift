@@ -54,7 +54,8 @@ struct VaporEdge: EdgeDriver {
             policy: configuration.policy,
             // Limits of their own are tested where they are the subject: the suite sends many requests.
             rateLimits: .init(attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 0, authFailuresPerIP: 0),
-            backendTokens: [EdgeConfiguration.backendToken], debugTokens: configuration.debugTokens,
+            adminToken: EdgeConfiguration.adminToken, backendTokens: [EdgeConfiguration.backendToken],
+            debugTokens: configuration.debugTokens,
             enforcementGroups: [EdgeConfiguration.group: configuration.enforcement])
         settings.deviceTokenValidationsPerClient = configuration.deviceTokenValidationsPerClient
         settings.ramp = configuration.ramp

@@ -1,19 +1,19 @@
 import Foundation
-import NIOCore
+public import NIOCore
 import NIOPosix
 import Synchronization
 
 /// A TCP connection to 127.0.0.1 that sends exactly the bytes a test gives it, to play stalled clients, and records
 /// when the server closed it and when bytes last arrived. Non-blocking (NIO), so thousands can be open while the
 /// server runs in the same process.
-final class RawConnection: Sendable {
+public final class RawConnection: Sendable {
     private final class Recorder: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer
 
         struct State {
-            var received: [UInt8] = []
-            var lastReadAt: ContinuousClock.Instant?
-            var closedAt: ContinuousClock.Instant?
+            public var received: [UInt8] = []
+            public var lastReadAt: ContinuousClock.Instant?
+            public var closedAt: ContinuousClock.Instant?
         }
 
         let state = Mutex(State())
@@ -37,7 +37,7 @@ final class RawConnection: Sendable {
     }
 
     /// When the connection was asked for (before the server accepted it).
-    let openedAt: ContinuousClock.Instant
+    public let openedAt: ContinuousClock.Instant
     private let channel: any Channel
     private let recorder: Recorder
 
@@ -48,7 +48,7 @@ final class RawConnection: Sendable {
     }
 
     /// Connects to `port` on loopback.
-    static func open(port: Int) async throws -> RawConnection {
+    public static func open(port: Int) async throws -> RawConnection {
         let recorder = Recorder()
         let openedAt = ContinuousClock.now
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -60,21 +60,21 @@ final class RawConnection: Sendable {
     }
 
     /// Sends `text` as is.
-    func send(_ text: String) async throws {
+    public func send(_ text: String) async throws {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
     }
 
     /// Everything received so far, as text.
-    var received: String { recorder.state.withLock { String(decoding: $0.received, as: UTF8.self) } }
+    public var received: String { recorder.state.withLock { String(decoding: $0.received, as: UTF8.self) } }
 
     /// When bytes last arrived, if ever.
-    var lastReadAt: ContinuousClock.Instant? { recorder.state.withLock { $0.lastReadAt } }
+    public var lastReadAt: ContinuousClock.Instant? { recorder.state.withLock { $0.lastReadAt } }
 
     /// When the connection closed, if it did.
-    var closedAt: ContinuousClock.Instant? { recorder.state.withLock { $0.closedAt } }
+    public var closedAt: ContinuousClock.Instant? { recorder.state.withLock { $0.closedAt } }
 
     /// Waits until `condition` holds or `limit` passes; returns whether it held.
-    func wait(upTo limit: Duration, for condition: (RawConnection) -> Bool) async throws -> Bool {
+    public func wait(upTo limit: Duration, for condition: (RawConnection) -> Bool) async throws -> Bool {
         let end = ContinuousClock.now + limit
         while !condition(self) {
             guard ContinuousClock.now < end else { return false }
@@ -84,49 +84,31 @@ final class RawConnection: Sendable {
     }
 
     /// Waits up to `limit` for the server to close the connection; returns when it did, or `nil`.
-    func closed(within limit: Duration) async throws -> ContinuousClock.Instant? {
+    public func closed(within limit: Duration) async throws -> ContinuousClock.Instant? {
         _ = try await wait(upTo: limit) { $0.closedAt != nil }
         return closedAt
     }
 
+    /// Sends one request as is (it should ask for `Connection: close`) on a new connection and returns everything the
+    /// server sent once it closed the connection.
+    /// - Throws: When the server has not closed the connection within `limit` (it hung).
+    public static func exchange(port: Int, _ request: String, within limit: Duration = .seconds(60)) async throws
+        -> String
+    {
+        struct Unanswered: Error, CustomStringConvertible {
+            let description: String
+        }
+        let connection = try await open(port: port)
+        try await connection.send(request)
+        guard try await connection.closed(within: limit) != nil else {
+            await connection.close()
+            throw Unanswered(description: "no answer within \(limit); received so far: \(connection.received)")
+        }
+        return connection.received
+    }
+
     /// Closes the connection from this side.
-    func close() async {
-        try? await channel.close()
-    }
-}
-
-/// A TCP listener on 127.0.0.1 that accepts connections and never answers: a hung Apple.
-final class HungListener: Sendable {
-    private final class Swallow: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
-    }
-
-    /// The port it listens on.
-    let port: Int
-    private let channel: any Channel
-
-    private init(channel: any Channel, port: Int) {
-        self.channel = channel
-        self.port = port
-    }
-
-    /// Starts listening on a free port.
-    static func start() async throws -> HungListener {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Swallow()) }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        guard let port = channel.localAddress?.port else { throw HarnessError("the hung listener has no port") }
-        return HungListener(channel: channel, port: port)
-    }
-
-    /// `http://127.0.0.1:PORT`.
-    var url: String { "http://127.0.0.1:\(port)" }
-
-    /// Stops listening (accepted connections stay until their clients give up).
-    func stop() async {
+    public func close() async {
         try? await channel.close()
     }
 }
