@@ -116,6 +116,13 @@ struct SchemaMigrationTests {
         #expect(SQLMigration.oldestCompatibleRelease(of: [.breaking("a"), .additive("b"), .breaking("c")]) == 3)
         #expect(SQLMigration.oldestCompatibleRelease(of: [.breaking("a"), .breaking("b"), .additive("c")]) == 2)
         #expect(SQLMigration.oldestCompatibleRelease(of: []) == 0)
+        // Each migration records the version it leaves as it commits: with `compatible_from` from the one adding it.
+        for migrations in [postgres, SQLiteSchema.migrations] {
+            let adding = migrations.indices.filter { index in
+                migrations[index].statements.contains { $0.contains("ADD COLUMN compatible_from") }
+            }
+            #expect(adding == [SQLMigrations.compatibilityColumnMigration - 1])
+        }
     }
 
     @Test("this release runs on a schema one additive migration ahead, migrating or not", arguments: await backends())
@@ -297,6 +304,79 @@ struct SchemaMigrationTests {
                 try await store.prepare()
                 #expect(await store.schemaVersion?.found == 9)
                 #expect(await store.schemaVersion?.current == 10)
+            }
+        }
+    }
+
+    @Test(
+        "migrations over several versions: one behind a long transaction leaves those before it applied and unlocked",
+        .enabled(PostgresBackendTests.skipReason) { await PostgresTestServer.shared.shouldRun() },
+        .timeLimit(.minutes(3)))
+    func migrationsCommitOneByOne() async throws {
+        try await Self.withDatabase(.postgres) { database in
+            // Version 8 of the database: migration 9 alters `keys`, migration 10 `challenges`.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                for statement in [
+                    "ALTER TABLE \(database.table("keys")) DROP COLUMN key_access_control",
+                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
+                    "UPDATE \(database.table("schema_version")) SET version = 8",
+                ] {
+                    try await database.execute(statement, on: store)
+                }
+            }
+            // A running replica's transaction reads `challenges` and stays open: migration 10 waits for it.
+            let holder = try #require(try database.store() as? PostgresAttestationStore)
+            let (held, holding) = AsyncStream<Void>.makeStream()
+            let (release, releasing) = AsyncStream<Void>.makeStream()
+            let schema = database.schema
+            try await Self.running(holder) { _ in
+                let transaction = Task {
+                    try await holder.executor.transaction("holding challenges", by: .now + .seconds(120)) { run in
+                        _ = try await run(SQLStatement("SELECT count(*) FROM \"\(schema)\".challenges"))
+                        holding.yield()
+                        for await _ in release { break }
+                        return 0
+                    }
+                }
+                for await _ in held { break }
+                let migrating = Task {
+                    await Self.failure {
+                        try await Self.running(try database.store()) { store in try await store.prepare() }
+                    }
+                }
+                // While migration 10 waits for `challenges`, is `keys` (which migration 9 altered) still locked?
+                var keysLockedWhileWaiting: Int64?
+                for _ in 0..<3_000 where keysLockedWhileWaiting == nil {
+                    keysLockedWhileWaiting = try await holder.executor.transaction("observing", by: .now + .seconds(30)) {
+                        run in
+                        let rows = try await run(
+                            SQLStatement(
+                                """
+                                SELECT
+                                    (SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                                        WHERE c.relnamespace = '\(schema)'::regnamespace AND c.relname = 'challenges'
+                                            AND NOT l.granted) AS waiting,
+                                    (SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                                        WHERE c.relnamespace = '\(schema)'::regnamespace AND c.relname = 'keys'
+                                            AND l.mode = 'AccessExclusiveLock' AND l.granted) AS locked
+                                """))
+                        guard let row = rows.first, try row.integer("waiting") ?? 0 > 0 else { return nil }
+                        return try row.integer("locked")
+                    }
+                    if keysLockedWhileWaiting == nil { try await Task.sleep(for: .milliseconds(5)) }
+                }
+                let refused = await migrating.value
+                releasing.yield()
+                _ = try await transaction.value
+                #expect(keysLockedWhileWaiting == 0, "migration 9's lock on keys is held while migration 10 waits")
+                #expect(refused?.code == .storageUnavailable)
+                #expect(refused?.reason.contains("waited 5s for a table that another transaction holds") == true)
+            }
+            // Migration 9 stayed applied (its compatibility recorded with it); starting again applies 10.
+            try await Self.running(try database.store()) { store in
+                try await store.prepare()
+                #expect(await store.schemaVersion == SchemaVersion(found: 9, current: 10, known: 10))
             }
         }
     }

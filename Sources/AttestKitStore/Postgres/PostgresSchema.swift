@@ -3,14 +3,16 @@ import PostgresNIO
 
 /// The PostgreSQL schema and its migrations, inside a dedicated schema (by default `attestkit`).
 ///
-/// Migrations run in one transaction that first takes a transaction-scoped advisory lock derived from the
-/// schema name, so replicas starting together apply them once, one after the other; the lock is released
+/// Each migration runs in a transaction of its own that first takes a transaction-scoped advisory lock derived
+/// from the schema name, so replicas starting together apply each once, one after the other; the lock is released
 /// at commit or rollback.
 ///
 /// Within it, a statement waits at most ``lockTimeout`` for a table lock: an `ALTER TABLE` queued behind a long
 /// transaction of a running replica would otherwise hold up every later reader of that table (PostgreSQL queues
-/// them behind it), stalling the request path of the whole fleet. Past it, the migration rolls back whole and
-/// `prepare()` fails naming the wait; starting again once the long transaction ended applies it.
+/// them behind it), stalling the request path of the whole fleet. Past it, that migration rolls back whole and
+/// `prepare()` fails naming the wait; the migrations before it stay applied, their locks released at their own
+/// commits, so no table an earlier one altered stays locked meanwhile. Starting again once the long transaction
+/// ended applies the rest.
 struct PostgresSchema: Sendable {
     /// How long a migration statement waits for a table lock.
     static let lockTimeout = "5s"
@@ -203,13 +205,13 @@ struct PostgresSchema: Sendable {
     }
 
     /// Under ``MigrationPolicy/apply``: creates the schema if needed and applies the missing migrations
-    /// (``SQLMigrations``) under the advisory lock. Under ``MigrationPolicy/verify``: only checks that this
+    /// (``SQLMigrations``), each in a transaction of its own under the advisory lock. Under ``MigrationPolicy/verify``: only checks that this
     /// release can run on the schema.
     /// - Throws: ``StoreError/Code/storageUnavailable`` when this release cannot run on the schema.
     func migrate(_ client: PostgresClient, policy: MigrationPolicy, logger: Logger) async throws -> SchemaVersion {
         let (migrations, lockKey, quoted, versions) = (migrations, lockKey, quoted, table("schema_version"))
         do {
-            return try await transaction(client, migrations, lockKey, quoted, versions, policy, logger)
+            return try await transactions(client, migrations, lockKey, quoted, versions, policy, logger)
         } catch let error as PostgresTransactionError {
             // The refusal of a schema (a StoreError) keeps its reason; a driver failure stays a driver failure.
             if let refusal = error.closureError as? StoreError { throw refusal }
@@ -225,24 +227,29 @@ struct PostgresSchema: Sendable {
         }
     }
 
-    private func transaction(
+    /// ``SQLMigrations/apply(_:table:creating:policy:dialect:transaction:)`` with its transactions on `client`, each
+    /// under the advisory lock and the lock timeout.
+    private func transactions(
         _ client: PostgresClient, _ migrations: [SQLMigration], _ lockKey: Int64, _ quoted: String, _ versions: String,
         _ policy: MigrationPolicy, _ logger: Logger
     ) async throws -> SchemaVersion {
-        try await client.withTransaction(logger: logger) { connection in
-            let run = { (statement: SQLStatement) in
-                try await PostgresExecutor.run(statement, on: connection, logger: logger)
+        try await SQLMigrations.apply(
+            migrations, table: versions,
+            creating: "CREATE TABLE IF NOT EXISTS \(versions) (version BIGINT NOT NULL)", policy: policy,
+            dialect: .postgres
+        ) { step in
+            try await client.withTransaction(logger: logger) { connection in
+                let run = { (statement: SQLStatement) in
+                    try await PostgresExecutor.run(statement, on: connection, logger: logger)
+                }
+                if policy == .apply {
+                    _ = try await run(SQLStatement("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)]))
+                    // After the advisory lock: a replica waiting for another's migrations waits as long as they take.
+                    _ = try await run(SQLStatement("SET LOCAL lock_timeout = '\(Self.lockTimeout)'"))
+                    _ = try await run(SQLStatement("CREATE SCHEMA IF NOT EXISTS \(quoted)"))
+                }
+                try await step(run)
             }
-            if policy == .apply {
-                _ = try await run(SQLStatement("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)]))
-                // After the advisory lock: a replica waiting for another's migrations waits as long as they take.
-                _ = try await run(SQLStatement("SET LOCAL lock_timeout = '\(Self.lockTimeout)'"))
-                _ = try await run(SQLStatement("CREATE SCHEMA IF NOT EXISTS \(quoted)"))
-            }
-            return try await SQLMigrations.apply(
-                migrations, table: versions,
-                creating: "CREATE TABLE IF NOT EXISTS \(versions) (version BIGINT NOT NULL)", policy: policy,
-                dialect: .postgres, run: run)
         }
     }
 }

@@ -182,16 +182,18 @@ enum SQLiteSchema {
         }
     }
 
-    /// Applies the missing migrations in one immediate transaction (``SQLMigrations``), or under
+    /// Applies the missing migrations, each in an immediate transaction of its own (``SQLMigrations``), or under
     /// ``MigrationPolicy/verify`` only checks that this release can run on the file's schema.
     /// - Throws: ``StoreError/Code/storageUnavailable`` when this release cannot run on the file's schema.
     static func migrate(_ connection: SQLiteConnection, policy: MigrationPolicy) async throws -> SchemaVersion {
-        try await SQLiteExecutor.transaction(on: connection) {
-            try await SQLMigrations.apply(
-                migrations, table: "schema_version",
-                creating: "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT",
-                policy: policy, dialect: .sqlite
-            ) { statement in try await SQLiteExecutor.run(statement, on: connection) }
+        try await SQLMigrations.apply(
+            migrations, table: "schema_version",
+            creating: "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT",
+            policy: policy, dialect: .sqlite
+        ) { step in
+            try await SQLiteExecutor.transaction(on: connection) {
+                try await step { statement in try await SQLiteExecutor.run(statement, on: connection) }
+            }
         }
     }
 }
