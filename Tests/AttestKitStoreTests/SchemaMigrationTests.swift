@@ -91,6 +91,38 @@ struct SchemaMigrationTests {
         }
     }
 
+    /// Runs `body` while a running replica's transaction has read `challenges` and stays open (a long query, or a
+    /// session idle in a transaction): an ALTER TABLE of `challenges` cannot have its table until it ends. `body` is
+    /// given that replica's store, running.
+    static func whileChallengesAreHeld(
+        _ database: Database, _ body: (PostgresAttestationStore) async throws -> Void
+    ) async throws {
+        let holder = try #require(try database.store() as? PostgresAttestationStore)
+        let (held, holding) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let challenges = database.table("challenges")
+        try await Self.running(holder) { _ in
+            let transaction = Task {
+                try await holder.executor.transaction("holding challenges", by: .now + .seconds(120)) { run in
+                    _ = try await run(SQLStatement("SELECT count(*) FROM \(challenges)"))
+                    holding.yield()
+                    for await _ in release { break }
+                    return 0
+                }
+            }
+            for await _ in held { break }
+            do {
+                try await body(holder)
+            } catch {
+                releasing.yield()
+                _ = try? await transaction.value
+                throw error
+            }
+            releasing.yield()
+            _ = try await transaction.value
+        }
+    }
+
     /// The durable backends: SQLite, and PostgreSQL when it answers or is required.
     static func backends() async -> [StoreBackend] { await StoreBackend.durable() }
 
@@ -273,28 +305,12 @@ struct SchemaMigrationTests {
                     try await database.execute(statement, on: store)
                 }
             }
-            // A running replica's transaction reads `challenges` and stays open (a long query, or a session idle in
-            // a transaction): the ALTER TABLE of migration 10 cannot have its table until it ends.
-            let holder = try #require(try database.store() as? PostgresAttestationStore)
-            let (held, holding) = AsyncStream<Void>.makeStream()
-            let (release, releasing) = AsyncStream<Void>.makeStream()
-            try await Self.running(holder) { _ in
-                let transaction = Task {
-                    try await holder.executor.transaction("holding challenges", by: .now + .seconds(120)) { run in
-                        _ = try await run(SQLStatement("SELECT count(*) FROM \(database.table("challenges"))"))
-                        holding.yield()
-                        for await _ in release { break }
-                        return 0
-                    }
-                }
-                for await _ in held { break }
+            try await Self.whileChallengesAreHeld(database) { _ in
                 let start = ContinuousClock.now
                 let refused = await Self.failure {
                     try await Self.running(try database.store()) { store in try await store.prepare() }
                 }
                 let waited = ContinuousClock.now - start
-                releasing.yield()
-                _ = try await transaction.value
                 #expect(refused?.code == .storageUnavailable)
                 #expect(refused?.reason.contains("waited 5s for a table that another transaction holds") == true)
                 #expect(waited >= .seconds(4) && waited < .seconds(60), "\(waited)")
@@ -325,21 +341,8 @@ struct SchemaMigrationTests {
                     try await database.execute(statement, on: store)
                 }
             }
-            // A running replica's transaction reads `challenges` and stays open: migration 10 waits for it.
-            let holder = try #require(try database.store() as? PostgresAttestationStore)
-            let (held, holding) = AsyncStream<Void>.makeStream()
-            let (release, releasing) = AsyncStream<Void>.makeStream()
             let schema = database.schema
-            try await Self.running(holder) { _ in
-                let transaction = Task {
-                    try await holder.executor.transaction("holding challenges", by: .now + .seconds(120)) { run in
-                        _ = try await run(SQLStatement("SELECT count(*) FROM \"\(schema)\".challenges"))
-                        holding.yield()
-                        for await _ in release { break }
-                        return 0
-                    }
-                }
-                for await _ in held { break }
+            try await Self.whileChallengesAreHeld(database) { holder in
                 let migrating = Task {
                     await Self.failure {
                         try await Self.running(try database.store()) { store in try await store.prepare() }
@@ -348,8 +351,8 @@ struct SchemaMigrationTests {
                 // While migration 10 waits for `challenges`, is `keys` (which migration 9 altered) still locked?
                 var keysLockedWhileWaiting: Int64?
                 for _ in 0..<3_000 where keysLockedWhileWaiting == nil {
-                    keysLockedWhileWaiting = try await holder.executor.transaction("observing", by: .now + .seconds(30)) {
-                        run in
+                    keysLockedWhileWaiting = try await holder.executor.transaction("observing", by: .now + .seconds(30))
+                    { run in
                         let rows = try await run(
                             SQLStatement(
                                 """
@@ -367,8 +370,6 @@ struct SchemaMigrationTests {
                     if keysLockedWhileWaiting == nil { try await Task.sleep(for: .milliseconds(5)) }
                 }
                 let refused = await migrating.value
-                releasing.yield()
-                _ = try await transaction.value
                 #expect(keysLockedWhileWaiting == 0, "migration 9's lock on keys is held while migration 10 waits")
                 #expect(refused?.code == .storageUnavailable)
                 #expect(refused?.reason.contains("waited 5s for a table that another transaction holds") == true)

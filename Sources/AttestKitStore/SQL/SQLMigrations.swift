@@ -56,14 +56,12 @@ enum SQLMigrations {
                 }
                 let applied = current + 1
                 if applied >= compatibilityColumnMigration {
+                    let compatible = SQLMigration.oldestCompatibleRelease(of: Array(migrations[..<applied]))
                     _ = try await run(
                         SQLStatement(
                             "UPDATE \(table) SET version = \(dialect.parameter(1)), "
                                 + "compatible_from = \(dialect.parameter(2))",
-                            [
-                                .integer(Int64(applied)),
-                                .integer(Int64(SQLMigration.oldestCompatibleRelease(of: Array(migrations[..<applied])))),
-                            ]))
+                            [.integer(Int64(applied)), .integer(Int64(compatible))]))
                 } else {
                     _ = try await run(
                         SQLStatement(
