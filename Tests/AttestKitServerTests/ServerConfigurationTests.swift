@@ -415,6 +415,31 @@ struct ServerConfigurationTests {
         }
     }
 
+    @Test("serve refuses Apple's hosts replaced (a mock's) while production keys are allowed; the settings still load")
+    func appleHostsReplacedInProduction() async throws {
+        let key = try TemporaryFile(contents: P256.Signing.PrivateKey().pemRepresentation, extension: "p8")
+        for (variable, setting) in [
+            ("ATTESTKIT_APPLE_DEVICECHECK_URL", "apple.devicecheck-url"),
+            ("ATTESTKIT_APPLE_RECEIPT_URL", "apple.receipt-url"),
+        ] {
+            var environment = [
+                "ATTESTKIT_APPS": "TEAM123456.com.example.app", "ATTESTKIT_STORAGE_URL": "memory:",
+                "ATTESTKIT_APPLE_KEY_FILE": key.path, "ATTESTKIT_APPLE_KEY_ID": "ABC123DEFG",
+                "ATTESTKIT_APPLE_TEAM_ID": "TEAM123456", variable: "http://127.0.0.1:9",
+            ]
+            // `attestkit devicecheck` and `receipt` read the same settings, and may point at a mock.
+            let production = try await ServerConfigurationSource.load(environment: environment)
+            let error = #expect(throws: ServerConfigurationError.self) {
+                try AttestKitServer(configuration: production, store: MemoryAttestationStore())
+            }
+            #expect(error?.key == setting)
+            #expect(error?.description.contains("production keys are allowed") == true, "\(String(describing: error))")
+            environment["ATTESTKIT_ENVIRONMENTS"] = "development"
+            let development = try await ServerConfigurationSource.load(environment: environment)
+            _ = try AttestKitServer(configuration: development, store: MemoryAttestationStore())
+        }
+    }
+
     @Test("An Apple key: all three settings, the key file read and checked")
     func appleKey() async throws {
         let key = try TemporaryFile(contents: P256.Signing.PrivateKey().pemRepresentation, extension: "p8")

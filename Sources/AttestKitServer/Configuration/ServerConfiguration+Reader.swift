@@ -40,8 +40,8 @@ extension ServerConfiguration {
     /// | `apple.key-id` | `ATTESTKIT_APPLE_KEY_ID` | none |
     /// | `apple.team-id` | `ATTESTKIT_APPLE_TEAM_ID` | none |
     /// | `apple.devicecheck-environment` | `ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT` | `production` |
-    /// | `apple.devicecheck-url` | `ATTESTKIT_APPLE_DEVICECHECK_URL` | Apple's, for the environment |
-    /// | `apple.receipt-url` | `ATTESTKIT_APPLE_RECEIPT_URL` | Apple's, for the key's environment |
+    /// | `apple.devicecheck-url` | `ATTESTKIT_APPLE_DEVICECHECK_URL` | Apple's, for the environment; another (a mock, for tests) refused by serve while production keys are allowed |
+    /// | `apple.receipt-url` | `ATTESTKIT_APPLE_RECEIPT_URL` | Apple's, for the key's environment; another refused by serve while production keys are allowed |
     /// | `apple.timeout` | `ATTESTKIT_APPLE_TIMEOUT` | `15` seconds |
     /// | `trust.attestation-root` | `ATTESTKIT_TRUST_ATTESTATION_ROOT` | Apple's root; a PEM path, for tests |
     /// | `trust.receipt-root` | `ATTESTKIT_TRUST_RECEIPT_ROOT` | Apple's root; a PEM path, for tests |

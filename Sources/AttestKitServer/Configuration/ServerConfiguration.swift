@@ -236,5 +236,24 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
+extension ServerConfiguration {
+    /// Checks what only a running service refuses: Apple's hosts replaced (`apple.devicecheck-url`,
+    /// `apple.receipt-url`, a mock's, for tests) while `environments` allows production keys, as a test trust anchor
+    /// is. Whatever answers there decides whether a DeviceCheck token is valid (its answer carries no signature) and
+    /// receives the provider token signed with the `.p8` key. The `attestkit devicecheck` and `receipt` commands,
+    /// which answer only their operator, may still point at a mock.
+    /// - Throws: ``ServerConfigurationError`` naming the setting.
+    public func validateAppleHosts() throws(ServerConfigurationError) {
+        guard let apple, application.environments.allows(.production) else { return }
+        for (key, url) in [
+            ("apple.devicecheck-url", apple.deviceCheckBaseURL), ("apple.receipt-url", apple.receiptExchangeURL),
+        ]
+        where url != nil {
+            throw ServerConfigurationError(
+                key, "replaces Apple's host (for tests) while production keys are allowed (environments)")
+        }
+    }
+}
+
 /// A setting that cannot be used, and why: the application's `ConfigurationError`.
 public typealias ServerConfigurationError = ConfigurationError

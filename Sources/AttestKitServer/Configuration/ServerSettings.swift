@@ -109,8 +109,13 @@ extension ServerSetting {
         ServerSetting("apple.key-id", .string, default: nil, "none"),
         ServerSetting("apple.team-id", .string, default: nil, "none"),
         ServerSetting("apple.devicecheck-environment", .choice, default: "production", "`production`"),
-        ServerSetting("apple.devicecheck-url", .string, default: nil, "Apple's, for the environment"),
-        ServerSetting("apple.receipt-url", .string, default: nil, "Apple's, for the key's environment"),
+        ServerSetting(
+            "apple.devicecheck-url", .string, default: nil,
+            "Apple's, for the environment; another (a mock, for tests) refused by serve while production keys are "
+                + "allowed"),
+        ServerSetting(
+            "apple.receipt-url", .string, default: nil,
+            "Apple's, for the key's environment; another refused by serve while production keys are allowed"),
         ServerSetting("apple.timeout", .number, default: "15", "`15` seconds"),
         ServerSetting("trust.attestation-root", .string, default: nil, "Apple's root; a PEM path, for tests"),
         ServerSetting("trust.receipt-root", .string, default: nil, "Apple's root; a PEM path, for tests"),

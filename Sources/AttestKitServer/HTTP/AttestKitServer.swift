@@ -72,6 +72,7 @@ public final class AttestKitServer: Service, Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         try configuration.validate()
+        try configuration.validateAppleHosts()
         let metrics = ServerMetrics()
         metrics.trustAnchors(configuration.trustAnchors)
         self.connections = try ConnectionPolicy(
