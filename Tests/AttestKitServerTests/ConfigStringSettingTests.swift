@@ -102,7 +102,7 @@ struct ConfigStringSettingTests {
         let fromEnvironment = try await ServerConfigurationSource.load(
             environment: [
                 "ATTESTKIT_APPS": "ABCDE12345.com.example.app, FGHIJ67890.com.example.other",
-                "ATTESTKIT_ENVIRONMENTS": "both", "ATTESTKIT_APPLE_RECEIPT_URL": "http://127.0.0.1:9000",
+                "ATTESTKIT_ENVIRONMENTS": "both",
             ])
         #expect(fromEnvironment.appIDs.count == 2 && fromEnvironment.environments == .both)
         let fromFlags = try await ServerConfigurationSource.load(

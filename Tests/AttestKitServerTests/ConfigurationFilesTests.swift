@@ -78,6 +78,8 @@ struct ConfigurationFilesTests {
         arguments: [
             ("http:\n  prot: 8080\n", "http.prot"), ("http:\n  port: true\n", "http.port"),
             ("- a\n- b\n", "config-file"), ("http: [unclosed\n", "config-file"),
+            // One setting both nested and dotted: the provider would keep one and drop the other unsaid.
+            ("enforcement.mode: enforce\nenforcement:\n  mode: \"off\"\n", "enforcement.mode"),
         ])
     func yamlRefusals(contents: String, key: String) async throws {
         let file = try TemporaryFile(contents: contents, extension: "yml")
@@ -85,6 +87,18 @@ struct ConfigurationFilesTests {
             _ = try await ServerConfigurationSource.load(environment: [:], file: file.path)
         } throws: { error in
             (error as? ServerConfigurationError)?.key == key
+        }
+    }
+
+    @Test("A JSON file giving one setting both nested and dotted is refused, naming it")
+    func jsonNestedAndDotted() async throws {
+        let file = try TemporaryFile(
+            contents: #"{"enforcement.mode": "enforce", "enforcement": {"mode": "off"}}"#, extension: "json")
+        await #expect {
+            _ = try await ServerConfigurationSource.load(environment: [:], file: file.path)
+        } throws: { error in
+            (error as? ServerConfigurationError)?.key == "enforcement.mode"
+                && (error as? ServerConfigurationError)?.description.contains("given twice") == true
         }
     }
 

@@ -23,12 +23,14 @@ struct ServerConfigurationTests {
             "ATTESTKIT_HTTP_PORT": "8080", "PATH": "/usr/bin", "attestkit_http_port": "1",
         ]
         let unknown = ServerConfigurationSource.unknownVariables(in: environment)
-        #expect(unknown.map(\.name) == [
-            "ATTESTKIT_BACKEND_TOKEN", "ATTESTKIT_POLICY_VALIDATION_CATEGORY", "ATTESTKIT_SOMETHING_ELSE_ENTIRELY",
-        ])
-        #expect(unknown.map(\.suggestion) == [
-            "ATTESTKIT_BACKEND_TOKENS", "ATTESTKIT_POLICY_VALIDATION_CATEGORIES", nil,
-        ])
+        #expect(
+            unknown.map(\.name) == [
+                "ATTESTKIT_BACKEND_TOKEN", "ATTESTKIT_POLICY_VALIDATION_CATEGORY", "ATTESTKIT_SOMETHING_ELSE_ENTIRELY",
+            ])
+        #expect(
+            unknown.map(\.suggestion) == [
+                "ATTESTKIT_BACKEND_TOKENS", "ATTESTKIT_POLICY_VALIDATION_CATEGORIES", nil,
+            ])
         #expect(ServerConfigurationSource.editDistance("kitten", "sitting", atMost: 5) == 3)
         #expect(ServerConfigurationSource.editDistance("kitten", "sitting", atMost: 2) == 3)
         #expect(ServerConfigurationSource.editDistance("", "abc", atMost: 5) == 3)
@@ -271,6 +273,15 @@ struct ServerConfigurationTests {
             environment: ["ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT": "sandbox"], key: "apple.devicecheck-environment"),
         Refusal(environment: ["ATTESTKIT_APPLE_DEVICECHECK_URL": "ftp://x"], key: "apple.devicecheck-url"),
         Refusal(environment: ["ATTESTKIT_APPLE_TIMEOUT": "soon"], key: "apple.timeout"),
+        // Well-formed, but read by nothing without an Apple key.
+        Refusal(environment: ["ATTESTKIT_APPLE_TIMEOUT": "5"], key: "apple.timeout"),
+        Refusal(
+            environment: ["ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT": "development"],
+            key: "apple.devicecheck-environment"),
+        Refusal(environment: ["ATTESTKIT_APPLE_DEVICECHECK_URL": "https://example.com"], key: "apple.devicecheck-url"),
+        Refusal(
+            environment: ["ATTESTKIT_APPLE_RECEIPT_URL": "https://example.com/v1/attestationData"],
+            key: "apple.receipt-url"),
         Refusal(environment: ["ATTESTKIT_TRUST_RECEIPT_ROOT": "/tmp/root.pem"], key: "trust.attestation-root"),
         Refusal(environment: ["ATTESTKIT_CHALLENGE_TTL": "nan"], key: "challenge.ttl"),
         Refusal(environment: ["ATTESTKIT_CHALLENGE_TTL": "1e300"], key: "challenge.ttl"),
@@ -397,8 +408,10 @@ struct ServerConfigurationTests {
         #expect(tokens.issuer == "https://attest.example" && tokens.audience == "orders")
         #expect(tokens.lifetime == .seconds(900))
         let defaults = try #require(
-            try await ServerConfigurationSource.load(environment: ["ATTESTKIT_TOKENS_SIGNING_KEY_FILE": key.path]).tokens)
-        #expect(defaults.lifetime == .seconds(900) && defaults.issuer == "attestkit" && defaults.audience == "attestkit")
+            try await ServerConfigurationSource.load(environment: ["ATTESTKIT_TOKENS_SIGNING_KEY_FILE": key.path])
+                .tokens)
+        #expect(
+            defaults.lifetime == .seconds(900) && defaults.issuer == "attestkit" && defaults.audience == "attestkit")
         #expect(try await ServerConfigurationSource.load(environment: [:]).tokens == nil)
         for (change, refusedKey) in [
             (["ATTESTKIT_TOKENS_TTL": "299"], "tokens.ttl"), (["ATTESTKIT_TOKENS_TTL": "604801"], "tokens.ttl"),

@@ -1,3 +1,4 @@
+import AttestKit
 import AttestKitTesting
 import Foundation
 import Testing
@@ -105,6 +106,24 @@ import Testing
             #expect(!text.output.contains(TestVectors.named(name).fields?.token ?? "token"))
             #expect(object?["receipt"] != nil)
         }
+    }
+
+    @Test func inspectEscapesTheTextsOfTheObject() async throws {
+        let apple = try SoftwareApple(seed: Array("inspect escapes".utf8), at: Date())
+        let crafted = "1\u{1B}]0;retitled\u{07}\u{1B}[2J\nsignCount: 999"
+        let device = SimulatedDevice(
+            apple: apple,
+            configuration: .init(
+                appID: try AppID("ABCDE12345.com.example.app"), environment: .development, iOS27: true,
+                bundleVersion: crafted))
+        let keyID = device.generateKey()
+        _ = try device.attestKey(keyID, clientDataHash: Array(repeating: 1, count: 32))
+        let assertion = try device.generateAssertion(keyID, clientDataHash: Array(repeating: 2, count: 32))
+        let result = try await Self.run(["inspect", "-"], input: Data(assertion).base64EncodedString())
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!result.output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" }, "\(result.output)")
+        #expect(result.output.contains(#"1\u{1b}]0;retitled\u{7}\u{1b}[2J\u{a}signCount: 999"#), "\(result.output)")
+        #expect(!result.output.contains("\nsignCount: 999"), "no line of the report is faked")
     }
 
     @Test func inspectRejectsGarbageWithoutCrashing() async throws {

@@ -107,7 +107,7 @@ extension ServerConfiguration {
     /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `3600` seconds (300 to 2592000) |
     ///
     /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
-    /// and receipt refresh are off. `trust.attestation-root` and `trust.receipt-root` also come together, and are
+    /// and receipt refresh are off, and the other `apple.*` settings are refused. `trust.attestation-root` and `trust.receipt-root` also come together, and are
     /// refused while `environments` allows production. Secret values are read as secrets, so swift-configuration's
     /// access logs redact them; the contents of the key file never pass through swift-configuration.
     ///
@@ -245,6 +245,16 @@ extension ServerConfiguration {
             if let missing = given.first(where: { $0.1 == nil }), given.contains(where: { $0.1 != nil }) {
                 throw ServerConfigurationError(
                     missing.0, "is required with the other Apple key settings (apple.key-file, key-id, team-id)")
+            }
+            // Without a key nothing calls Apple: a setting of those calls would be read by nothing.
+            let stray = [
+                ("devicecheck-environment", environment != nil), ("devicecheck-url", deviceCheckURL != nil),
+                ("receipt-url", receiptURL != nil), ("timeout", timeout != nil),
+            ]
+            if let (name, _) = stray.first(where: \.1) {
+                throw ServerConfigurationError(
+                    settings.key(name), "needs an Apple key (apple.key-file, key-id, team-id): without one it is unused"
+                )
             }
             return nil
         }

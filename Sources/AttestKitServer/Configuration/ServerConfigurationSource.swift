@@ -212,8 +212,13 @@ public enum ServerConfigurationSource {
         }
         // The providers read `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
         let booleanType = type(of: NSNumber(value: true))
+        var seen: Set<String> = []
         for (key, value) in leaves(of: object) {
             guard known.contains(key) else { throw ServerConfigurationError(key, "is not a setting (in '\(path)')") }
+            // Given both nested and dotted (`{"a.b": 1, "a": {"b": 2}}`), the provider keeps one and drops the other.
+            guard seen.insert(key).inserted else {
+                throw ServerConfigurationError(key, "is given twice, nested and dotted (in '\(path)')")
+            }
             let items = value as? [Any] ?? [value]
             // Yams gives Swift's Bool, JSONSerialization a boolean NSNumber.
             if items.contains(where: { yaml ? type(of: $0) == Bool.self : type(of: $0) == booleanType }) {

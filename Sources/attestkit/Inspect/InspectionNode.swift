@@ -12,10 +12,12 @@ struct InspectionNode {
         self.children = children
     }
 
-    /// Indented `label: value` lines.
+    /// Indented `label: value` lines, each label and value with its control characters escaped
+    /// (``TerminalText/escaped(_:)``): an inspected object is untrusted, and its texts are printed before anything
+    /// verified them.
     func text(indent: Int = 0) -> String {
-        var line = String(repeating: "  ", count: indent) + label
-        if let value { line += ": " + value }
+        var line = String(repeating: "  ", count: indent) + TerminalText.escaped(label)
+        if let value { line += ": " + TerminalText.escaped(value) }
         return ([line] + children.map { $0.text(indent: indent + 1) }).joined(separator: "\n")
     }
 

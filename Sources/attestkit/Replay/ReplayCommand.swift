@@ -31,7 +31,7 @@ struct ReplayCommand: AsyncParsableCommand {
             result = try await VerificationReplay.replay(try VerificationBundle(json: Array(bytes)))
         } catch let error as FlowError {
             FileHandle.standardError.write(
-                Data("attestkit replay: \(error.code): \(Self.printable(error.reason))\n".utf8))
+                Data("attestkit replay: \(error.code): \(TerminalText.escaped(error.reason))\n".utf8))
             throw ExitCode(2)
         } catch {
             FileHandle.standardError.write(Data("attestkit replay: \(bundle) cannot be read\n".utf8))
@@ -42,18 +42,18 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     /// The report of `result` for a terminal. Every text that comes from the bundle (a file anyone may have
-    /// written) is shown with its control characters escaped (``printable(_:)``).
+    /// written) is shown with its control characters escaped (``TerminalText/escaped(_:)``).
     static func text(_ result: VerificationReplay.Result) -> String {
         let bundle = result.bundle
-        let recorded = printable(bundle.outcome.code)
+        let recorded = TerminalText.escaped(bundle.outcome.code)
         var lines = [
             "\(bundle.kind.rawValue) verified at \(APITime.format(bundle.verificationDate)) "
-                + "(recorded \(printable(bundle.recordedAt)))"
+                + "(recorded \(TerminalText.escaped(bundle.recordedAt)))"
         ]
         if let outcome = result.outcome {
-            lines.append("fails: \(printable(outcome.code))")
-            lines.append("check: \(printable(outcome.check))")
-            lines.append("reason: \(printable(outcome.reason))")
+            lines.append("fails: \(TerminalText.escaped(outcome.code))")
+            lines.append("check: \(TerminalText.escaped(outcome.check))")
+            lines.append("reason: \(TerminalText.escaped(outcome.reason))")
             if let seconds = outcome.secondsOutside { lines.append("seconds outside the window: \(seconds)") }
             lines.append(
                 result.reproduces ? "the recorded outcome reproduces" : "recorded: \(recorded) (the replay differs)")
@@ -61,20 +61,6 @@ struct ReplayCommand: AsyncParsableCommand {
             lines.append("verifies: the recorded failure (\(recorded)) does not reproduce")
         }
         return lines.joined(separator: "\n")
-    }
-
-    /// `text` with every control character (escape sequences, line breaks, `DEL`, C1 controls) written as
-    /// `\u{…}`, so that a crafted bundle cannot move the cursor, retitle the terminal or add lines to the report.
-    static func printable(_ text: String) -> String {
-        var shown = ""
-        for scalar in text.unicodeScalars {
-            if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
-                shown += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                shown.unicodeScalars.append(scalar)
-            }
-        }
-        return shown
     }
 
     private struct Report: Encodable {
