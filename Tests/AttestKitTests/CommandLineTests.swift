@@ -19,14 +19,18 @@ import Testing
         var output: String
     }
 
-    static func run(_ arguments: [String], input: String? = nil) async throws -> Run {
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws
+        -> Run
+    {
         struct MissingBinary: Error {}
         guard let binary else {
             Issue.record("the attestkit binary is not beside the tests: run `swift build --build-tests` first")
             throw MissingBinary()
         }
         let process = try ChildProcess(
-            executable: binary.path, arguments: arguments, standardInput: .pipe, standardOutput: .pipe)
+            executable: binary.path, arguments: arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, standardInput: .pipe,
+            standardOutput: .pipe)
         if let input, let pipe = process.inputPipe { try pipe.write(Array(input.utf8)) }
         process.inputPipe?.close()
         // Waited for on a thread of its own: `load` and `demo` run for seconds, and a test blocking a thread of Swift's
@@ -153,6 +157,18 @@ import Testing
     /// every answer of the spread runs is 200, so the server found every seeded key it was sent and verified the
     /// assertions the load signed for them (300 requests over 500 signable keys at one connection, 600 at two: every
     /// key is used, and the second level's counters go on from the first's).
+    @Test func loadRunsItsServerOnLoopbackWhateverTheCallersSettings() async throws {
+        // A container's settings (the image listens on every address and reads a secrets directory) and a second
+        // listener: the benchmark's own server takes none of them.
+        let result = try await Self.run(
+            ["load", "--keys", "1", "--requests", "5", "--json"],
+            environment: [
+                "ATTESTKIT_HTTP_HOST": "0.0.0.0", "ATTESTKIT_SECRETS_DIR": "/nonexistent-attestkit-secrets",
+                "ATTESTKIT_HTTP_BACKEND_PORT": "0", "ATTESTKIT_STORAGE_PASSWORD": "for-postgresql-only",
+            ])
+        #expect(result.status == 0, "\(result.output)")
+    }
+
     @Test func loadSeedsAPopulationAndSpreadsRequestsOverIt() async throws {
         let result = try await Self.run([
             "load", "--population", "3000", "--signable-keys", "500", "--keys", "1", "2", "--requests", "300", "--json",

@@ -23,17 +23,25 @@ final class ChildServer: Sendable {
         // A PostgreSQL password goes to the child in its environment: `serve` refuses one on its command line.
         let (storage, password) = ServerConfigurationSource.splitStoragePassword(storage)
         let arguments = [
-            "serve", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
+            "serve", "--host", "127.0.0.1", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
             "--environments", "development", "--trust-attestation-root", attestationRoot.path,
             "--trust-receipt-root", receiptRoot.path, "--log-level", "error",
             "--set", "assertion.timestamp-window=3600", "--set", "rate-limit.attestations-per-ip=0",
             "--set", "rate-limit.challenges-per-ip=0", "--set", "shutdown.drain-period=0",
         ]
-        var environment = ["ATTESTKIT_BACKEND_TOKENS": backendToken]
+        // The benchmark's own server, configured by these arguments alone: none of the caller's `ATTESTKIT_*` settings
+        // (a container's `http.host` of 0.0.0.0, its secrets directory, a second listener) reaches it, but the
+        // PostgreSQL password `load` reads itself.
+        let inherited = ProcessInfo.processInfo.environment
+        var environment = inherited.filter { !$0.key.hasPrefix("ATTESTKIT_") }
+        if storage.hasPrefix("postgres"), let password = inherited["ATTESTKIT_STORAGE_PASSWORD"] {
+            environment["ATTESTKIT_STORAGE_PASSWORD"] = password
+        }
+        environment["ATTESTKIT_BACKEND_TOKENS"] = backendToken
         if let password { environment["ATTESTKIT_STORAGE_PASSWORD"] = password }
         process = try ChildProcess(
-            executable: URL(fileURLWithPath: binary).path, arguments: arguments,
-            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, standardOutput: .null)
+            executable: URL(fileURLWithPath: binary).path, arguments: arguments, environment: environment,
+            standardOutput: .null)
     }
 
     /// The port once the server wrote it (up to 60 s), or `nil` if it exited first.
