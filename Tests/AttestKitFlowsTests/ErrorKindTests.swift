@@ -41,6 +41,9 @@ struct ErrorKindTests {
         "Apple's errors",
         arguments: [
             (AppleServiceError.Code.badDeviceToken, "bad_device_token", FlowError.Kind.malformed),
+            (.badBits, "bad_bits", .malformed),
+            // What the server writes (its clock's timestamp, the payload): never the client's input.
+            (.badTimestamp, "bad_timestamp", .upstreamFailure), (.badPayload, "bad_payload", .upstreamFailure),
             (.rateLimited, "apple_rate_limited", .unavailable(retryAfter: 60)),
             (.timeout, "apple_unavailable", .unavailable(retryAfter: nil)),
             (.invalidAuthorizationToken, "apple_authorization_failed", .upstreamFailure),

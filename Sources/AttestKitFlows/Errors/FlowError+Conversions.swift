@@ -57,15 +57,19 @@ extension FlowError {
         self.init(Code(error.code.rawValue), .malformed, reason, underlying: error)
     }
 
-    /// An answer from Apple, or the lack of one: Apple's refusal of the client's token or bits is malformed input,
-    /// Apple rate limiting us or being unreachable is `apple_rate_limited` / `apple_unavailable` (unavailable),
-    /// Apple refusing this server's key `apple_authorization_failed` and anything else `apple_error` (upstream
-    /// failures).
+    /// An answer from Apple, or the lack of one: Apple's refusal of the client's token or bits is malformed input;
+    /// its refusal of what this server wrote (the timestamp, the payload's shape) is an upstream failure keeping its
+    /// code (`bad_timestamp`, `bad_payload`: the server's clock or Apple, never the client's input); Apple rate
+    /// limiting us or being unreachable is `apple_rate_limited` / `apple_unavailable` (unavailable), Apple refusing
+    /// this server's key `apple_authorization_failed` and anything else `apple_error` (upstream failures).
     public init(_ error: AppleServiceError) {
         let code = error.code.rawValue
         switch error.code {
-        case .badDeviceToken, .badBits, .badTimestamp, .badPayload:
+        case .badDeviceToken, .badBits:
             self.init(Code(code), .malformed, "Apple refused the request: \(code)", underlying: error)
+        case .badTimestamp, .badPayload:
+            self.init(
+                Code(code), .upstreamFailure, "Apple refused what this server sent: \(code)", underlying: error)
         case .rateLimited:
             self.init(
                 Code("apple_rate_limited"), .unavailable(retryAfter: 60), "Apple is rate limiting this server",
