@@ -23,7 +23,8 @@ final class ChildServer: Sendable {
         // A PostgreSQL password goes to the child in its environment: `serve` refuses one on its command line.
         let (storage, password) = ServerConfigurationSource.splitStoragePassword(storage)
         let arguments = [
-            "serve", "--host", "127.0.0.1", "--port", "0", "--port-file", portFile.path, "--storage", storage, "--app", appID.description,
+            "serve", "--host", "127.0.0.1", "--port", "0", "--port-file", portFile.path, "--storage", storage,
+            "--app", appID.description,
             "--environments", "development", "--trust-attestation-root", attestationRoot.path,
             "--trust-receipt-root", receiptRoot.path, "--log-level", "error",
             "--set", "assertion.timestamp-window=3600", "--set", "rate-limit.attestations-per-ip=0",
