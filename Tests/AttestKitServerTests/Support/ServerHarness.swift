@@ -47,8 +47,9 @@ final class ServerHarness: Sendable {
         /// `.router` unless the connection is the subject; a second listener (``backendListener``) is always live.
         var transport = Transport.router
         var appIDs: [AppID] = [Fixture.appID]
-        /// The environments the service accepts. Allowing production trusts Apple's roots alone (the service refuses
-        /// the software Apple's roots then): only refusals that come before the chain is checked can be tested.
+        /// The environments the service accepts. Allowing production trusts Apple's roots alone and gives the service
+        /// no Apple key (it refuses the software Apple's roots and the mock's hosts then): only refusals that come
+        /// before the chain is checked can be tested.
         var environments = EnvironmentPolicy.development
         /// Whether the server gets the Apple key (DeviceCheck, receipt refresh).
         var apple = true
@@ -204,7 +205,7 @@ final class ServerHarness: Sendable {
                 var configuration = ServerConfiguration(
                     appIDs: options.appIDs, environments: options.environments, host: "127.0.0.1", port: 0,
                     storageURL: "memory:",  // unused: the server is given the store
-                    apple: options.apple
+                    apple: options.apple && !options.environments.allows(.production)
                         ? .init(
                             privateKeyPEM: appleKey.pemRepresentation, keyID: Fixture.appleKeyID,
                             teamID: Fixture.teamID, deviceCheckEnvironment: .development,
