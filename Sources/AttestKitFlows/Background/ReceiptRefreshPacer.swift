@@ -38,7 +38,8 @@ struct ReceiptRefreshPacer {
         self.logger = logger
     }
 
-    /// Waits until the fleet's ceiling admits one call to Apple, or `deadline` passes, or the task is cancelled.
+    /// Waits until the fleet's ceiling admits one call to Apple, or `deadline` passes (also while the store answers
+    /// the take), or the task is cancelled.
     mutating func admit(before deadline: ContinuousClock.Instant) async -> Admission {
         guard !Task.isCancelled, ContinuousClock.now < deadline else { return .late }
         guard let budget else { return .admitted }
@@ -60,7 +61,9 @@ struct ReceiptRefreshPacer {
                 // The budget refills from the time the take names, not from its answer: the next request is there
                 // one spacing later (and a millisecond, the store's resolution), however long the store took.
                 nextAttempt = taken + spacing + .milliseconds(1)
-                return .admitted
+                // A store slow to answer may have taken the round past its deadline: the request taken is spent, but
+                // no exchange may start that could outlive the keys' lease.
+                return ContinuousClock.now < deadline ? .admitted : .late
             }
             refusals += 1
             nextAttempt = .now + spacing * min(refusals, 8) + spacing * Double.random(in: 0..<1)

@@ -31,7 +31,8 @@ import Synchronization
 /// that key, longer each time (`postponement(after:receiptCreatedAt:now:)`), and the round goes on with the
 /// other keys: one bad receipt never stalls the others. When Apple rate limits, fails, cannot be reached or
 /// refuses this server's key, the round starts no more exchanges (those in flight finish) and the service backs
-/// off exponentially (from one interval to an hour) so that an outage is not hammered.
+/// off exponentially (``nextDelay(after:backedOff:interval:)``: twice the interval, doubling, up to an hour or the
+/// interval if that is longer) so that an outage is not hammered.
 ///
 /// After each round the backlog (due keys left, the age of the oldest) is read from the store and set as gauges.
 public struct ReceiptRefreshService: Service, CustomStringConvertible {
@@ -119,13 +120,21 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             var delay = interval
             while !Task.isCancelled {
                 let outcome = await round()
-                delay = outcome.backedOff ? min(delay * 2, .seconds(3_600)) : interval
+                delay = Self.nextDelay(after: delay, backedOff: outcome.backedOff, interval: interval)
                 // A whole batch taken: more keys are due now. The next round starts at once, paced by Apple's
                 // answers, the concurrency and the fleet's ceiling rather than by one batch an interval.
                 if outcome.moreDue && !outcome.backedOff { continue }
                 try? await Task.sleep(for: delay)
             }
         }
+    }
+
+    /// The wait before the next round: `interval` after a round that did not back off; after one that did, twice
+    /// the previous wait, at most an hour, but never less than `interval` (backing off never calls Apple sooner than
+    /// a healthy round would).
+    static func nextDelay(after previous: Duration, backedOff: Bool, interval: Duration) -> Duration {
+        guard backedOff else { return interval }
+        return max(interval, min(previous * 2, .seconds(3_600)))
     }
 
     /// Whether an exchange of the round failed for every key, seen at once by the round's loop.
@@ -147,6 +156,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     public func round() async -> Round {
         var outcome = Round()
         let due: [KeyRecord]
+        // Past half the lease, another replica may soon claim the keys again: the rest go back instead. Counted from
+        // before the claim, as the lease is (the claim itself may wait for the store).
+        let deadline = ContinuousClock.now + lease / 2
         do {
             let time = now()
             let claim = try await store.claimReceiptRefreshBatch(
@@ -158,8 +170,6 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             outcome.backedOff = true
             return outcome
         }
-        // Past half the lease, another replica may soon claim the keys again: the rest go back instead.
-        let deadline = ContinuousClock.now + lease / 2
         var untraded: [KeyRecord] = []
         var next = 0
         // Set by the exchange that fails for every key, so that the round starts no other while it waits its turn.
