@@ -143,6 +143,22 @@ import X509
         Self.expectNoCertificateBytes(error, hierarchy)
     }
 
+    @Test(
+        "a chain that does not verify is untrusted whatever its dates; a genuine one out of its window is expired",
+        arguments: Path.allCases)
+    func signaturesBeforeDates(path: Path) async throws {
+        let later = Self.now.addingTimeInterval(7_200)  // past every certificate's window
+        for forged in [true, false] {
+            let hierarchy = try Hierarchy(path: path, leafSignedByAnotherKey: forged)
+            let error = await #expect(throws: AttestKitError.self) {
+                try await path.validator(hierarchy.anchor).validate(
+                    leaf: hierarchy.leaf, candidates: [hierarchy.intermediate], at: later, leeway: 0)
+            }
+            let expired: AttestKitError.Code = path == .attestation ? .certificateExpired : .receiptCertificateExpired
+            #expect(error?.code == (forged ? path.untrusted : expired), "forged: \(forged): \(String(describing: error))")
+        }
+    }
+
     @Test("the marker refusal is unchanged")
     func markerRefusal() async throws {
         let hierarchy = try Hierarchy(path: .receipt, markers: false)

@@ -94,7 +94,8 @@ package struct ChainValidator: Sendable {
         var lastError = AttestKitError(codes.untrusted, "the chain does not lead to the pinned root")
         for intermediate in issuers {
             do {
-                try checkValidity(of: [leaf, intermediate, anchor.certificate], at: time, leeway: leeway)
+                // The signatures first: a chain that does not lead to the anchor is untrusted whatever dates its
+                // forger wrote, never expired or not yet valid.
                 try await verifyLink(
                     intermediate, issuedBy: anchor.certificate, marker: markers.intermediate,
                     roles: .intermediate)
@@ -103,6 +104,7 @@ package struct ChainValidator: Sendable {
                 } else {
                     try await verify(leaf, issuedBy: intermediate, marker: markers.leaf, roles: .leaf)
                 }
+                try checkValidity(of: [leaf, intermediate, anchor.certificate], at: time, leeway: leeway)
                 return
             } catch {
                 lastError = error
