@@ -83,7 +83,7 @@ struct SocketParityTests {
                 app, store: MemoryAttestationStore(), configuration: EdgeConfiguration(), apple: nil)
             app.http.server.configuration.hostname = "127.0.0.1"
             app.http.server.configuration.port = 0
-            try await app.server.start()
+            try app.server.start()
             do {
                 vapor = try await exchange(try #require(app.http.server.shared.localAddress?.port))
             } catch {
