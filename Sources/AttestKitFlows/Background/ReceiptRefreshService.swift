@@ -31,7 +31,7 @@ import Synchronization
 /// that key, longer each time (`postponement(after:receiptCreatedAt:now:)`), and the round goes on with the
 /// other keys: one bad receipt never stalls the others. When Apple rate limits, fails, cannot be reached or
 /// refuses this server's key, the round starts no more exchanges (those in flight finish) and the service backs
-/// off exponentially (``nextDelay(after:backedOff:interval:)``: twice the interval, doubling, up to an hour or the
+/// off exponentially (`nextDelay(after:backedOff:interval:)`: twice the interval, doubling, up to an hour or the
 /// interval if that is longer) so that an outage is not hammered.
 ///
 /// After each round the backlog (due keys left, the age of the oldest) is read from the store and set as gauges.
