@@ -34,6 +34,14 @@ struct SchemaMigrationTests {
         /// `name` qualified as this backend's statements need it.
         func table(_ name: String) -> String { backend == .postgres ? "\"\(schema)\".\(name)" : name }
 
+        /// The statements that turn the current schema back into the one version 8 or 9 left: without the columns
+        /// migrations 9 (`keys.key_access_control`) and 10 (`challenges.rp_id_hash`) add, and that version recorded.
+        func undoing(to version: Int) -> [String] {
+            var statements = ["ALTER TABLE \(table("challenges")) DROP COLUMN rp_id_hash"]
+            if version < 9 { statements.insert("ALTER TABLE \(table("keys")) DROP COLUMN key_access_control", at: 0) }
+            return statements + ["UPDATE \(table("schema_version")) SET version = \(version)"]
+        }
+
         /// Runs `statement` through `store`'s own connections.
         func execute(_ statement: String, on store: any AttestationStore) async throws {
             switch store {
@@ -262,11 +270,7 @@ struct SchemaMigrationTests {
             try await Self.running(try database.store()) { store in
                 try await store.prepare()
                 _ = try await store.registerKey(old, now: Self.t0)
-                for statement in [
-                    "ALTER TABLE \(database.table("keys")) DROP COLUMN key_access_control",
-                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
-                    "UPDATE \(database.table("schema_version")) SET version = 8",
-                ] {
+                for statement in database.undoing(to: 8) {
                     try await database.execute(statement, on: store)
                 }
             }
@@ -298,10 +302,7 @@ struct SchemaMigrationTests {
             // Version 9 of the database: migration 10 alters `challenges`.
             try await Self.running(try database.store()) { store in
                 try await store.prepare()
-                for statement in [
-                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
-                    "UPDATE \(database.table("schema_version")) SET version = 9",
-                ] {
+                for statement in database.undoing(to: 9) {
                     try await database.execute(statement, on: store)
                 }
             }
@@ -333,11 +334,7 @@ struct SchemaMigrationTests {
             // Version 8 of the database: migration 9 alters `keys`, migration 10 `challenges`.
             try await Self.running(try database.store()) { store in
                 try await store.prepare()
-                for statement in [
-                    "ALTER TABLE \(database.table("keys")) DROP COLUMN key_access_control",
-                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
-                    "UPDATE \(database.table("schema_version")) SET version = 8",
-                ] {
+                for statement in database.undoing(to: 8) {
                     try await database.execute(statement, on: store)
                 }
             }
@@ -395,10 +392,7 @@ struct SchemaMigrationTests {
             try await Self.running(try database.store()) { store in
                 try await store.prepare()
                 try await store.insertChallenge(issuedBefore)
-                for statement in [
-                    "ALTER TABLE \(database.table("challenges")) DROP COLUMN rp_id_hash",
-                    "UPDATE \(database.table("schema_version")) SET version = 9",
-                ] {
+                for statement in database.undoing(to: 9) {
                     try await database.execute(statement, on: store)
                 }
             }

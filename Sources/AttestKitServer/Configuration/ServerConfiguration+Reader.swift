@@ -107,9 +107,10 @@ extension ServerConfiguration {
     /// | `key-attestation.certificate-validity` | `ATTESTKIT_KEY_ATTESTATION_CERTIFICATE_VALIDITY` | `3600` seconds (300 to 2592000) |
     ///
     /// `apple.key-file`, `apple.key-id` and `apple.team-id` come together or not at all; without them, DeviceCheck
-    /// and receipt refresh are off, and the other `apple.*` settings are refused. `trust.attestation-root` and `trust.receipt-root` also come together, and are
-    /// refused while `environments` allows production. Secret values are read as secrets, so swift-configuration's
-    /// access logs redact them; the contents of the key file never pass through swift-configuration.
+    /// and receipt refresh are off, and the other `apple.*` settings are refused. `trust.attestation-root` and
+    /// `trust.receipt-root` also come together, and are refused while `environments` allows production. Secret
+    /// values are read as secrets, so swift-configuration's access logs redact them; the contents of the key file
+    /// never pass through swift-configuration.
     ///
     /// - Throws: ``ServerConfigurationError`` naming the key, for a value of the wrong type or one that cannot be
     ///   parsed (never replaced by its default), a file that cannot be read, an incomplete key or root pair, or

@@ -205,8 +205,8 @@ struct PostgresSchema: Sendable {
     }
 
     /// Under ``MigrationPolicy/apply``: creates the schema if needed and applies the missing migrations
-    /// (``SQLMigrations``), each in a transaction of its own under the advisory lock. Under ``MigrationPolicy/verify``: only checks that this
-    /// release can run on the schema.
+    /// (``SQLMigrations``), each in a transaction of its own under the advisory lock. Under
+    /// ``MigrationPolicy/verify``: only checks that this release can run on the schema.
     /// - Throws: ``StoreError/Code/storageUnavailable`` when this release cannot run on the schema.
     func migrate(_ client: PostgresClient, policy: MigrationPolicy, logger: Logger) async throws -> SchemaVersion {
         let (migrations, lockKey, quoted, versions) = (migrations, lockKey, quoted, table("schema_version"))
@@ -221,7 +221,8 @@ struct PostgresSchema: Sendable {
                 throw StoreError(
                     .storageUnavailable,
                     "a migration waited \(Self.lockTimeout) for a table that another transaction holds (a long "
-                        + "query, or a session idle in a transaction); nothing was changed: start again once it ends")
+                        + "query, or a session idle in a transaction); it was rolled back, those before it stay applied: "
+                        + "start again once it ends")
             }
             throw error
         }
