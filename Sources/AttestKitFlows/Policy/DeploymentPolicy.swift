@@ -88,13 +88,22 @@ public struct DeploymentPolicy: Sendable, Hashable {
         return MinimumBundleVersionPolicy(minimum, allowsUnreported: acceptsUnreported)
     }
 
+    /// The OS version rule, when a minimum is set. An invalid minimum is refused by the configuration's validation;
+    /// a policy used without it takes the highest version there is as its minimum, failing closed.
+    var osVersionPolicy: MinimumOSVersionPolicy? {
+        guard let text = minimumOSVersion else { return nil }
+        let highest = Array(repeating: "999999", count: 4).joined(separator: ".")
+        guard let minimum = OSVersion(text) ?? OSVersion(highest) else { return nil }
+        return MinimumOSVersionPolicy(minimum)
+    }
+
     /// The attestation rules of this deployment, composed: AttestKit's `ValidationCategoryPolicy` when categories
-    /// are restricted, its `MinimumOSVersionPolicy` when a (valid) minimum is set, its
+    /// are restricted, its `MinimumOSVersionPolicy` when a minimum is set, its
     /// `MinimumBundleVersionPolicy` when a minimum bundle version is, then its `MacOSKeyAccessControlPolicy` when
     /// macOS App IDs are named.
     @AttestationPolicyBuilder public var attestationPolicy: some AttestationPolicy {
         if let categoryPolicy { categoryPolicy }
-        if let minimum = minimumOSVersion.flatMap({ OSVersion($0) }) { MinimumOSVersionPolicy(minimum) }
+        if let osVersionPolicy { osVersionPolicy }
         if let bundleVersionPolicy { bundleVersionPolicy }
         if !macOSAppIDs.isEmpty { MacOSKeyAccessControlPolicy(appIDs: macOSAppIDs) }
     }

@@ -106,6 +106,12 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
                     attestation: try TrustAnchor(pem: attestation), receipt: try TrustAnchor(pem: receipt))
             default: throw AttestKitError(.trustAnchorPinMismatch, "both roots or neither are recorded")
             }
+            // The service refuses to start with production keys and roots that are not Apple's: a bundle naming both
+            // was written by hand, and replaying it would let its own roots vouch for a forged chain.
+            if environmentPolicy.allows(.production), let anchors, !anchors.isApple {
+                throw AttestKitError(
+                    .trustAnchorPinMismatch, "production keys with roots that are not Apple's, which no service runs")
+            }
             return try AttestationVerifier.Configuration(
                 appIDs: apps, environments: environmentPolicy, leeway: leewayValue, receiptPolicy: receipts,
                 receiptMaximumAge: receiptMaximumAge, trustAnchors: anchors)
@@ -115,9 +121,16 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     }
 
     /// The deployment policy recorded.
-    /// - Throws: `bundle_invalid` for a macOS App ID or a validation category change that is not one.
+    /// - Throws: `bundle_invalid` for a macOS App ID, a minimum version or a validation category change that is not
+    ///   one (the service refuses such a configuration, so only an edited bundle has it).
     func deploymentPolicy() throws(FlowError) -> DeploymentPolicy {
         let macOS = Set(try Self.apps(macOSAppIds, "macOS App ID"))
+        if let text = minimumOSVersion, OSVersion(text) == nil {
+            throw FlowError(.bundleInvalid, .malformed, "the minimum OS version is not a dotted version")
+        }
+        if let text = minimumBundleVersion, BundleVersion(text) == nil {
+            throw FlowError(.bundleInvalid, .malformed, "the minimum bundle version is not a dotted version")
+        }
         var change = DeploymentPolicy.ValidationCategoryChange.refuse
         if let text = validationCategoryChange {
             guard let recorded = DeploymentPolicy.ValidationCategoryChange(rawValue: text) else {

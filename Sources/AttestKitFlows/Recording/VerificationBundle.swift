@@ -7,7 +7,8 @@ public import Foundation
 /// outcome.
 ///
 /// A bundle holds what the app sent (the key identifier, the attestation or assertion, the challenge or the client
-/// data, which carries the SHA-256 of a request body but never the body) and public configuration (App IDs,
+/// data: AttestKit's canonical client data carries the SHA-256 of a request body but never the body, while client
+/// data of the caller's own scheme is kept whole) and public configuration (App IDs,
 /// environments, leeway, roots that are not Apple's as PEM certificates, the deployment policy). It never holds a
 /// session token, a JWT, a private key, a key file or an API credential: the flows that write bundles never see
 /// them.

@@ -70,7 +70,14 @@ public enum VerificationReplay {
             policy: try configuration.deploymentPolicy().attestationPolicy)
         let registrar = AttestationRegistrar(verifier: verifier, store: store)
         // A key attestation replays with its app key (the client data binds it).
-        let appKey = try recorded.appKey.map { text throws(FlowError) in try AppKey(request: bytes(text, "appKey")) }
+        // The service records only an app key it could read: one it cannot is an edited bundle.
+        let appKey = try recorded.appKey.map { text throws(FlowError) in
+            do throws(FlowError) {
+                return try AppKey(request: bytes(text, "appKey"))
+            } catch  where error.code != .bundleInvalid {
+                throw invalid("the app key is not one the service reads")
+            }
+        }
         // An attestation over the challenge and the app's bytes replays with the client data it sent.
         let clientData = try recorded.clientData.map { text throws(FlowError) in try bytes(text, "clientData") }
         _ = try await registrar.register(
