@@ -3,16 +3,17 @@ import AttestKitApple
 import Foundation
 import JWTKit
 
-/// Checks provider tokens as Apple does: compact ES256 JWS, the configured key (and key id and team id when
-/// configured), and an `iat` no older than the lifetime.
+/// Checks provider tokens as Apple does: compact ES256 JWS (another algorithm is malformed), a `kid` and an `iss`
+/// (the configured ones when configured, any otherwise), the configured key, and an `iat` no older than the
+/// lifetime.
 struct MockTokenVerifier: Sendable {
     /// The verdict on a token.
     enum Verdict: Sendable, Hashable {
         /// Valid; the claims.
         case valid(teamID: String)
-        /// Not a compact JWS.
+        /// Not a compact ES256 JWS.
         case malformed
-        /// Signature, algorithm, key id, team id or issue time wrong.
+        /// Signature, key id, team id or issue time wrong or missing.
         case unverifiable
         /// Older than the lifetime.
         case expired
@@ -36,11 +37,14 @@ struct MockTokenVerifier: Sendable {
         guard let headerBytes = Base64.decode(parts[0]),
             let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
         else { return .malformed }
-        guard header.alg == "ES256", keyID == nil || header.kid == keyID else { return .unverifiable }
+        // Apple takes only ES256 (anything else is a malformed token, 400) and finds the key by `kid`: a token
+        // without one cannot be verified, whatever key the mock was given.
+        guard header.alg == "ES256" else { return .malformed }
+        guard let kid = header.kid, !kid.isEmpty, keyID == nil || kid == keyID else { return .unverifiable }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: publicKey)
         guard let claims = try? await keys.verify(token, as: ProviderTokenClaims.self) else { return .unverifiable }
-        guard teamID == nil || claims.iss == teamID else { return .unverifiable }
+        guard !claims.iss.isEmpty, teamID == nil || claims.iss == teamID else { return .unverifiable }
         let age = now.timeIntervalSince1970 - TimeInterval(claims.iat)
         if age > lifetime { return .expired }
         if age < -60 { return .unverifiable }

@@ -10,9 +10,9 @@ extension MockAppleServer {
         public var port: Int
         /// The PEM public key (P-256) provider tokens must be signed with: the public half of the `.p8` key.
         public var verificationKeyPEM: String
-        /// The key id tokens must name in `kid`; `nil` accepts any.
+        /// The key id tokens must name in `kid`; `nil` accepts any (a token without one is refused, as Apple does).
         public var keyID: String?
-        /// The team id tokens must name in `iss`; `nil` accepts any (the receipt exchange still requires the
+        /// The team id tokens must name in `iss`; `nil` accepts any but none (the receipt exchange still requires the
         /// receipt's App ID to be of the token's team).
         public var teamID: String?
         /// The environment the mock plays: receipts of the other one get 400 `Incorrect Environment`.
@@ -30,8 +30,8 @@ extension MockAppleServer {
         ///
         /// - Parameters:
         ///   - verificationKeyPEM: The PEM P-256 public key tokens must verify with.
-        ///   - keyID: The `kid` tokens must carry, or `nil` for any.
-        ///   - teamID: The `iss` tokens must carry, or `nil` for any.
+        ///   - keyID: The `kid` tokens must carry, or `nil` for any (one is required).
+        ///   - teamID: The `iss` tokens must carry, or `nil` for any (one is required).
         ///   - environment: The environment it plays; development by default.
         ///   - host: The address to bind; `127.0.0.1` by default.
         ///   - port: The port; 0 (a free one) by default.
