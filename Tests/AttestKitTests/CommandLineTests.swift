@@ -136,6 +136,15 @@ import Testing
         #expect(result.status != 134 && result.status != 132)  // not SIGABRT/SIGILL
     }
 
+    @Test("inspect reads at most one byte past its 1 MiB limit: an endless input is refused, never held")
+    func inspectRefusesAnEndlessInput() async throws {
+        // /dev/zero never ends: reading it whole would grow until the machine runs out of memory.
+        let endless = try await Self.run(["inspect", "/dev/zero"])
+        #expect(endless.status == 64, "a usage error, not a crash")
+        let piped = try await Self.run(["inspect", "-"], input: String(repeating: "A", count: (1 << 20) + 2))
+        #expect(piped.status == 64)
+    }
+
     /// `attestkit load` end to end: a real server, its load generator's own HTTP framing, every answer 200.
     @Test func loadMeasuresEveryLevelWithEveryAnswerVerified() async throws {
         let result = try await Self.run(["load", "--keys", "1", "3", "--requests", "20", "--json"])

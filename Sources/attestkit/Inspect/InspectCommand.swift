@@ -20,14 +20,15 @@ struct InspectCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON instead of text.")
     var json = false
 
+    /// The largest input read.
+    static let maximumBytes = 1 << 20
+
     func run() async throws {
-        let raw: Data
-        if file == "-" {
-            raw = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            raw = try Data(contentsOf: URL(fileURLWithPath: file))
-        }
-        guard raw.count <= 1 << 20 else { throw ValidationError("the input is over 1 MiB") }
+        // At most one byte past the limit is read: an endless pipe or a huge file is refused, never held.
+        let handle = file == "-" ? FileHandle.standardInput : try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
+        defer { if file != "-" { try? handle.close() } }
+        let raw = try handle.read(upToCount: Self.maximumBytes + 1) ?? Data()
+        guard raw.count <= Self.maximumBytes else { throw ValidationError("the input is over 1 MiB") }
         let bytes = Self.decodeIfText(Array(raw))
         let node = try Inspector.inspect(bytes)
         print(json ? try node.json() : node.text())
