@@ -139,13 +139,16 @@ public struct AttestKitApplication: Sendable {
         challenges = ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now)
         let registrar = AttestationRegistrar(verifier: verifier, store: store, recorder: recorder)
         self.registrar = registrar
-        keyAttestation = KeyAttestation(registrar: registrar, authority: configuration.keyAttestationAuthority)
+        keyAttestation = KeyAttestation(
+            registrar: registrar, authority: configuration.keyAttestationAuthority, keyExpiry: configuration.keyExpiry,
+            now: now)
         keys = KeyAdministration(store: store, now: now)
         tokens = configuration.tokens.map {
             TokenService(
                 configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy,
                 debugTokens: debugTokens,
-                deviceTokens: configuration.tokensAcceptDeviceTokens ? deviceTokens : nil, now: now)
+                deviceTokens: configuration.tokensAcceptDeviceTokens ? deviceTokens : nil,
+                keyExpiry: configuration.keyExpiry, now: now)
         }
         var guards: [String: RouteGuard] = [:]
         let groups = configuration.enforcementGroups.merging(["default": configuration.enforcement]) { _, new in new }

@@ -45,10 +45,25 @@ public struct KeyAttestation: Sendable {
     /// The CA that certifies app keys, or `nil` for none.
     public let authority: AppKeyAuthority?
 
+    /// Seconds a key may go unused before its certificate and bound app key stop counting (`keys.expire-after`, as
+    /// the ``AssertionGate``'s ``AssertionGate/keyExpiry``), or `nil` when keys never expire.
+    public let keyExpiry: TimeInterval?
+    private let now: @Sendable () -> Date
+
     /// Creates the flow.
-    public init(registrar: AttestationRegistrar, authority: AppKeyAuthority? = nil) {
+    /// - Parameters:
+    ///   - registrar: Verifies attestations and stores keys.
+    ///   - authority: The CA that certifies app keys, or `nil` for none.
+    ///   - keyExpiry: Seconds a key may go unused before what it earned stops counting; `nil`: never.
+    ///   - now: The clock of ``requireBoundAppKey(_:of:)``.
+    public init(
+        registrar: AttestationRegistrar, authority: AppKeyAuthority? = nil, keyExpiry: TimeInterval? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.registrar = registrar
         self.authority = authority
+        self.keyExpiry = keyExpiry
+        self.now = now
     }
 
     /// Verifies `attestation` for `keyID`, made over the key attestation client data of `challengeID` and
@@ -99,8 +114,8 @@ public struct KeyAttestation: Sendable {
 
     /// Introspects an app key certificate for a backend (RFC 7662), as `POST /v1/tokens/introspect` with
     /// `tokenTypeHint` `app_key_certificate` does: active only if this service's CA issued it (its signature
-    /// verifies), it is within its validity at `now`, and the key it names is still registered, active, for the App
-    /// ID it names, and bound to the certificate's app key. Otherwise `TokenIntrospectionResponse.inactive` (also
+    /// verifies), it is within its validity at `now`, and the key it names is still registered, active, not unused for
+    /// longer than ``keyExpiry``, for the App ID it names, and bound to the certificate's app key. Otherwise `TokenIntrospectionResponse.inactive` (also
     /// without a CA: no certificate of this service exists then).
     /// - Parameters:
     ///   - der: The certificate's DER.
@@ -116,9 +131,9 @@ public struct KeyAttestation: Sendable {
         } catch {
             throw FlowError(error)
         }
-        guard let record, record.state == .active, record.appID == issued.appID, record.appKey == issued.appKey else {
-            return .inactive
-        }
+        guard let record, (try? record.requireStanding(keyExpiry: keyExpiry, at: now)) != nil,
+            record.appID == issued.appID, record.appKey == issued.appKey
+        else { return .inactive }
         return TokenIntrospectionResponse(
             certificateOf: Base64URL.encode(issued.keyID.bytes), appID: issued.appID.description,
             environment: record.environment.rawValue,
@@ -128,7 +143,8 @@ public struct KeyAttestation: Sendable {
     }
 
     /// The record of `keyID` when `appKey` is the app key bound to it by its key attestation.
-    /// - Throws: `app_key_malformed` (400) for a key that does not parse; `key_not_found`, `key_revoked` (403);
+    /// - Throws: `app_key_malformed` (400) for a key that does not parse; `key_not_found`, `key_revoked`,
+    ///   `key_expired` (403, a key unused for longer than ``keyExpiry``);
     ///   `app_key_mismatch` (403) when another app key, or none, is bound to the key; `storage_unavailable`.
     public func requireBoundAppKey(_ appKey: some Collection<UInt8>, of keyID: KeyID) async throws(FlowError)
         -> KeyRecord
@@ -141,7 +157,11 @@ public struct KeyAttestation: Sendable {
             throw FlowError(error)
         }
         guard let record else { throw FlowError(StoreError.keyNotFound) }
-        guard record.revokedAt == nil else { throw FlowError(StoreError.keyRevoked) }
+        do throws(StoreError) {
+            try record.requireStanding(keyExpiry: keyExpiry, at: now())
+        } catch {
+            throw FlowError(error)
+        }
         guard record.appKey == presented else { throw FlowError.appKeyMismatch }
         return record
     }

@@ -18,8 +18,8 @@ public import Foundation
 /// A token verified offline (a backend with the JWKS) is trusted until its `exp`, whatever happens to its key after
 /// issuance: offline verification outlives revocation by up to the token's lifetime, which is why the default
 /// lifetime is short (15 minutes). A backend that must see revocations at once asks the service instead:
-/// ``introspect(_:)`` (RFC 7662, `POST /v1/tokens/introspect`) answers inactive for a revoked key's token, and
-/// ``consume(_:)`` refuses it.
+/// ``introspect(_:)`` (RFC 7662, `POST /v1/tokens/introspect`) answers inactive for a revoked key's token (or one
+/// whose key went unused past ``keyExpiry``), and ``consume(_:)`` refuses it.
 ///
 /// Verification is strict: three base64url parts, a header with `alg` `ES256` and the `kid` of one of the
 /// configured keys (the current one or a previous one kept for rotation), a 64-byte signature, then the issuer,
@@ -96,13 +96,16 @@ public struct TokenService: Sendable {
     /// The DeviceCheck tokens that buy a token at trust `devicecheck` (``issue(deviceToken:client:appIDs:environment:)``),
     /// or `nil` (the default) to refuse them; a token bought with one is honoured only while they are accepted.
     public let deviceTokens: DeviceTokenValidator?
+    /// Seconds a key may go unused before its tokens stop counting (`keys.expire-after`, as the ``AssertionGate``'s
+    /// ``AssertionGate/keyExpiry``), or `nil` when keys never expire.
+    public let keyExpiry: TimeInterval?
     private let now: @Sendable () -> Date
 
     /// Creates the service.
     public init(
         configuration: Configuration, store: any AttestationStore, riskPolicy: RiskPolicy = RiskPolicy(),
         debugTokens: DebugTokens = .none, deviceTokens: DeviceTokenValidator? = nil, leeway: TimeInterval = 60,
-        now: @escaping @Sendable () -> Date = { Date() }
+        keyExpiry: TimeInterval? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
         self.store = store
@@ -110,6 +113,7 @@ public struct TokenService: Sendable {
         self.debugTokens = debugTokens
         self.deviceTokens = deviceTokens
         self.leeway = leeway
+        self.keyExpiry = keyExpiry
         self.now = now
     }
 
@@ -288,10 +292,11 @@ public struct TokenService: Sendable {
 
     /// Verifies a limited-use token and consumes it: the claims the first time, `token_consumed` after.
     ///
-    /// The key the token names must still be active: consumption refuses a revoked key's token (and a token at trust
-    /// `debug` after the withdrawal of its debug token, ``verify(_:)``).
-    /// - Throws: 401 `token_invalid`/`token_expired`, 409 `token_consumed`, 403 `key_revoked`/`key_not_found`,
-    ///   503 when storage cannot answer.
+    /// The key the token names must still be active: consumption refuses a revoked key's token, one whose key went
+    /// unused for longer than ``keyExpiry`` (as its next assertion would be refused), and a token at trust `debug`
+    /// after the withdrawal of its debug token (``verify(_:)``).
+    /// - Throws: 401 `token_invalid`/`token_expired`, 409 `token_consumed`, 403
+    ///   `key_revoked`/`key_expired`/`key_not_found`, 503 when storage cannot answer.
     public func consume(_ token: String) async throws(FlowError) -> TokenClaims {
         let claims = try verify(token)
         let keyID = try Self.keyID(of: claims)
@@ -299,7 +304,7 @@ public struct TokenService: Sendable {
         do throws(StoreError) {
             if let keyID {
                 guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
-                guard record.state == .active else { throw StoreError.keyRevoked }
+                try record.requireStanding(keyExpiry: keyExpiry, at: now())
             }
             // Kept past `exp` by the clock leeway: a replica whose clock is behind the one that cleans up still
             // takes the token for unexpired a little longer, and must still find it consumed.
@@ -313,8 +318,8 @@ public struct TokenService: Sendable {
     }
 
     /// Introspects a session token for a backend (RFC 7662), without consuming it: its claims when it verifies
-    /// (``verify(_:)``), at trust `app_attest` the key it names is still registered and active, and it was not
-    /// consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive` and nothing else.
+    /// (``verify(_:)``), at trust `app_attest` the key it names is still registered, active and not unused for longer
+    /// than ``keyExpiry``, and it was not consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive` and nothing else.
     ///
     /// A consumed token is inactive at once, on every replica sharing the store. Introspection is not a one-time
     /// check itself: of a backend that introspects and another that consumes at the same moment, both may see the
@@ -335,7 +340,9 @@ public struct TokenService: Sendable {
             } catch {
                 throw FlowError(error)
             }
-            guard let record, record.state == .active else { return .inactive }
+            guard let record, (try? record.requireStanding(keyExpiry: keyExpiry, at: now())) != nil else {
+                return .inactive
+            }
         }
         do throws(StoreError) {
             if try await store.isTokenConsumed(claims.jti) { return .inactive }

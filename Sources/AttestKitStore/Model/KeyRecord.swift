@@ -173,8 +173,9 @@ extension KeyRecord {
 }
 
 extension KeyRecord {
-    /// Whether the key was last used before `usedSince` (`nil`: keys never expire).
-    func isExpired(usedSince: Date?) -> Bool {
+    /// Whether the key was last used (its last accepted assertion, or its registration) before `usedSince`
+    /// (`nil`: keys never expire).
+    public func isExpired(usedSince: Date?) -> Bool {
         guard let usedSince else { return false }
         return lastUsedAt < usedSince
     }
