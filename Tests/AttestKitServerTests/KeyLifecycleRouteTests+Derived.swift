@@ -23,8 +23,10 @@ extension KeyLifecycleRouteTests {
             try #require(issued.status == 201, "\(issued)")
             let token = try #require(issued.string("token"))
             func introspect(_ text: String, hint: String) async throws -> Bool? {
-                try await harness.post("/v1/tokens/introspect", ["token": .string(text), "tokenTypeHint": .string(hint)])
-                    .bool("active")
+                try await harness.post(
+                    "/v1/tokens/introspect", ["token": .string(text), "tokenTypeHint": .string(hint)]
+                )
+                .bool("active")
             }
 
             harness.clock.advance(by: 599)
