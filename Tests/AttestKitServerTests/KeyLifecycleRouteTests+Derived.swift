@@ -1,5 +1,7 @@
 import AttestKit
+import AttestKitAppleMock
 import AttestKitFlows
+import AttestKitServer
 import Crypto
 import Foundation
 import Testing
@@ -38,6 +40,26 @@ extension KeyLifecycleRouteTests {
             #expect(try await introspect(certificate, hint: "app_key_certificate") == false)
             let consumed = try await harness.post("/v1/tokens/consume", ["token": .string(token)])
             #expect(consumed.status == 403 && consumed.errorCode == "key_expired", "\(consumed)")
+        }
+    }
+}
+
+extension KeyLifecycleRouteTests {
+    @Test(
+        "an expired key's receipt is not traded: keys.expire-after shorter than receipt-refresh.active-within wins",
+        arguments: await StoreKind.all())
+    func expiredKeysAreNotRefreshed(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.keyExpiry = 7 * Self.day  // active-within stays at its 30 days
+        try await ServerHarness.with(kind, options) { harness in
+            let idle = try await TestDevice.registered(harness)
+            let refresh = try #require(harness.server.receiptRefresh)
+            harness.clock.advance(by: 8 * Self.day)
+            let refused = try await idle.verify(try idle.verifyBody(freshness: idle.now))
+            #expect(refused.status == 403 && refused.errorCode == "key_expired", "\(refused)")
+            let round = await refresh.round()
+            #expect(round.refreshed == 0 && !round.backedOff, "\(round)")
+            #expect(await harness.mock.state.requestCount(.attestationData) == 0)
         }
     }
 }

@@ -19,13 +19,15 @@ extension AttestKitApplication {
     }
 
     /// Trades receipts with Apple for fresh risk metrics (`receipt-refresh.*`), with this application's metrics;
-    /// `nil` without Apple's receipt exchange.
+    /// `nil` without Apple's receipt exchange. Only keys used within `receipt-refresh.active-within` are traded, and
+    /// within `keys.expire-after` when that is shorter: an expired key never asserts again, so its receipt is worth no
+    /// Apple call.
     public var receiptRefresh: ReceiptRefreshService? {
         guard let apple, !apple.receiptExchange.isEmpty else { return nil }
         return ReceiptRefreshService(
             store: store, exchange: apple.receiptExchange, interval: configuration.receiptRefreshInterval,
             batch: configuration.receiptRefreshBatch, lease: configuration.receiptRefreshLease,
-            activeWithin: configuration.receiptRefreshActiveWithin,
+            activeWithin: min(configuration.receiptRefreshActiveWithin, configuration.keyExpiry ?? .infinity),
             concurrency: configuration.receiptRefreshConcurrency,
             maxPerSecond: configuration.receiptRefreshMaxPerSecond,
             riskThreshold: configuration.policy.riskMetricThreshold,
