@@ -246,8 +246,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 }
                 return .refreshed
             case .notModified(let retryAfter):
-                metrics.receiptRefresh("not_modified")
+                // Counted once it is kept: a postponement the store refuses is counted by its code alone.
                 try await postpone(record.keyID, until: max(retryAfter ?? .distantPast, now() + 3_600))
+                metrics.receiptRefresh("not_modified")
                 return .postponed
             }
         } catch let error as AppleServiceError {

@@ -22,7 +22,7 @@ package struct DashboardPage {
         self.now = now
     }
 
-    /// The rate per minute of the summed series, or the total when there is no earlier sample.
+    /// The rate per minute of the summed series, or "–" when there is no earlier sample.
     private func perMinute(_ name: String, _ matching: [String: String]) -> String {
         let current = samples.total(name, where: matching)
         guard let previous else { return "–" }
@@ -98,8 +98,9 @@ package struct DashboardPage {
         {
             codes[labels[0], default: 0] += value
         }
+        // A guarded route's rejection in report mode was let through: refused only when enforced.
         for (labels, value) in samples.sum(
-            "attestkit_guard_requests_total", by: ["code"], where: ["outcome": "rejected"])
+            "attestkit_guard_requests_total", by: ["code"], where: ["outcome": "rejected", "mode": "enforce"])
         {
             codes[labels[0], default: 0] += value
         }
@@ -111,7 +112,7 @@ package struct DashboardPage {
         let replayCodes = ["counter_not_increasing", "challenge_consumed"]
         let replays = replayCodes.map { code in
             samples.total("attestkit_verifications_total", where: ["code": code])
-                + samples.total("attestkit_guard_requests_total", where: ["code": code])
+                + samples.total("attestkit_guard_requests_total", where: ["code": code, "mode": "enforce"])
         }.reduce(0, +)
         body += Self.table("Replays refused", "replays", ["", "total"], [["replays refused", Self.number(replays)]])
         var keyRows: [[String]] = []
