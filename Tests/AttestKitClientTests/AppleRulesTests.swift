@@ -330,6 +330,20 @@ struct AppleRulesTests {
         #expect(app.keyID == nil)
     }
 
+    @Test("a counter that went back is seen while an older request of the key is still on its way")
+    func rollbackBesideAnOlderRequest() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let request = URLRequest(url: FakeService.appURL)
+        // Signed first and left unanswered (a slow upload): its counter is below the next one's, so it cannot be
+        // the assertion that overtook it.
+        let (_, older) = try await app.manager.signed(request)
+        let (_, newer) = try await app.manager.signed(request)
+        #expect(await app.manager.answered(newer, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
+        #expect(app.keyID == nil)
+        _ = older
+    }
+
     @Test("key_revoked is reported, not answered with a new attestation, unless the app opts in")
     func revocation() async throws {
         let app = App()

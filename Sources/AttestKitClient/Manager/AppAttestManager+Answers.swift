@@ -17,6 +17,21 @@ extension AppAttestManager {
         let timestamped: Bool
     }
 
+    /// A tracked assertion on its way.
+    struct PendingAssertion: Sendable {
+        /// The key that signed it ("" while the device is still signing).
+        var keyID = ""
+        /// The stamp taken once the device had signed (`nil` while it is still signing).
+        var finished: Int?
+
+        /// Whether it may have overtaken an assertion of `keyID` whose signing started at `started`: its own signing
+        /// (by that key, or by a key not known yet) ended after that start, or has not ended.
+        func mayOvertake(keyID other: String, startedAt started: Int) -> Bool {
+            guard keyID.isEmpty || keyID == other else { return false }
+            return (finished ?? .max) > started
+        }
+    }
+
     /// What to do after the answer to a signed request.
     enum Decision: Sendable, Equatable {
         /// Nothing more: return the answer or report the refusal.
@@ -38,7 +53,7 @@ extension AppAttestManager {
         }
         clock += 1
         let started = clock
-        pending[started] = ""
+        pending[started] = PendingAssertion()
         let signedRequest: SignedRequest
         do {
             signedRequest = try await assertion(
@@ -47,8 +62,8 @@ extension AppAttestManager {
             pending[started] = nil
             throw error
         }
-        pending[started] = signedRequest.keyID
         clock += 1
+        pending[started] = PendingAssertion(keyID: signedRequest.keyID, finished: clock)
         var request = request
         for (name, value) in signedRequest.headers { request.setValue(value, forHTTPHeaderField: name) }
         let timestamped = signedRequest.freshness.kind == .timestamp
@@ -127,14 +142,16 @@ extension AppAttestManager {
             forgetOldKeys()
             return false
         }
-        let laterPending = pending.values.contains { $0 == ticket.keyID || $0.isEmpty }
+        // Only an assertion signed after this one started can carry a higher counter: one whose signing ended before
+        // (a slow upload still on its way) explains nothing.
+        let laterPending = pending.values.contains { $0.mayOvertake(keyID: ticket.keyID, startedAt: ticket.started) }
         let laterAccepted = (latestAccepted[ticket.keyID] ?? 0) > ticket.started
         return !laterPending && !laterAccepted
     }
 
     /// Drops the records of keys that are neither current nor signing a request on its way.
     private func forgetOldKeys() {
-        let inUse = Set(pending.values).union([state?.keyID ?? ""])
+        let inUse = Set(pending.values.map(\.keyID)).union([state?.keyID ?? ""])
         for keyID in latestAccepted.keys where !inUse.contains(keyID) { latestAccepted[keyID] = nil }
     }
 }

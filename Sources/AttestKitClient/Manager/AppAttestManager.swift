@@ -144,8 +144,8 @@ public actor AppAttestManager {
 
     /// A logical clock of the actor, stamping when each tracked signing starts and ends.
     var clock = 0
-    /// The tracked assertions sent and not answered yet: their start stamp, and their key ("" while unknown).
-    var pending: [Int: String] = [:]
+    /// The tracked assertions sent and not answered yet, by their start stamp.
+    var pending: [Int: PendingAssertion] = [:]
     /// Per key, the latest signing end stamp of the assertions the server did not refuse as not increasing.
     var latestAccepted: [String: Int] = [:]
 
