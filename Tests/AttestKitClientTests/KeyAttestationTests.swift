@@ -71,7 +71,15 @@ struct KeyAttestationTests {
         let sent = app.service.keyAttestationRequests
         #expect(sent.count == 2 && sent[0].keyId != sent[1].keyId && sent[0].challengeId != sent[1].challengeId)
 
-        for bad in [Data(), Data(count: KeyAttestationClientData.maximumAppKeyLength + 1)] {
+        // Keys the service would refuse (400 app_key_malformed), refused before the device attests anything: the
+        // raw point, a P-384 key, a P-256 key with a byte more, a flipped byte of the point.
+        var flipped = appKey
+        flipped[flipped.count - 1] ^= 0x01
+        let refusedByTheService = [
+            P256.Signing.PrivateKey().publicKey.x963Representation,
+            P384.Signing.PrivateKey().publicKey.derRepresentation, appKey + [0], flipped,
+        ]
+        for bad in [Data(), Data(count: KeyAttestationClientData.maximumAppKeyLength + 1)] + refusedByTheService {
             let error = await #expect(throws: AttestKitClientError.self) {
                 try await app.manager.attestAppKey(publicKeyDER: bad)
             }

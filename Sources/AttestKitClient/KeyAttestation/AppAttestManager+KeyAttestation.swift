@@ -1,4 +1,5 @@
 public import AttestKitWire
+import Crypto
 public import Foundation
 
 extension AppAttestManager {
@@ -19,8 +20,9 @@ extension AppAttestManager {
     /// - Parameter publicKeyDER: The app key's SubjectPublicKeyInfo, DER (CryptoKit's `derRepresentation`).
     /// - Returns: The registered App Attest key with `KeyRecordResponse.appKey` (its thumbprint, and a
     ///   certificate when the service has a CA).
-    /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/invalidRequest`` for a key that cannot be
-    ///   bound (empty or longer than `KeyAttestationClientData.maximumAppKeyLength`);
+    /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/invalidRequest`` for a key the service would
+    ///   refuse (anything but the canonical DER SubjectPublicKeyInfo of a P-256 public key, as
+    ///   `P256.Signing.PublicKey.derRepresentation` gives), before the device spends an attestation on it;
     ///   ``AttestKitClientError/Code/unavailable`` when App Attest, Apple or the service cannot help now;
     ///   ``AttestKitClientError/Code/attestationDeferred`` while the service's ramp defers the attestation (its
     ///   ``AttestKitClientError/retryAfter``; the key is kept for the next call);
@@ -35,8 +37,14 @@ extension AppAttestManager {
     }
 
     private func keyAttestation(_ publicKeyDER: Data) async throws -> KeyAttestationResponse {
-        guard (1...KeyAttestationClientData.maximumAppKeyLength).contains(publicKeyDER.count) else {
-            throw AttestKitClientError(.invalidRequest, reason: "the app key is empty or too long to be bound")
+        // The service binds only a P-256 key in its canonical DER (a 91-byte SubjectPublicKeyInfo): anything else
+        // would be refused after the device attested a key for it, an attestation spent for nothing.
+        guard publicKeyDER.count <= KeyAttestationClientData.maximumAppKeyLength,
+            let key = try? P256.Signing.PublicKey(derRepresentation: publicKeyDER),
+            key.derRepresentation == publicKeyDER
+        else {
+            throw AttestKitClientError(
+                .invalidRequest, reason: "the app key is not the DER SubjectPublicKeyInfo of a P-256 public key")
         }
         let binding = AttestationBinding.appKey(publicKeyDER)
         let made = try await deviceAttestation(for: binding) { challenge in
