@@ -53,7 +53,7 @@ struct PolicyTests {
         #expect((closed?.underlying as? AttestKitError)?.check == .policy)
     }
 
-    @Test("the admit hook refuses after verification, before the key is stored")
+    @Test("the admit hook refuses after verification, before the key is stored, and gives the challenge back")
     func admitHook() async throws {
         let bench = try FlowBench()
         let device = bench.device()
@@ -70,6 +70,16 @@ struct PolicyTests {
         }
         #expect(error?.kind == .rateLimited(retryAfter: 7))
         #expect(try await bench.store.key(device.keyID) == nil)
+        // "Not now" is no verdict on the attestation: the challenge was given back, and the same attestation posted
+        // again once the budget allows registers the key (before, it met challenge_consumed and the client took
+        // that for its earlier post having registered the key).
+        let record = try await bench.registrar().register(
+            keyID: device.keyID, attestation: attestation, challengeID: challenge.id, now: .now)
+        #expect(record.keyID == device.keyID)
+        await #expect(throws: FlowError.self) {
+            try await bench.registrar().register(
+                keyID: device.keyID, attestation: attestation, challengeID: challenge.id, now: .now)
+        }
     }
 
     @Test("risk: unknown asks for step-up only when the deployment says so")

@@ -186,3 +186,30 @@ struct ChallengeTests {
         #expect(challenge.description.contains(challenge.id.string))
     }
 }
+
+extension ChallengeTests {
+    @Test(
+        "a consumption given back makes the challenge consumable again; only that very consumption is undone",
+        arguments: await StoreBackend.all())
+    func release(backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let issued = try await store.issueChallenge(purpose: .attest, ttl: .seconds(300), now: t0)
+            let first = try await store.consumeChallenge(
+                issued.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(1))
+            try await store.releaseChallenge(first)
+            let second = try await store.consumeChallenge(
+                issued.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(2))
+            #expect(second.bytes == issued.bytes && second.consumedAt == t0.addingTimeInterval(2))
+            // The first consumption's record is stale now: releasing it again leaves the second one standing.
+            try await store.releaseChallenge(first)
+            await #expect(throws: StoreError.challengeConsumed) {
+                _ = try await store.consumeChallenge(
+                    issued.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(3))
+            }
+            // A challenge never consumed, or one deleted, is left as it is.
+            let fresh = try await store.issueChallenge(purpose: .attest, ttl: .seconds(300), now: t0)
+            try await store.releaseChallenge(fresh)
+            _ = try await store.consumeChallenge(fresh.id, purpose: .attest, keyID: nil, now: t0.addingTimeInterval(1))
+        }
+    }
+}

@@ -166,6 +166,8 @@ struct QueryPlanTests {
         var generator = SystemRandomNumberGenerator()
         let challenge = try StoredChallenge.random(purpose: .attest, ttl: .seconds(300), now: now, using: &generator)
         try await sql.insertChallenge(challenge)
+        let consumed = try await sql.consumeChallenge(challenge.id, purpose: .attest, keyID: nil, now: now)
+        try await sql.releaseChallenge(consumed)
         _ = try await sql.consumeChallenge(challenge.id, purpose: .attest, keyID: nil, now: now)
         await #expect(throws: StoreError.self) {
             _ = try await sql.consumeChallenge(challenge.id, purpose: .attest, keyID: nil, now: now)

@@ -53,4 +53,8 @@ struct KeyRecordCache: DecisionStore {
     func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
         try await store.registerKey(registration, now: now)
     }
+
+    func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        try await store.releaseChallenge(challenge)
+    }
 }

@@ -65,6 +65,10 @@ final class RecordingStore<Base: DecisionStore>: DecisionStore {
         }
     }
 
+    func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        try await base.releaseChallenge(challenge)
+    }
+
     /// Runs `call`, noting its refusal at `step` when it is the first.
     private func noting<Answer>(
         _ step: RecordedStoreAnswer.Step, _ call: () async throws(StoreError) -> Answer

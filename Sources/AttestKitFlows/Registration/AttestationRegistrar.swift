@@ -6,7 +6,9 @@ public import Foundation
 /// Registers an app's key: consumes the one-time challenge, verifies the attestation (AttestKit's
 /// `AttestationVerifier`, whose policy holds the deployment's rules: ``DeploymentPolicy/attestationPolicy`` and any of
 /// the adopter's own, checked in the same call as Apple's), only then refuses a known key, lets the caller's `admit`
-/// hook refuse the verified app (a per-app budget), and stores the key.
+/// hook refuse the verified app (a per-app budget), and stores the key. A refusal by `admit` gives the challenge
+/// back (`ChallengeStore.releaseChallenge(_:)`): it says "not now", not "not this attestation", so the same
+/// attestation may be posted again once the wait is over.
 ///
 /// Verify first, then tell: whether a key id is registered (`key_exists`) and which app key is bound to it
 /// (`app_key_mismatch`) is answered only to an attestation that verified for that key id, which only the device
@@ -60,7 +62,7 @@ public struct AttestationRegistrar: Sendable {
     ///   - now: The time of the request.
     ///   - admit: Called with the verified app before the key is stored; throw to refuse (for example a spent
     ///     per-app budget). Counted on verified attestations only, so forged objects naming an app cannot spend
-    ///     its budget.
+    ///     its budget. Its refusal leaves the challenge unconsumed, for a later post of the same attestation.
     /// - Returns: The stored key.
     /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's codes (`challenge_*`); AttestKit's
     ///   verification codes, `policy_*` (or an adopter's own code) from the verifier's policy, refused; after a
@@ -215,7 +217,15 @@ public struct AttestationRegistrar: Sendable {
             if let appKey, let bound = existing.appKey, bound != appKey { throw FlowError.appKeyMismatch }
             throw FlowError(StoreError.keyExists)
         }
-        try await admit(verified.appID)
+        do throws(FlowError) {
+            try await admit(verified.appID)
+        } catch {
+            // "Not now" (the ramp, a budget) is no verdict on the attestation: the challenge is given back, so that
+            // the client's post of the same attestation after the wait can still register the key. Best effort: a
+            // store that cannot answer leaves it consumed, as before.
+            try? await store.releaseChallenge(challenge)
+            throw error
+        }
         do throws(StoreError) {
             let record = try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
             return Registered(record: record, attestation: verified, appData: appData)

@@ -22,6 +22,9 @@ protocol DecisionStore: Sendable {
 
     /// Stores a verified key (``KeyStore/registerKey(_:now:)``).
     func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord
+
+    /// Undoes a consumption of this decision (``ChallengeStore/releaseChallenge(_:)``).
+    func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError)
 }
 
 /// An ``AttestationStore`` itself, as a decision sees it.
@@ -47,5 +50,9 @@ struct DirectDecisionStore: DecisionStore {
 
     func registerKey(_ registration: KeyRegistration, now: Date) async throws(StoreError) -> KeyRecord {
         try await store.registerKey(registration, now: now)
+    }
+
+    func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        try await store.releaseChallenge(challenge)
     }
 }

@@ -89,6 +89,15 @@ public actor MemoryAttestationStore: AttestationStore {
         return consumed
     }
 
+    /// Undoes a consumption; see ``ChallengeStore/releaseChallenge(_:)``.
+    public func releaseChallenge(_ challenge: StoredChallenge) throws(StoreError) {
+        try checkOpen()
+        guard let consumedAt = challenge.consumedAt, let existing = challenges[challenge.id],
+            existing.consumedAt == consumedAt
+        else { return }
+        challenges[challenge.id] = existing.released()
+    }
+
     /// Deletes expired challenges; see ``ChallengeStore/deleteExpiredChallenges(now:)``.
     public func deleteExpiredChallenges(now: Date) throws(StoreError) -> Int {
         try checkOpen()

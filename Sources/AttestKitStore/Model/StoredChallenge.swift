@@ -98,7 +98,12 @@ public struct StoredChallenge: Sendable, Hashable, CustomStringConvertible {
         StoredChallenge(copying: self, consumedAt: instant)
     }
 
-    private init(copying other: StoredChallenge, consumedAt: Date) {
+    /// This challenge as it was before it was consumed.
+    func released() -> StoredChallenge {
+        StoredChallenge(copying: self, consumedAt: nil)
+    }
+
+    private init(copying other: StoredChallenge, consumedAt: Date?) {
         self.id = other.id
         self.bytes = other.bytes
         self.purpose = other.purpose

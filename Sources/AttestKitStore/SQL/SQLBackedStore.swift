@@ -45,6 +45,12 @@ extension SQLBackedStore {
         try await sql.consumeChallenge(id, purpose: purpose, keyID: keyID, now: now)
     }
 
+    /// Undoes a consumption in one statement, only the one `challenge` records
+    /// (``ChallengeStore/releaseChallenge(_:)``).
+    public func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        try await sql.releaseChallenge(challenge)
+    }
+
     /// Deletes the challenges expired at `now` in one statement and returns how many.
     public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
         try await sql.deleteExpiredChallenges(now: now)

@@ -73,6 +73,19 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return consumed
     }
 
+    /// Undoes the consumption `challenge` records, in one statement that finds it by its id and consumption time.
+    func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        guard let consumedAt = challenge.consumedAt else { return }
+        let instant = try StoreTime.milliseconds(consumedAt, "consumedAt")
+        _ = try await executor.changes(
+            "releasing a challenge",
+            SQLStatement(
+                """
+                UPDATE \(executor.table("challenges")) SET consumed_at_ms = NULL
+                WHERE id = \(parameter(1)) AND consumed_at_ms = \(parameter(2))
+                """, [.bytes(challenge.id.bytes), .integer(instant)]))
+    }
+
     /// Deletes the challenges expired at `now` in one statement and returns how many.
     func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
         let instant = try StoreTime.milliseconds(now, "now")
