@@ -9,7 +9,7 @@ enum MetricCatalogue {
         "attestkit_http_connections_refused_total": "Connections refused because the maximum was open.",
         "attestkit_http_connections_open": "Connections open now, across listeners.",
         "attestkit_verifications_total":
-            "Attestations, assertions and debug tokens (debug_token, at the token route) verified, by kind, outcome and error code (replays: counter_not_increasing, challenge_consumed).",
+            "Attestations, assertions, debug tokens and DeviceCheck tokens (debug_token, device_token, at the token route) verified, by kind, outcome and error code (replays: counter_not_increasing, challenge_consumed).",
         "attestkit_verification_duration_seconds": "Time to verify an attestation or assertion, by kind.",
         "attestkit_rate_limited_total": "Requests refused by a rate limit, by limit.",
         "attestkit_attest_challenges_admitted_total":
@@ -39,6 +39,8 @@ enum MetricCatalogue {
         "attestkit_dashboard_logins_total": "Operator dashboard logins, by result.",
         "attestkit_auth_failures_total":
             "Wrong credentials (bearer tokens, dashboard sessions and logins), by audience; past rate-limit.auth-failures-per-ip a client is refused with 429 (attestkit_rate_limited_total{limit=\"auth_failures_per_ip\"}).",
+        "attestkit_validation_category_step_ups_total":
+            "Assertions accepted with step-up asked for because the key's validation category changed since registration (policy.validation-category-change step-up), by route (assertion, guard, token).",
         "attestkit_tokens_issued_total":
             "Session tokens issued, by the trust level that bought them (app_attest, debug).",
     ]
