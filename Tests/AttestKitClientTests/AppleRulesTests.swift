@@ -2,6 +2,7 @@ import AttestKit
 @testable import AttestKitClient
 import AttestKitClientSimulator
 import AttestKitTesting
+import AttestKitWire
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -399,9 +400,12 @@ struct AppleRulesTests {
         #expect(try await app.order() == .deviceCheck)
         let notBefore = try #require(await app.manager.keyState?.notBefore)
         #expect(notBefore > start.addingTimeInterval(29 * 86_400))
-        // Corrected, and the service back: past the longest backoff, App Attest serves again.
+        // Corrected, and the service back: past the longest backoff, App Attest serves again, and so does an
+        // attestation over the app's bytes (it waited out the month before).
         app.clock.set(start)
         app.service.answerAttestChallenges { _ in nil }
+        let bound = try await app.manager.attestKey(appData: Data("user-42".utf8))
+        #expect(bound.appData == Data("user-42".utf8).base64EncodedString())
         #expect(try await app.order() == .appAttest)
     }
 

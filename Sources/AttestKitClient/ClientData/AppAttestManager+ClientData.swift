@@ -64,7 +64,8 @@ extension AppAttestManager {
                 .keyRevoked, status: 403, serviceCode: "key_revoked",
                 reason: "the service revoked this app's key; call resetKey() to attest a new one")
         }
-        if let notBefore = current.notBefore, now() < notBefore {
+        // As for the manager's own key: a backoff set further ahead than any failure sets is over (a clock set back).
+        if let notBefore = current.notBefore, isWaiting(until: notBefore, atMost: longestBackoff) {
             throw AttestKitClientError(
                 .unavailable, retryAfter: notBefore, reason: "App Attest is backing off after a failure")
         }

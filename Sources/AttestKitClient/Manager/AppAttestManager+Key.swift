@@ -101,7 +101,6 @@ extension AppAttestManager {
             case .none, .generated, .attested:
                 break
             }
-            let longestBackoff = max(configuration.maximumBackoff, configuration.unsupportedBackoff)
             if let notBefore = current.notBefore, isWaiting(until: notBefore, atMost: longestBackoff) {
                 throw AttestKitClientError(
                     .unavailable, retryAfter: notBefore, reason: "App Attest is backing off after a failure")
@@ -243,6 +242,10 @@ extension AppAttestManager {
         let remaining = date.timeIntervalSince(now())
         return remaining > 0 && remaining <= longest
     }
+
+    /// The longest wait a failure sets (``Configuration/maximumBackoff`` or, for a device without App Attest,
+    /// ``Configuration/unsupportedBackoff``): a backoff further ahead was set by a clock that was wrong.
+    var longestBackoff: TimeInterval { max(configuration.maximumBackoff, configuration.unsupportedBackoff) }
 
     /// Until when a deferral answered with `Retry-After: seconds` waits: that long from now, at most
     /// ``Configuration/maximumDeferral``; an hour (at most that) without a readable `Retry-After`.
