@@ -37,9 +37,16 @@ extension AttestKitApplication {
                 let deviceToken = try lookup(AttestKitHeaderNames.deviceToken).single()
             {
                 issued = try await measured("device_token", since: start) { () async throws(FlowError) in
-                    try await tokens.issue(
-                        deviceToken: deviceToken, client: client, appIDs: configuration.appIDs,
-                        environment: apple?.deviceCheckEnvironment ?? .production)
+                    // Counted as the guarded routes count theirs: each validation, and the per-client budget's 429.
+                    do throws(FlowError) {
+                        return try await tokens.issue(
+                            deviceToken: deviceToken, client: client, appIDs: configuration.appIDs,
+                            environment: apple?.deviceCheckEnvironment ?? .production
+                        ) { valid, cached in metrics.deviceTokenValidation(valid: valid, cached: cached) }
+                    } catch  where error.code == .rateLimited {
+                        metrics.rateLimited(DeviceTokenValidator.budgetName)
+                        throw error
+                    }
                 }
             } else {
                 let headers = try AssertionHeaders(lookup: lookup)

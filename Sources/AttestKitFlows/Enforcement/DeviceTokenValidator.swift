@@ -130,10 +130,17 @@ public final class DeviceTokenValidator: Sendable {
     }
 
     /// Validates `token` (``isValid(_:client:)``) and uses it up in `store` (``useUp(_:store:)``).
+    /// - Parameters:
+    ///   - validated: Told the validation's answer (valid or not, from the cache or from Apple), for metrics.
     /// - Throws: ``FlowError``: 403 `device_token_invalid` when Apple does not validate it, 409 `device_token_used`
     ///   when it was used before, `rate_limited`, Apple's failures, `storage_unavailable`.
-    public func redeem(_ token: String, client: String?, store: any ConsumedTokenStore) async throws(FlowError) {
-        guard try await isValid(token, client: client).valid else { throw FlowError.deviceTokenInvalid }
+    public func redeem(
+        _ token: String, client: String?, store: any ConsumedTokenStore,
+        validated: (_ valid: Bool, _ cached: Bool) -> Void = { _, _ in }
+    ) async throws(FlowError) {
+        let answer = try await isValid(token, client: client)
+        validated(answer.valid, answer.cached)
+        guard answer.valid else { throw FlowError.deviceTokenInvalid }
         try await useUp(token, store: store)
     }
 

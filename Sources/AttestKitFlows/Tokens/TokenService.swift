@@ -183,11 +183,13 @@ public struct TokenService: Sendable {
     ///   - client: Who sent it (an address), for the per-client budget of validations.
     ///   - appIDs: The deployment's apps: the token names the one app, so there must be exactly one.
     ///   - environment: The environment of the deployment's DeviceCheck (Apple's development or production server).
+    ///   - validated: Told the validation's answer (valid or not, from the cache or from Apple), for metrics.
     /// - Throws: 403 `devicecheck_not_configured` when the service takes no device tokens; 400 `invalid_field`;
     ///   503 `device_token_app_ambiguous` with no app or several; the validator's 403 `device_token_invalid`,
     ///   409 `device_token_used`, 429 `rate_limited` and Apple's failures.
     public func issue(
-        deviceToken: String, client: String?, appIDs: [AppID], environment: AppAttestEnvironment
+        deviceToken: String, client: String?, appIDs: [AppID], environment: AppAttestEnvironment,
+        validated: (_ valid: Bool, _ cached: Bool) -> Void = { _, _ in }
     ) async throws(FlowError) -> Issued {
         guard let deviceTokens else {
             throw FlowError(.deviceCheckNotConfigured, .refused, "this service issues no tokens for DeviceCheck tokens")
@@ -198,7 +200,7 @@ public struct TokenService: Sendable {
                 .deviceTokenAppAmbiguous, .notConfigured,
                 "a token bought with a DeviceCheck token names the app: the deployment needs exactly one app in apps")
         }
-        try await deviceTokens.redeem(deviceToken, client: client, store: store)
+        try await deviceTokens.redeem(deviceToken, client: client, store: store, validated: validated)
         let digest = SHA256.hash(data: Array(deviceToken.utf8))
         var generator = SystemRandomNumberGenerator()
         return try sign(
