@@ -131,6 +131,9 @@ public final class DeviceTokenValidator: Sendable {
 
     /// Validates `token` (``isValid(_:client:)``) and uses it up in `store` (``useUp(_:store:)``).
     /// - Parameters:
+    ///   - token: The DeviceCheck token the request presented (Base64).
+    ///   - client: Who sent it (an address), for the per-client budget of validations.
+    ///   - store: Where used tokens are recorded.
     ///   - validated: Told the validation's answer (valid or not, from the cache or from Apple), for metrics.
     /// - Throws: ``FlowError``: 403 `device_token_invalid` when Apple does not validate it, 409 `device_token_used`
     ///   when it was used before, `rate_limited`, Apple's failures, `storage_unavailable`.

@@ -115,8 +115,8 @@ public struct KeyAttestation: Sendable {
     /// Introspects an app key certificate for a backend (RFC 7662), as `POST /v1/tokens/introspect` with
     /// `tokenTypeHint` `app_key_certificate` does: active only if this service's CA issued it (its signature
     /// verifies), it is within its validity at `now`, and the key it names is still registered, active, not unused for
-    /// longer than ``keyExpiry``, for the App ID it names, and bound to the certificate's app key. Otherwise `TokenIntrospectionResponse.inactive` (also
-    /// without a CA: no certificate of this service exists then).
+    /// longer than ``keyExpiry``, for the App ID it names, and bound to the certificate's app key. Otherwise
+    /// `TokenIntrospectionResponse.inactive` (also without a CA: no certificate of this service exists then).
     /// - Parameters:
     ///   - der: The certificate's DER.
     ///   - now: The moment to check its validity at.

@@ -93,8 +93,9 @@ public struct TokenService: Sendable {
     /// The debug tokens that buy a token at trust `debug` (none by default); a token bought with one is honoured
     /// only while that debug token stays on the list.
     public let debugTokens: DebugTokens
-    /// The DeviceCheck tokens that buy a token at trust `devicecheck` (``issue(deviceToken:client:appIDs:environment:)``),
-    /// or `nil` (the default) to refuse them; a token bought with one is honoured only while they are accepted.
+    /// The DeviceCheck tokens that buy a token at trust `devicecheck`
+    /// (``issue(deviceToken:client:appIDs:environment:validated:)``), or `nil` (the default) to refuse them; a token
+    /// bought with one is honoured only while they are accepted.
     public let deviceTokens: DeviceTokenValidator?
     /// Seconds a key may go unused before its tokens stop counting (`keys.expire-after`, as the ``AssertionGate``'s
     /// ``AssertionGate/keyExpiry``), or `nil` when keys never expire.
@@ -173,10 +174,11 @@ public struct TokenService: Sendable {
     }
 
     /// Issues a token at trust `devicecheck` for a request that presents `deviceToken` (a device without App Attest)
-    /// instead of an assertion: Apple validates the token and it is used up (``DeviceTokenValidator/redeem(_:client:store:)``),
-    /// so it buys one session token, once across replicas, and proves no request after. Its `sub` is `devicecheck:`
-    /// and the base64url of the first 16 bytes of the device token's SHA-256 (it names no key), its risk unknown, so
-    /// it steps up while the deployment has a risk policy.
+    /// instead of an assertion: Apple validates the token and it is used up
+    /// (``DeviceTokenValidator/redeem(_:client:store:validated:)``), so it buys one session token, once across
+    /// replicas, and proves no request after. Its `sub` is `devicecheck:` and the base64url of the first 16 bytes of
+    /// the device token's SHA-256 (it names no key), its risk unknown, so it steps up while the deployment has a risk
+    /// policy.
     ///
     /// - Parameters:
     ///   - deviceToken: The DeviceCheck token the request presented (Base64).
@@ -321,7 +323,8 @@ public struct TokenService: Sendable {
 
     /// Introspects a session token for a backend (RFC 7662), without consuming it: its claims when it verifies
     /// (``verify(_:)``), at trust `app_attest` the key it names is still registered, active and not unused for longer
-    /// than ``keyExpiry``, and it was not consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive` and nothing else.
+    /// than ``keyExpiry``, and it was not consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive`
+    /// and nothing else.
     ///
     /// A consumed token is inactive at once, on every replica sharing the store. Introspection is not a one-time
     /// check itself: of a backend that introspects and another that consumes at the same moment, both may see the
