@@ -31,10 +31,11 @@ public protocol ChallengeStore: Sendable {
     /// Deletes every challenge that expired at or before `now`, consumed or not, and returns how many.
     func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int
     /// Undoes the consumption `challenge` records (``StoredChallenge/consumedAt``, as
-    /// ``consumeChallenge(_:purpose:keyID:now:)`` returned it), so that the challenge can be consumed again: for a refusal that is not about what was verified
-    /// with it (an attestation ramp or a budget saying "not now"), so that the client's later post of the same
-    /// attestation can still succeed. Only that very consumption is undone; a challenge consumed at another moment,
-    /// or deleted, is left as it is. The default does nothing: the challenge stays consumed.
+    /// ``consumeChallenge(_:purpose:keyID:now:)`` returned it), so that the challenge can be consumed again: for a
+    /// refusal that is not about what was verified with it (an attestation ramp or a budget saying "not now"), so
+    /// that the client's later post of the same attestation can still succeed. Only that very consumption is undone;
+    /// a challenge consumed at another moment, or deleted, is left as it is. The default does nothing: the challenge
+    /// stays consumed.
     func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError)
 }
 
