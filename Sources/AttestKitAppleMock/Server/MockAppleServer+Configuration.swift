@@ -12,8 +12,8 @@ extension MockAppleServer {
         public var verificationKeyPEM: String
         /// The key id tokens must name in `kid`; `nil` accepts any (a token without one is refused, as Apple does).
         public var keyID: String?
-        /// The team id tokens must name in `iss`; `nil` accepts any that is not empty (the receipt exchange requires the
-        /// receipt's App ID to be of the token's team).
+        /// The team id tokens must name in `iss`; `nil` accepts any that is not empty (the receipt exchange requires
+        /// the receipt's App ID to be of the token's team).
         public var teamID: String?
         /// The environment the mock plays: receipts of the other one get 400 `Incorrect Environment`.
         public var environment: AppAttestEnvironment
