@@ -230,14 +230,7 @@ extension AttestKitApplication {
             guard (0...1_000_000).contains(deviceTokenValidationsPerClient) else {
                 throw ConfigurationError("devicecheck.validations-per-client", "is 0 (no limit) to 1000000 a minute")
             }
-            if let minimum = policy.minimumOSVersion, OSVersion(minimum) == nil {
-                throw ConfigurationError("policy.minimum-os-version", "is a dotted version such as 17.4")
-            }
-            if let minimum = policy.minimumBundleVersion, BundleVersion(minimum) == nil {
-                throw ConfigurationError(
-                    "policy.minimum-bundle-version",
-                    "is 1 to 8 dot-separated integers of 1 to 9 digits, such as 2.10.1")
-            }
+            try policy.validateMinimumVersions()
             if let threshold = policy.riskMetricThreshold, threshold < 0 {
                 throw ConfigurationError("policy.risk-metric-threshold", "is 0 or more")
             }

@@ -88,6 +88,19 @@ public struct DeploymentPolicy: Sendable, Hashable {
         return MinimumBundleVersionPolicy(minimum, allowsUnreported: acceptsUnreported)
     }
 
+    /// Refuses a minimum OS or bundle version that is not a dotted version (the rules below would otherwise take the
+    /// highest version there is, refusing every key).
+    /// - Throws: ``ConfigurationError`` naming `policy.minimum-os-version` or `policy.minimum-bundle-version`.
+    public func validateMinimumVersions() throws(ConfigurationError) {
+        if let minimum = minimumOSVersion, OSVersion(minimum) == nil {
+            throw ConfigurationError("policy.minimum-os-version", "is a dotted version such as 17.4")
+        }
+        if let minimum = minimumBundleVersion, BundleVersion(minimum) == nil {
+            throw ConfigurationError(
+                "policy.minimum-bundle-version", "is 1 to 8 dot-separated integers of 1 to 9 digits, such as 2.10.1")
+        }
+    }
+
     /// The OS version rule, when a minimum is set. An invalid minimum is refused by the configuration's validation;
     /// a policy used without it takes the highest version there is as its minimum, failing closed.
     var osVersionPolicy: MinimumOSVersionPolicy? {

@@ -125,12 +125,6 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
     ///   one (the service refuses such a configuration, so only an edited bundle has it).
     func deploymentPolicy() throws(FlowError) -> DeploymentPolicy {
         let macOS = Set(try Self.apps(macOSAppIds, "macOS App ID"))
-        if let text = minimumOSVersion, OSVersion(text) == nil {
-            throw FlowError(.bundleInvalid, .malformed, "the minimum OS version is not a dotted version")
-        }
-        if let text = minimumBundleVersion, BundleVersion(text) == nil {
-            throw FlowError(.bundleInvalid, .malformed, "the minimum bundle version is not a dotted version")
-        }
         var change = DeploymentPolicy.ValidationCategoryChange.refuse
         if let text = validationCategoryChange {
             guard let recorded = DeploymentPolicy.ValidationCategoryChange(rawValue: text) else {
@@ -138,10 +132,16 @@ public struct RecordedConfiguration: Sendable, Hashable, Codable {
             }
             change = recorded
         }
-        return DeploymentPolicy(
+        let policy = DeploymentPolicy(
             allowedValidationCategories: allowedValidationCategories.map(Set.init), minimumOSVersion: minimumOSVersion,
             macOSAppIDs: macOS, acceptsUnreported: acceptsUnreported ?? false,
             minimumBundleVersion: minimumBundleVersion, validationCategoryChange: change)
+        do throws(ConfigurationError) {
+            try policy.validateMinimumVersions()
+        } catch {
+            throw FlowError(.bundleInvalid, .malformed, "the recorded \(error.key) \(error.reason)")
+        }
+        return policy
     }
 
     /// The key acceptance recorded for an assertion: `nil` when the gate had none (neither list recorded).
