@@ -14,7 +14,7 @@ extension KeyAttestationTests {
         let bench = try FlowBench()
         let clock = TokenServiceTests.Clock()
         let flow = KeyAttestation(
-            registrar: bench.registrar(), authority: authority, keyExpiry: 600, now: clock.closure)
+            registrar: bench.registrar(), authority: authority, keyStanding: KeyStanding(expiry: 600), now: clock.closure)
         let device = bench.device()
         let appKey = Self.appKey()
         let (attestation, challengeID) = try await Self.attest(bench, device, appKey: appKey)

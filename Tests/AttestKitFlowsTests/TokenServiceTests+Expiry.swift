@@ -14,7 +14,8 @@ extension TokenServiceTests {
         let record = try #require(try await bench.store.key(device.keyID))
         clock.advance(record.lastUsedAt.timeIntervalSince(clock.now))
         let configuration = try Self.configuration()
-        let service = TokenService(configuration: configuration, store: bench.store, keyExpiry: 300, now: clock.closure)
+        let service = TokenService(
+            configuration: configuration, store: bench.store, keyStanding: KeyStanding(expiry: 300), now: clock.closure)
         let lasting = TokenService(configuration: configuration, store: bench.store, now: clock.closure)
         var generator = SystemRandomNumberGenerator()
         let first = try service.issue(for: record, using: &generator)

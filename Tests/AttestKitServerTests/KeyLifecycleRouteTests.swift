@@ -15,7 +15,7 @@ struct KeyLifecycleRouteTests {
     static let day: TimeInterval = 86_400
 
     @Test(
-        "keys.expire-after: a key unused for longer answers 403 key_expired and does not advance; use keeps it alive",
+        "keys.expire-after: a key unused for longer answers 403 key_expired, shows state expired; use keeps it alive",
         arguments: await StoreKind.all())
     func expiry(kind: StoreKind) async throws {
         var options = ServerHarness.Options()
@@ -33,6 +33,11 @@ struct KeyLifecycleRouteTests {
             #expect(refused.status == 403 && refused.errorCode == "key_expired", "\(refused)")
             let kept = try #require(try await harness.store.key(idle.keyID))
             #expect(kept.counter == 0 && kept.lastAssertionAt == nil)
+            // The operator sees which it is: the idle key expired, the used one active.
+            for (key, state) in [(idle.keyID, "expired"), (device.keyID, "active")] {
+                let shown = try await harness.get("/v1/keys/\(key.pathComponent)", headers: ServerHarness.admin)
+                #expect(shown.status == 200 && shown.string("state") == state, "\(shown)")
+            }
 
             harness.clock.advance(by: 7 * Self.day + 1)
             let late = try await device.verify(try device.verifyBody(freshness: device.now))

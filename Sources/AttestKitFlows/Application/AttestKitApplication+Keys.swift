@@ -1,17 +1,24 @@
 public import AttestKitWire
 import AttestKit
+import AttestKitStore
 import Foundation
 import Logging
 
 extension AttestKitApplication {
-    /// `GET /v1/keys/{keyId}` (operator): the key record with its risk history.
+    /// `GET /v1/keys/{keyId}` (operator): the key record with its risk history; its `state` is `expired` when the
+    /// key is active but unused for longer than `keys.expire-after` (its next assertion is refused `key_expired`).
     /// - Parameter keyID: The key id as the path carries it: standard Base64, percent-encoded.
     /// - Throws: `key_id_malformed`, `invalid_field` (400); `key_not_found` (404); `storage_unavailable`.
     public func keyReport(keyID: String) async throws(FlowError) -> KeyRecordResponse {
         try await perform { () async throws(FlowError) in
             let report = try await keys.report(of: try Self.pathKeyID(keyID))
-            return KeyRecordResponse(
+            var response = KeyRecordResponse(
                 report.key, policy: configuration.policy.riskPolicy, riskHistory: report.riskHistory)
+            let usedSince = configuration.keyExpiry.map { now().addingTimeInterval(-$0) }
+            if report.key.state == .active, report.key.isExpired(usedSince: usedSince) {
+                response.state = KeyRecordResponse.expiredState
+            }
+            return response
         }
     }
 

@@ -115,10 +115,12 @@ public struct AttestKitApplication: Sendable {
                 throw ConfigurationError("record.directory", error.reason)
             }
         }
+        let standing = KeyStanding(
+            expiry: configuration.keyExpiry,
+            acceptance: KeyAcceptance(appIDs: configuration.appIDs, environments: configuration.environments))
         let gate = AssertionGate(
-            store: store, timestampWindow: configuration.timestampWindow, keyExpiry: configuration.keyExpiry,
-            recorder: recorder,
-            acceptance: KeyAcceptance(appIDs: configuration.appIDs, environments: configuration.environments),
+            store: store, timestampWindow: configuration.timestampWindow, keyExpiry: standing.expiry,
+            recorder: recorder, acceptance: standing.acceptance,
             policy: configuration.policy.assertionPolicy,
             stepsUpOnValidationCategoryChange: configuration.policy.stepsUpOnValidationCategoryChange, now: now)
         self.gate = gate
@@ -140,15 +142,14 @@ public struct AttestKitApplication: Sendable {
         let registrar = AttestationRegistrar(verifier: verifier, store: store, recorder: recorder)
         self.registrar = registrar
         keyAttestation = KeyAttestation(
-            registrar: registrar, authority: configuration.keyAttestationAuthority, keyExpiry: configuration.keyExpiry,
-            now: now)
+            registrar: registrar, authority: configuration.keyAttestationAuthority, keyStanding: standing, now: now)
         keys = KeyAdministration(store: store, now: now)
         tokens = configuration.tokens.map {
             TokenService(
                 configuration: $0, store: store, riskPolicy: configuration.policy.riskPolicy,
                 debugTokens: debugTokens,
                 deviceTokens: configuration.tokensAcceptDeviceTokens ? deviceTokens : nil,
-                keyExpiry: configuration.keyExpiry, now: now)
+                keyStanding: standing, now: now)
         }
         var guards: [String: RouteGuard] = [:]
         let groups = configuration.enforcementGroups.merging(["default": configuration.enforcement]) { _, new in new }

@@ -45,24 +45,24 @@ public struct KeyAttestation: Sendable {
     /// The CA that certifies app keys, or `nil` for none.
     public let authority: AppKeyAuthority?
 
-    /// Seconds a key may go unused before its certificate and bound app key stop counting (`keys.expire-after`, as
-    /// the ``AssertionGate``'s ``AssertionGate/keyExpiry``), or `nil` when keys never expire.
-    public let keyExpiry: TimeInterval?
+    /// What a key must still be for its certificate and bound app key to count: active, and with the
+    /// configuration's `apps`, `environments` and `keys.expire-after`, as its next assertion would be.
+    public let keyStanding: KeyStanding
     private let now: @Sendable () -> Date
 
     /// Creates the flow.
     /// - Parameters:
     ///   - registrar: Verifies attestations and stores keys.
     ///   - authority: The CA that certifies app keys, or `nil` for none.
-    ///   - keyExpiry: Seconds a key may go unused before what it earned stops counting; `nil`: never.
+    ///   - keyStanding: What a key must still be for what it earned to count; by default only active.
     ///   - now: The clock of ``requireBoundAppKey(_:of:)``.
     public init(
-        registrar: AttestationRegistrar, authority: AppKeyAuthority? = nil, keyExpiry: TimeInterval? = nil,
+        registrar: AttestationRegistrar, authority: AppKeyAuthority? = nil, keyStanding: KeyStanding = KeyStanding(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.registrar = registrar
         self.authority = authority
-        self.keyExpiry = keyExpiry
+        self.keyStanding = keyStanding
         self.now = now
     }
 
@@ -114,8 +114,9 @@ public struct KeyAttestation: Sendable {
 
     /// Introspects an app key certificate for a backend (RFC 7662), as `POST /v1/tokens/introspect` with
     /// `tokenTypeHint` `app_key_certificate` does: active only if this service's CA issued it (its signature
-    /// verifies), it is within its validity at `now`, and the key it names is still registered, active, not unused for
-    /// longer than ``keyExpiry``, for the App ID it names, and bound to the certificate's app key. Otherwise
+    /// verifies), it is within its validity at `now`, and the key it names is still registered, stands
+    /// (``keyStanding``: active, accepted, not unused for too long), is for the App ID the certificate names, and is
+    /// bound to the certificate's app key. Otherwise
     /// `TokenIntrospectionResponse.inactive` (also without a CA: no certificate of this service exists then).
     /// - Parameters:
     ///   - der: The certificate's DER.
@@ -131,7 +132,7 @@ public struct KeyAttestation: Sendable {
         } catch {
             throw FlowError(error)
         }
-        guard let record, (try? record.requireStanding(keyExpiry: keyExpiry, at: now)) != nil,
+        guard let record, keyStanding.holds(record, at: now),
             record.appID == issued.appID, record.appKey == issued.appKey
         else { return .inactive }
         return TokenIntrospectionResponse(
@@ -143,8 +144,9 @@ public struct KeyAttestation: Sendable {
     }
 
     /// The record of `keyID` when `appKey` is the app key bound to it by its key attestation.
-    /// - Throws: `app_key_malformed` (400) for a key that does not parse; `key_not_found`, `key_revoked`,
-    ///   `key_expired` (403, a key unused for longer than ``keyExpiry``);
+    /// - Throws: `app_key_malformed` (400) for a key that does not parse; `key_not_found`, and for a key that no
+    ///   longer stands (``keyStanding``) `key_revoked`, `app_not_accepted`, `environment_not_accepted` or
+    ///   `key_expired` (403);
     ///   `app_key_mismatch` (403) when another app key, or none, is bound to the key; `storage_unavailable`.
     public func requireBoundAppKey(_ appKey: some Collection<UInt8>, of keyID: KeyID) async throws(FlowError)
         -> KeyRecord
@@ -157,11 +159,7 @@ public struct KeyAttestation: Sendable {
             throw FlowError(error)
         }
         guard let record else { throw FlowError(StoreError.keyNotFound) }
-        do throws(StoreError) {
-            try record.requireStanding(keyExpiry: keyExpiry, at: now())
-        } catch {
-            throw FlowError(error)
-        }
+        try keyStanding.require(record, at: now())
         guard record.appKey == presented else { throw FlowError.appKeyMismatch }
         return record
     }

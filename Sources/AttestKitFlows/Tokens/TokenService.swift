@@ -19,7 +19,7 @@ public import Foundation
 /// issuance: offline verification outlives revocation by up to the token's lifetime, which is why the default
 /// lifetime is short (15 minutes). A backend that must see revocations at once asks the service instead:
 /// ``introspect(_:)`` (RFC 7662, `POST /v1/tokens/introspect`) answers inactive for a revoked key's token (or one
-/// whose key went unused past ``keyExpiry``), and ``consume(_:)`` refuses it.
+/// whose key no longer stands otherwise, ``keyStanding``), and ``consume(_:)`` refuses it.
 ///
 /// Verification is strict: three base64url parts, a header with `alg` `ES256` and the `kid` of one of the
 /// configured keys (the current one or a previous one kept for rotation), a 64-byte signature, then the issuer,
@@ -97,16 +97,16 @@ public struct TokenService: Sendable {
     /// (``issue(deviceToken:client:appIDs:environment:validated:)``), or `nil` (the default) to refuse them; a token
     /// bought with one is honoured only while they are accepted.
     public let deviceTokens: DeviceTokenValidator?
-    /// Seconds a key may go unused before its tokens stop counting (`keys.expire-after`, as the ``AssertionGate``'s
-    /// ``AssertionGate/keyExpiry``), or `nil` when keys never expire.
-    public let keyExpiry: TimeInterval?
+    /// What a key must still be for its tokens to count: active, and with the configuration's `apps`,
+    /// `environments` and `keys.expire-after`, as its next assertion would be.
+    public let keyStanding: KeyStanding
     private let now: @Sendable () -> Date
 
     /// Creates the service.
     public init(
         configuration: Configuration, store: any AttestationStore, riskPolicy: RiskPolicy = RiskPolicy(),
         debugTokens: DebugTokens = .none, deviceTokens: DeviceTokenValidator? = nil, leeway: TimeInterval = 60,
-        keyExpiry: TimeInterval? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        keyStanding: KeyStanding = KeyStanding(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
         self.store = store
@@ -114,7 +114,7 @@ public struct TokenService: Sendable {
         self.debugTokens = debugTokens
         self.deviceTokens = deviceTokens
         self.leeway = leeway
-        self.keyExpiry = keyExpiry
+        self.keyStanding = keyStanding
         self.now = now
     }
 
@@ -296,20 +296,27 @@ public struct TokenService: Sendable {
 
     /// Verifies a limited-use token and consumes it: the claims the first time, `token_consumed` after.
     ///
-    /// The key the token names must still be active: consumption refuses a revoked key's token, one whose key went
-    /// unused for longer than ``keyExpiry`` (as its next assertion would be refused), and a token at trust `debug`
-    /// after the withdrawal of its debug token (``verify(_:)``).
+    /// The key the token names must still stand (``keyStanding``): consumption refuses the token of a revoked key,
+    /// of a key whose App ID or environment the configuration no longer accepts, of one unused for longer than
+    /// `keys.expire-after` (as the key's next assertion would be refused), and a token at trust `debug` after the
+    /// withdrawal of its debug token (``verify(_:)``).
     /// - Throws: 401 `token_invalid`/`token_expired`, 409 `token_consumed`, 403
-    ///   `key_revoked`/`key_expired`/`key_not_found`, 503 when storage cannot answer.
+    ///   `key_revoked`/`app_not_accepted`/`environment_not_accepted`/`key_expired`/`key_not_found`, 503 when storage
+    ///   cannot answer.
     public func consume(_ token: String) async throws(FlowError) -> TokenClaims {
         let claims = try verify(token)
-        let keyID = try Self.keyID(of: claims)
+        if let keyID = try Self.keyID(of: claims) {
+            let record: KeyRecord?
+            do throws(StoreError) {
+                record = try await store.key(keyID)
+            } catch {
+                throw FlowError(error)
+            }
+            guard let record else { throw FlowError(StoreError.keyNotFound) }
+            try keyStanding.require(record, at: now())
+        }
         let first: Bool
         do throws(StoreError) {
-            if let keyID {
-                guard let record = try await store.key(keyID) else { throw StoreError.keyNotFound }
-                try record.requireStanding(keyExpiry: keyExpiry, at: now())
-            }
             // Kept past `exp` by the clock leeway: a replica whose clock is behind the one that cleans up still
             // takes the token for unexpired a little longer, and must still find it consumed.
             first = try await store.consumeToken(
@@ -322,8 +329,8 @@ public struct TokenService: Sendable {
     }
 
     /// Introspects a session token for a backend (RFC 7662), without consuming it: its claims when it verifies
-    /// (``verify(_:)``), at trust `app_attest` the key it names is still registered, active and not unused for longer
-    /// than ``keyExpiry``, and it was not consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive`
+    /// (``verify(_:)``), at trust `app_attest` the key it names is still registered and stands (``keyStanding``:
+    /// active, accepted, not unused for too long), and it was not consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive`
     /// and nothing else.
     ///
     /// A consumed token is inactive at once, on every replica sharing the store. Introspection is not a one-time
@@ -345,7 +352,7 @@ public struct TokenService: Sendable {
             } catch {
                 throw FlowError(error)
             }
-            guard let record, (try? record.requireStanding(keyExpiry: keyExpiry, at: now())) != nil else {
+            guard let record, keyStanding.holds(record, at: now()) else {
                 return .inactive
             }
         }

@@ -54,7 +54,8 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
     public var appId: String
     /// `production` or `development`.
     public var environment: String
-    /// `active` or `revoked`.
+    /// `active`, `revoked`, or ``expiredState`` (`expired`: active in the store, but unused for longer than the
+    /// service's `keys.expire-after`, so that its next assertion is refused `key_expired`).
     public var state: String
     /// The last accepted assertion counter (0 after the attestation).
     public var counter: UInt32
@@ -118,4 +119,9 @@ public struct KeyRecordResponse: Codable, Sendable, Hashable {
         self.keyAccessControl = keyAccessControl
         self.appData = appData
     }
+}
+
+extension KeyRecordResponse {
+    /// The ``state`` of a key still active in the store but unused for longer than `keys.expire-after`.
+    public static let expiredState = "expired"
 }

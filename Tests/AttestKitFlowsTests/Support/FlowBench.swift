@@ -113,3 +113,16 @@ extension FlowBench.Device {
         return FlowBench.Device(device: try SimulatedDevice.load(from: file), keyID: keyID)
     }
 }
+
+extension FlowBench {
+    /// Configurations that strand a key of ``appID`` registered in development, each with the code that refuses it:
+    /// another App ID only, and the key's App ID in production only.
+    static let strandings: [(KeyAcceptance, String)] = {
+        do {
+            return [
+                (KeyAcceptance(appIDs: [try AppID("ZZZZZZZZZZ.com.example.other")], environments: .both), "app_not_accepted"),
+                (KeyAcceptance(appIDs: [appID], environments: .production), "environment_not_accepted"),
+            ]
+        } catch { preconditionFailure("\(error)") }
+    }()
+}

@@ -1,0 +1,36 @@
+import AttestKit
+import AttestKitFlows
+import AttestKitStore
+import AttestKitWire
+import Foundation
+import Testing
+
+extension TokenServiceTests {
+    /// A key stranded by a configuration change (its App ID or environment no longer accepted) is refused at its
+    /// next assertion; the tokens it bought before must stop counting with it.
+    @Test(
+        "a key whose App ID or environment is no longer accepted: its session tokens introspect inactive and are refused",
+        arguments: FlowBench.strandings)
+    func strandedKeyTokens(acceptance: KeyAcceptance, code: String) async throws {
+        let bench = try FlowBench()
+        let device = try await bench.registeredDevice()
+        let record = try #require(try await bench.store.key(device.keyID))
+        let configuration = try Self.configuration()
+        let before = TokenService(
+            configuration: configuration, store: bench.store,
+            keyStanding: KeyStanding(acceptance: KeyAcceptance(appIDs: [FlowBench.appID], environments: .development)))
+        let after = TokenService(
+            configuration: configuration, store: bench.store, keyStanding: KeyStanding(acceptance: acceptance))
+        var generator = SystemRandomNumberGenerator()
+        let kept = try before.issue(for: record, using: &generator)
+        let stranded = try before.issue(for: record, using: &generator)
+        #expect(try await before.introspect(stranded.token).active)
+
+        #expect(try await after.introspect(stranded.token) == .inactive)
+        let error = await #expect(throws: FlowError.self) { try await after.consume(stranded.token) }
+        #expect(error?.code.rawValue == code && error?.kind.httpStatus == 403)
+        // Refused before consumption: the token is still unconsumed for a configuration that accepts the key.
+        #expect(try await before.consume(stranded.token) == stranded.claims)
+        #expect(try await before.consume(kept.token) == kept.claims)
+    }
+}
