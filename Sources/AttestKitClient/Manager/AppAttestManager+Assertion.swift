@@ -9,8 +9,9 @@ extension AppAttestManager {
     ///
     /// When the device no longer knows a key the service has accepted assertions of (``DeviceServiceError/invalidKey``,
     /// as after the app's data moved to another device), the key is replaced and the assertion made again, once. A
-    /// key that fails so before the service accepted any of its assertions is replaced only after the backoff: a device that refuses every
-    /// new key costs one attestation per backoff period, not one per request.
+    /// key that fails so before the service accepted any of its assertions is replaced only after the backoff: a
+    /// device that refuses every new key costs one attestation per backoff period, not one per request. Requests
+    /// signing at once that meet the same loss share one replacement: each is signed again with the new key.
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - target: The path and query exactly as sent, starting with `/`.
@@ -36,6 +37,11 @@ extension AppAttestManager {
             } catch {
                 let deviceError = error as? DeviceServiceError ?? .unknown
                 if deviceError.invalidatesKey {
+                    // Another request met the same loss first and replaced the key: sign with its replacement.
+                    if state?.keyID != keyID && !replaced {
+                        replaced = true
+                        continue
+                    }
                     let proven = state?.keyID == keyID && state?.asserted == true
                     replaceKey(keyID, proven: proven && !replaced)
                     if proven && !replaced {
