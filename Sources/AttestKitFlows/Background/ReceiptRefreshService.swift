@@ -148,8 +148,22 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     enum Traded: Sendable, Equatable {
         case refreshed
         case postponed
+        /// An answer that may be about this receipt or about the way to Apple (``isDoubtful(_:)``): the key waits
+        /// this many seconds, unless the round finds the answers doubtful in a row (``doubtfulStreak``) and backs off.
+        case doubted(TimeInterval)
         /// Apple (as a whole), the store or something else failed: the round stops, the key goes back.
         case failed
+    }
+
+    /// How many doubtful answers in a row, with no other answer between them, the round takes for a failure of the
+    /// way to Apple rather than of their receipts: it backs off, and their keys go back untraded.
+    static let doubtfulStreak = 3
+
+    /// Whether Apple's refusal of one receipt is one that a proxy or load balancer in the way, an outage page or
+    /// this server's own receipt trust would give every receipt alike: a status Apple does not document, an answer
+    /// that is not a receipt or is too large, a receipt that does not verify.
+    static func isDoubtful(_ code: AppleServiceError.Code) -> Bool {
+        [.unexpectedResponse, .responseTooLarge, .receiptInvalid].contains(code)
     }
 
     /// One round over the keys due now.
@@ -171,6 +185,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             return outcome
         }
         var untraded: [KeyRecord] = []
+        // Keys whose answers were doubtful, with their waits; and how many such answers came in a row.
+        var doubted: [(KeyRecord, TimeInterval)] = []
+        var streak = 0
+        var doubtedInARow = false
         var next = 0
         // Set by the exchange that fails for every key, so that the round starts no other while it waits its turn.
         let failed = FailureFlag()
@@ -180,8 +198,22 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             func settle(_ result: (KeyRecord, Traded)) {
                 running -= 1
                 switch result.1 {
-                case .refreshed: outcome.refreshed += 1
-                case .postponed: outcome.postponed += 1
+                case .refreshed:
+                    outcome.refreshed += 1
+                    streak = 0
+                case .postponed:
+                    outcome.postponed += 1
+                    streak = 0
+                case .doubted(let wait):
+                    doubted.append((result.0, wait))
+                    streak += 1
+                    if streak >= Self.doubtfulStreak && !doubtedInARow {
+                        doubtedInARow = true
+                        outcome.backedOff = true
+                        logger.warning(
+                            "receipt refresh: doubtful answers in a row, the way to Apple fails; backing off",
+                            metadata: ["answers": "\(streak)"])
+                    }
                 case .failed:
                     outcome.backedOff = true
                     untraded.append(result.0)
@@ -213,6 +245,16 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         // Keys not traded because Apple or the store failed (from the one that failed) or the service is stopping go
         // back at once: their receipts did nothing wrong, and another replica need not wait for the lease.
         untraded += due[next...]
+        // Doubtful answers in a row were about the way to Apple: their keys go back with the others. Otherwise each
+        // waits as a refused receipt does.
+        if doubtedInARow {
+            untraded += doubted.map(\.0)
+        } else {
+            for (record, wait) in doubted {
+                try? await postpone(record.keyID, until: now() + wait)
+                outcome.postponed += 1
+            }
+        }
         if !untraded.isEmpty {
             await handBack(untraded)
             outcome.handedBack = untraded.count
@@ -258,6 +300,12 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 return .failed
             }
             let wait = Self.postponement(after: error.code, receiptCreatedAt: record.receiptCreatedAt, now: now())
+            if Self.isDoubtful(error.code) {
+                logger.notice(
+                    "receipt refresh: Apple's answer to this receipt is doubtful",
+                    metadata: ["keyId": "\(record.keyID)", "code": "\(error.code)"])
+                return .doubted(wait)
+            }
             logger.notice(
                 "receipt refresh: Apple refused this receipt; the key waits",
                 metadata: [
@@ -301,8 +349,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     /// Whether Apple's answer is about this one receipt (the key waits, the round goes on) rather than about
     /// Apple or this server's key (the round stops and the service backs off): Apple's refusals of the receipt
     /// itself (400, 404, and 401 to a receipt of an app of another team than the provider token's) and answers that
-    /// do not verify. A 401 to a receipt of the token's own team, or a 403, refuses this server's key or team: every
-    /// other receipt would get the same answer, so it backs off rather than postpone each key in turn.
+    /// do not verify (``isDoubtful(_:)``: three of those in a row stop the round too). A 401 to a receipt of the
+    /// token's own team, or a 403, refuses this server's key or team: every other receipt would get the same
+    /// answer, so it backs off rather than postpone each key in turn.
     package static func concernsOnlyThisReceipt(
         _ code: AppleServiceError.Code, appID: AppID, tokenTeamID: String
     ) -> Bool {
