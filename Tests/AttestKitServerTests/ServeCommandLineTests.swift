@@ -59,6 +59,13 @@ import Testing
         let again = try await Self.run(["migrate", "--storage", storage], environment: ["ATTESTKIT_LOG_LEVEL": "error"])
         #expect(again.output.contains("schema version 10 (was 10; this release knows 10)"), "\(again.output)")
 
+        // A misspelt storage variable would migrate the default storage instead: migrate names it, as serve does.
+        let misspelt = try await Self.run(
+            ["migrate", "--storage", storage], environment: ["ATTESTKIT_STORAGE_ULR": "postgres://u@db.invalid/a"])
+        #expect(misspelt.output.contains("names no setting and is ignored"), "\(misspelt.output)")
+        #expect(misspelt.output.contains("ATTESTKIT_STORAGE_URL"), "\(misspelt.output)")
+        #expect(!misspelt.output.contains("db.invalid"), "\(misspelt.output)")
+
         // A password on the command line is refused, as by serve.
         let secret = try await Self.run(["migrate", "--storage", "postgres://u:secret@127.0.0.1:1/db"])
         #expect(secret.status != 0 && !secret.output.contains("schema version"), "\(secret.output)")

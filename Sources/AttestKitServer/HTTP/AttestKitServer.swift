@@ -255,26 +255,7 @@ public final class AttestKitServer: Service, Sendable {
     }
 
     private func announce() {
-        if !configuration.trustAnchors.isApple {
-            logger.critical(
-                """
-                TRUSTING A TEST CERTIFICATE AUTHORITY: attestations and receipts from the software Apple are \
-                accepted. Never run this configuration in production.
-                """)
-        }
-        if configuration.appIDs.isEmpty {
-            logger.warning("no app is configured (apps): attestations are refused with apps_not_configured")
-        }
-        if configuration.backendTokens.isEmpty {
-            logger.warning(
-                "no backend token (backend.tokens): assertion checks and DeviceCheck answer backend_not_configured")
-        }
-        if !configuration.runsBackgroundJobs {
-            logger.notice("background jobs off on this replica (background.jobs): no receipt refresh, no cleanup")
-        }
-        if configuration.apple == nil {
-            logger.notice("no Apple key: DeviceCheck answers apple_not_configured and receipts are not refreshed")
-        }
+        for notice in configuration.startNotices { logger.log(level: notice.level, "\(notice.message)") }
         logger.info(
             "attestkit serve starting",
             metadata: [

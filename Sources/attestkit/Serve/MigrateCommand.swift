@@ -47,6 +47,8 @@ struct MigrateCommand: AsyncParsableCommand {
             throw ServeFailure("configuration: \(error)")
         }
         let logger = ServeCommand.logger(configuration)
+        // A misspelt ATTESTKIT_STORAGE_URL would leave the default storage in place: say so before migrating it.
+        ServeCommand.warnOfUnknownVariables(logger: logger)
         let version: SchemaVersion?
         do {
             version = try await configuration.migrateStorage(logger: logger)

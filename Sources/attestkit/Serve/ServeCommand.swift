@@ -91,11 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ServeFailure("configuration: \(error)")
         }
         let logger = Self.logger(configuration)
-        for unknown in ServerConfigurationSource.unknownVariables(in: ProcessInfo.processInfo.environment) {
-            var metadata: Logger.Metadata = ["variable": "\(unknown.name)"]
-            if let suggestion = unknown.suggestion { metadata["did_you_mean"] = "\(suggestion)" }
-            logger.warning("an ATTESTKIT_ environment variable names no setting and is ignored", metadata: metadata)
-        }
+        Self.warnOfUnknownVariables(logger: logger)
         let server = try AttestKitServer(configuration: configuration, logger: logger)
         // Signals are handled here rather than by the group: the first starts the graceful shutdown (the drain, then
         // the server), a second one cuts the drain short, one more cancels whatever still runs.
@@ -188,6 +184,16 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "attestkit.server")
         logger.logLevel = level
         return logger
+    }
+
+    /// Logs a warning for each `ATTESTKIT_*` variable of the process's environment that names no setting (its name
+    /// and the closest setting's variable, never its value): such a variable leaves its setting's default in place.
+    static func warnOfUnknownVariables(logger: Logger) {
+        for unknown in ServerConfigurationSource.unknownVariables(in: ProcessInfo.processInfo.environment) {
+            var metadata: Logger.Metadata = ["variable": "\(unknown.name)"]
+            if let suggestion = unknown.suggestion { metadata["did_you_mean"] = "\(suggestion)" }
+            logger.warning("an ATTESTKIT_ environment variable names no setting and is ignored", metadata: metadata)
+        }
     }
 }
 
