@@ -55,6 +55,21 @@ struct AppleErrorTests {
                 if code == "apple_rate_limited" { #expect(answer.header("Retry-After") == "60") }
                 await state.clearFaults()
             }
+            // Apple's own wait, longer than the transport waits itself, is not cut short: one request, and the
+            // answer passes it on (whole seconds, at most an hour); a 503 with one passes it on too.
+            for (action, code, retryAfter) in [
+                (MockAppleFault.Action.status(429, retryAfter: "120"), "apple_rate_limited", "120"),
+                (.status(429, retryAfter: "86400"), "apple_rate_limited", "3600"),
+                (.status(503, retryAfter: "90"), "apple_unavailable", "90"),
+            ] {
+                let before = await state.requestCount(.queryTwoBits)
+                await state.inject(MockAppleFault(action, endpoint: .queryTwoBits, count: 3))
+                let answer = try await harness.post("/v1/devicecheck/query", token, allow5xx: true)
+                #expect(answer.status == 503 && answer.errorCode == code, "\(action): \(answer)")
+                #expect(answer.header("Retry-After") == retryAfter, "\(action): \(answer)")
+                #expect(await state.requestCount(.queryTwoBits) == before + 1, "\(action)")
+                await state.clearFaults()
+            }
             // One failure is retried away.
             await state.inject(MockAppleFault(.status(503), endpoint: .validateDeviceToken, count: 1))
             let retried = try await harness.post("/v1/devicecheck/validate", token)

@@ -45,3 +45,18 @@ extension ReceiptRefreshIsolationTests {
         }
     }
 }
+
+extension ReceiptRefreshIsolationTests {
+    @Test("Apple's Retry-After on a failure that stops the round is kept for the next round's wait")
+    func applesWaitIsKept() async throws {
+        try await ServerHarness.with(.sqlite) { harness in
+            _ = try await Self.dueKeys(harness)
+            let refresh = try #require(harness.server.receiptRefresh)
+            await harness.mock.state.inject(
+                MockAppleFault(.status(429, retryAfter: "600"), endpoint: .attestationData, count: 20))
+            let round = await refresh.round()
+            #expect(round.backedOff && round.refreshed == 0 && round.postponed == 0, "\(round)")
+            #expect(round.retryAfter == .seconds(600), "\(round)")
+        }
+    }
+}

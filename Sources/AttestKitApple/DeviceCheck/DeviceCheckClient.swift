@@ -120,7 +120,8 @@ public struct DeviceCheckClient: Sendable {
         guard response.status == 200 else {
             if response.status == 401 { await tokens.invalidate() }
             throw AppleStatusClassifier.error(
-                status: response.status, text: response.text, service: .deviceCheck, attempts: response.attempts)
+                status: response.status, text: response.text, service: .deviceCheck, attempts: response.attempts,
+                retryAfter: response.retryAfter)
         }
         return response
     }

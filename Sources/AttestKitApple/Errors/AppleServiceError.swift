@@ -20,6 +20,9 @@ public struct AppleServiceError: CodedError, Sendable {
     public let appleText: String?
     /// How many requests were sent before giving up (retries included); 0 when none was.
     public let attempts: Int
+    /// The wait Apple asked for with its last answer's `Retry-After` (a 429 or 5xx), or `nil` when it sent none (or
+    /// one that does not parse). A caller retrying the call waits at least this long.
+    public let retryAfter: Duration?
     /// Source location where the error was raised, for debugging.
     public let file: String
     /// Source line where the error was raised, for debugging.
@@ -36,6 +39,7 @@ public struct AppleServiceError: CodedError, Sendable {
     ///   - status: The HTTP status of Apple's answer, if one arrived.
     ///   - appleText: Apple's body text; it is cut to ``maximumAppleTextLength`` printable characters.
     ///   - attempts: How many requests were sent.
+    ///   - retryAfter: The wait Apple's last answer asked for, if any.
     ///   - file: The source file that raised the error (for logs).
     ///   - line: The source line that raised the error (for logs).
     public init(
@@ -44,6 +48,7 @@ public struct AppleServiceError: CodedError, Sendable {
         status: Int? = nil,
         appleText: String? = nil,
         attempts: Int = 0,
+        retryAfter: Duration? = nil,
         file: String = #fileID,
         line: UInt = #line
     ) {
@@ -52,6 +57,7 @@ public struct AppleServiceError: CodedError, Sendable {
         self.status = status
         self.appleText = appleText.flatMap(Self.sanitized)
         self.attempts = attempts
+        self.retryAfter = retryAfter
         self.file = file
         self.line = line
     }
@@ -74,7 +80,8 @@ public struct AppleServiceError: CodedError, Sendable {
     /// A copy with the number of attempts made.
     func with(attempts: Int) -> AppleServiceError {
         AppleServiceError(
-            code, reason, status: status, appleText: appleText, attempts: attempts, file: file, line: line)
+            code, reason, status: status, appleText: appleText, attempts: attempts, retryAfter: retryAfter, file: file,
+            line: line)
     }
 
     /// An error value with the given code, for comparisons.

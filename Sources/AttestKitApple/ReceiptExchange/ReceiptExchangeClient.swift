@@ -147,7 +147,8 @@ public struct ReceiptExchangeClient: Sendable {
         default:
             if response.status == 401 { await tokens.invalidate() }
             throw AppleStatusClassifier.error(
-                status: response.status, text: response.text, service: .receiptExchange, attempts: response.attempts)
+                status: response.status, text: response.text, service: .receiptExchange, attempts: response.attempts,
+                retryAfter: response.retryAfter)
         }
 
         func verify(_ response: AppleHTTPTransport.Response) async throws(AppleServiceError) -> Receipt {

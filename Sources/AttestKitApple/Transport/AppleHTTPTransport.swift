@@ -7,10 +7,12 @@ import NIOHTTP1
 /// Sends one call to an Apple service: a POST with a fresh `Authorization` per attempt, a deadline covering every
 /// retry, a response size cap, and retries with backoff for 429, 5xx and connection failures.
 ///
-/// A 429 or 5xx with a valid `Retry-After` (seconds or an IMF-fixdate, see ``RetryAfter``) waits what Apple asks
-/// (capped at ``RetryPolicy/maximumDelay``) instead of the jittered backoff; a malformed one is ignored. When the
-/// wait would end at or past the call's deadline, the call does not sleep: it returns the answer it has at once
-/// (so the caller reports it classified, e.g. `rate_limited` with `attempts` 1) rather than time out later.
+/// A 429 or 5xx with a valid `Retry-After` (seconds or an IMF-fixdate, see ``RetryAfter``) waits what Apple asks,
+/// never less (and no less than the jittered backoff); a malformed one is ignored. When Apple asks for longer than
+/// ``RetryPolicy/maximumDelay``, or the wait would end at or past the call's deadline, the call does not retry
+/// before Apple's time: it returns the answer it has at once, with the wait asked for
+/// (``Response/retryAfter``), so that the caller reports it classified (e.g. `rate_limited` with `attempts` 1 and
+/// ``AppleServiceError/retryAfter``) and waits itself rather than time out later.
 ///
 /// The answer of the last attempt is returned whatever its status (callers classify it); only failures without an
 /// answer are thrown. The logger receives static messages with the endpoint label, status, attempt and wait, never
@@ -40,6 +42,8 @@ struct AppleHTTPTransport: Sendable {
         var body: [UInt8]
         /// How many requests were sent.
         var attempts: Int
+        /// The wait the answer's `Retry-After` asked for, if it had a valid one.
+        var retryAfter: Duration? = nil
 
         /// The body as UTF-8 text (invalid bytes replaced).
         var text: String { String(decoding: body, as: UTF8.self) }
@@ -81,8 +85,10 @@ struct AppleHTTPTransport: Sendable {
                         "apple.endpoint": "\(request.endpoint)", "http.status": "\(status)",
                         "apple.attempt": "\(attempt)",
                     ])
-                guard Self.isRetryable(status: status), attempt < policy.maximumAttempts else {
-                    return Response(status: status, body: body, attempts: attempt)
+                guard Self.isRetryable(status: status), attempt < policy.maximumAttempts,
+                    (after ?? .zero) <= policy.maximumDelay
+                else {
+                    return Response(status: status, body: body, attempts: attempt, retryAfter: after)
                 }
                 retryAfter = after
             case .failure(let error):
@@ -121,7 +127,8 @@ struct AppleHTTPTransport: Sendable {
     /// The last outcome as the call's result.
     private static func finish(_ outcome: Outcome, attempts: Int) throws(AppleServiceError) -> Response {
         switch outcome {
-        case .answer(let status, let body, _): return Response(status: status, body: body, attempts: attempts)
+        case .answer(let status, let body, let retryAfter):
+            return Response(status: status, body: body, attempts: attempts, retryAfter: retryAfter)
         case .failure(let error): throw error.with(attempts: attempts)
         }
     }

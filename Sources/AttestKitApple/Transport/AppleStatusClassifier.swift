@@ -7,10 +7,13 @@ enum AppleStatusClassifier {
         case receiptExchange
     }
 
-    /// The error for a non-success answer.
-    static func error(status: Int, text: String, service: Service, attempts: Int) -> AppleServiceError {
+    /// The error for a non-success answer, with the wait its `Retry-After` asked for.
+    static func error(
+        status: Int, text: String, service: Service, attempts: Int, retryAfter: Duration?
+    ) -> AppleServiceError {
         let (code, reason) = classify(status: status, text: text.lowercased(), service: service)
-        return AppleServiceError(code, reason, status: status, appleText: text, attempts: attempts)
+        return AppleServiceError(
+            code, reason, status: status, appleText: text, attempts: attempts, retryAfter: retryAfter)
     }
 
     private static func classify(

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Two forms are read:
 /// - `delay-seconds`: ASCII digits only (`2`, `120`); a sign, a fraction or a unit is malformed. Absurdly large
-///   values saturate (the policy caps every wait anyway).
+///   values saturate (999,999,999 s; callers bound what they keep of it).
 /// - `HTTP-date` in its preferred form, IMF-fixdate (`Sun, 12 Apr 2026 13:20:03 GMT`), read by `HTTPDate`. A date
 ///   in the past asks for no wait. The obsolete forms are not read: ignoring one only means the policy's backoff.
 enum RetryAfter {

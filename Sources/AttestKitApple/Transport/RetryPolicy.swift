@@ -2,10 +2,11 @@
 /// requests, separated by exponential backoff with full jitter, and never past the call's deadline.
 ///
 /// The wait before retry *n* (1 for the first retry) is a uniformly random duration between zero and
-/// `min(maximumDelay, baseDelay × 2^(n-1))` ("full jitter"), or Apple's `Retry-After` when it sends a valid one
-/// (delay-seconds or an IMF-fixdate; capped at ``maximumDelay``; a malformed one is ignored). A wait that would end
-/// at or past the call's deadline is not taken: the call ends at once with the answer it has (e.g. a 429 as
-/// ``AppleServiceError/Code/rateLimited``). Other 4xx answers are never retried: they will not change.
+/// `min(maximumDelay, baseDelay × 2^(n-1))` ("full jitter"), or, when Apple sends a valid `Retry-After`
+/// (delay-seconds or an IMF-fixdate; a malformed one is ignored), the longer of that and the jittered wait. A
+/// `Retry-After` longer than ``maximumDelay`` is never cut short: the call ends at once with the answer it has
+/// (e.g. a 429 as ``AppleServiceError/Code/rateLimited`` with ``AppleServiceError/retryAfter``), as it does when a
+/// wait would end at or past the call's deadline. Other 4xx answers are never retried: they will not change.
 public struct RetryPolicy: Sendable, Hashable {
     /// The most requests one call sends, the first included; 1 disables retries.
     public var maximumAttempts: Int
@@ -44,8 +45,9 @@ public struct RetryPolicy: Sendable, Hashable {
         return min(cap, maximumDelay)
     }
 
-    /// The wait before retry `retry` (1 for the first retry): full jitter under ``delayCap(beforeRetry:)``, or
-    /// Apple's `Retry-After` capped at ``maximumDelay``.
+    /// The wait before retry `retry` (1 for the first retry): full jitter under ``delayCap(beforeRetry:)``, or the
+    /// longer of that and Apple's `Retry-After`, capped at ``maximumDelay`` (the transport does not retry at all when
+    /// Apple asks for longer).
     ///
     /// - Parameters:
     ///   - retry: 1 for the first retry.
@@ -56,11 +58,12 @@ public struct RetryPolicy: Sendable, Hashable {
         retryAfter: Duration? = nil,
         using generator: inout some RandomNumberGenerator
     ) -> Duration {
-        if let retryAfter { return min(max(.zero, retryAfter), maximumDelay) }
         let cap = delayCap(beforeRetry: retry)
         let capNanoseconds = Self.nanoseconds(cap)
-        guard capNanoseconds > 0 else { return .zero }
-        return .nanoseconds(Int64.random(in: 0...capNanoseconds, using: &generator))
+        let jittered: Duration =
+            capNanoseconds > 0 ? .nanoseconds(Int64.random(in: 0...capNanoseconds, using: &generator)) : .zero
+        guard let retryAfter else { return jittered }
+        return min(max(jittered, retryAfter), maximumDelay)
     }
 
     /// A duration in whole nanoseconds, saturating.

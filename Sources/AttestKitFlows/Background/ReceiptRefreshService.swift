@@ -68,6 +68,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         /// Whether the claim took a whole batch of due keys (claimed or parked): more may be due now, and
         /// ``ReceiptRefreshService/run()`` claims again at once rather than after its interval.
         public var moreDue = false
+        /// The longest wait Apple asked for (`Retry-After`) with a failure that stopped the round, if any:
+        /// ``ReceiptRefreshService/run()`` waits at least that long (at most an hour) before the next round.
+        public var retryAfter: Duration?
     }
 
     /// Creates the service.
@@ -121,6 +124,8 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             while !Task.isCancelled {
                 let outcome = await round()
                 delay = Self.nextDelay(after: delay, backedOff: outcome.backedOff, interval: interval)
+                // Apple's own wait, when it asked for one longer than the back-off (an hour at most).
+                if let asked = outcome.retryAfter { delay = max(delay, min(asked, .seconds(3_600))) }
                 // A whole batch taken: more keys are due now. The next round starts at once, paced by Apple's
                 // answers, the concurrency and the fleet's ceiling rather than by one batch an interval.
                 if outcome.moreDue && !outcome.backedOff { continue }
@@ -151,8 +156,18 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         /// An answer that may be about this receipt or about the way to Apple (``isDoubtful(_:)``): the key waits
         /// this many seconds, unless the round finds the answers doubtful in a row (``doubtfulStreak``) and backs off.
         case doubted(TimeInterval)
-        /// Apple (as a whole), the store or something else failed: the round stops, the key goes back.
-        case failed
+        /// Apple (as a whole), the store or something else failed: the round stops, the key goes back; Apple's
+        /// `Retry-After`, when it sent one.
+        case failed(retryAfter: Duration?)
+
+        /// A failure without a wait asked for.
+        static let failed = Traded.failed(retryAfter: nil)
+
+        /// Whether the round stops at this.
+        var isFailure: Bool {
+            if case .failed = self { return true }
+            return false
+        }
     }
 
     /// How many doubtful answers in a row, with no other answer between them, the round takes for a failure of the
@@ -214,8 +229,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                             "receipt refresh: doubtful answers in a row, the way to Apple fails; backing off",
                             metadata: ["answers": "\(streak)"])
                     }
-                case .failed:
+                case .failed(let retryAfter):
                     outcome.backedOff = true
+                    if let retryAfter { outcome.retryAfter = max(outcome.retryAfter ?? .zero, retryAfter) }
                     untraded.append(result.0)
                 }
             }
@@ -236,7 +252,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 running += 1
                 group.addTask {
                     let traded = await trade(record, receipt: receipt, client: client)
-                    if traded == .failed { failed.set() }
+                    if traded.isFailure { failed.set() }
                     return (record, traded)
                 }
             }
@@ -297,7 +313,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             metrics.receiptRefresh(error.code.rawValue)
             guard Self.concernsOnlyThisReceipt(error.code, appID: record.appID, tokenTeamID: client.teamID) else {
                 logger.warning("receipt refresh: Apple failed; backing off", metadata: ["code": "\(error.code)"])
-                return .failed
+                return .failed(retryAfter: error.retryAfter)
             }
             let wait = Self.postponement(after: error.code, receiptCreatedAt: record.receiptCreatedAt, now: now())
             if Self.isDoubtful(error.code) {

@@ -60,8 +60,9 @@ extension FlowError {
     /// An answer from Apple, or the lack of one: Apple's refusal of the client's token or bits is malformed input;
     /// its refusal of what this server wrote (the timestamp, the payload's shape) is an upstream failure keeping its
     /// code (`bad_timestamp`, `bad_payload`: the server's clock or Apple, never the client's input); Apple rate
-    /// limiting us or being unreachable is `apple_rate_limited` / `apple_unavailable` (unavailable), Apple refusing
-    /// this server's key `apple_authorization_failed` and anything else `apple_error` (upstream failures).
+    /// limiting us or being unreachable is `apple_rate_limited` / `apple_unavailable` (unavailable, with Apple's
+    /// `Retry-After` passed on in whole seconds, 1 to 3,600, when it sent one; 60 s for a rate limit without), Apple
+    /// refusing this server's key `apple_authorization_failed` and anything else `apple_error` (upstream failures).
     public init(_ error: AppleServiceError) {
         let code = error.code.rawValue
         switch error.code {
@@ -72,12 +73,12 @@ extension FlowError {
                 Code(code), .upstreamFailure, "Apple refused what this server sent: \(code)", underlying: error)
         case .rateLimited:
             self.init(
-                Code("apple_rate_limited"), .unavailable(retryAfter: 60), "Apple is rate limiting this server",
-                underlying: error)
+                Code("apple_rate_limited"), .unavailable(retryAfter: Self.seconds(error.retryAfter) ?? 60),
+                "Apple is rate limiting this server", underlying: error)
         case .serverError, .serviceUnavailable, .transport, .timeout:
             self.init(
-                Code("apple_unavailable"), .unavailable(retryAfter: nil), "Apple's service did not answer: \(code)",
-                underlying: error)
+                Code("apple_unavailable"), .unavailable(retryAfter: Self.seconds(error.retryAfter)),
+                "Apple's service did not answer: \(code)", underlying: error)
         case .badAuthorizationToken, .invalidAuthorizationToken, .authorizationTokenExpired, .forbidden,
             .privateKeyInvalid, .invalidConfiguration:
             self.init(
@@ -86,6 +87,15 @@ extension FlowError {
         default:
             self.init(Code("apple_error"), .upstreamFailure, "Apple answered with an error: \(code)", underlying: error)
         }
+    }
+
+    /// Apple's `Retry-After` as the whole seconds this service's own answer carries: rounded up, 1 to 3,600 (a
+    /// longer wait is asked for again by Apple after the hour), or `nil` without one.
+    static func seconds(_ retryAfter: Duration?) -> Int? {
+        guard let retryAfter else { return nil }
+        let (seconds, attoseconds) = retryAfter.components
+        let whole = seconds + (attoseconds > 0 ? 1 : 0)
+        return Int(min(max(whole, 1), 3_600))
     }
 
     /// Any error the flows' dependencies throw, converted; `nil` for an error of another module (an edge's own,
