@@ -127,3 +127,31 @@ extension GuardedRouteTests {
         }
     }
 }
+
+extension GuardedRouteTests {
+    @Test(
+        "the client an application names is counted as a peer is: two addresses of one IPv6 /64 share one budget",
+        arguments: await Edge.matrix().filter { $0.0.namesClients })
+    func deviceCheckBudgetByPrefix(edge: Edge, backend: Backend) async throws {
+        var configuration = EdgeConfiguration()
+        configuration.deviceCheck = true
+        configuration.enforcement.minimumTrust = .deviceCheck
+        configuration.deviceTokenValidationsPerClient = 1
+        try await edge.run(on: backend, configuration) { app in
+            let apple = try #require(app.apple)
+            var statuses: [Int] = []
+            for address in ["2001:db8:0:1::1", "2001:db8:0:1:ffff::2", "::ffff:198.51.100.7", "198.51.100.7"] {
+                let answer = try await app.send(
+                    "POST", "/orders",
+                    headers: [
+                        (EdgeHeaders.client, address), (AttestKitHeaderNames.deviceToken, EdgeFixture.deviceToken()),
+                    ],
+                    body: Self.body)
+                statuses.append(answer.status)
+            }
+            // One subscriber's prefix is one budget; an IPv4 address is the same client written either way.
+            #expect(statuses == [200, 429, 200, 429], "\(statuses)")
+            #expect(await apple.validations() == 2)
+        }
+    }
+}

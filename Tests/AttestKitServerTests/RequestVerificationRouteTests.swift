@@ -187,6 +187,11 @@ struct RequestVerificationRouteTests {
                 (valid.setting("method", ""), "invalid_method"),
                 (valid.setting("target", "orders"), "invalid_target"),
                 (valid.setting("target", "/orders#top"), "invalid_target"),
+                // The client is counted by its address: free text (a whole forwarded header, a name) is not one.
+                (valid.setting("client", "198.51.100.7, 10.0.0.1"), "invalid_field"),
+                (valid.setting("client", "unknown"), "invalid_field"),
+                (valid.setting("client", .string(String(repeating: "a", count: 100_000))), "invalid_field"),
+                (valid.setting("client", "fe80::1%eth0"), "invalid_field"),
             ]
             for (request, code) in cases {
                 let answer = try await harness.post("/v1/requests/verify", request)

@@ -11,8 +11,8 @@ extension AttestKitApplication {
     /// A refusal is a decision (200, `RequestVerificationResponse.allowed` `false`, with the status and error the
     /// middleware would answer); only a request the route cannot decide about throws.
     ///
-    /// - Throws: `group_unknown` for a group that is not configured; `invalid_field` for a body, hash, method or
-    ///   target that is not well formed (400).
+    /// - Throws: `group_unknown` for a group that is not configured; `invalid_field` for a body, hash, method,
+    ///   target or client address that is not well formed (400).
     public func verifyRequest(_ request: RequestVerificationRequest) async throws(FlowError)
         -> RequestVerificationResponse
     {
@@ -24,12 +24,20 @@ extension AttestKitApplication {
             } catch {
                 throw FlowError(error)
             }
+            // Counted as the edges count a client: an IPv6 address by its /64, so that one subscriber's prefix is one
+            // budget, and never by free text a backend passed on (a forwarded header's whole value, say).
+            let client = try request.client.map { text throws(FlowError) in
+                guard let key = ClientAddress.rateLimitKey(address: text) else {
+                    throw FlowError.invalidField("client", "is not an IP address")
+                }
+                return key
+            }
             let headers = Self.headerLookup(request.headers)
             let decision: RequestAttestation
             do throws(FlowError) {
                 decision = try await routeGuard.check(
                     lookup: headers, method: request.method, target: request.target, alternativeTargets: [],
-                    body: body, subject: request.subject, client: request.client)
+                    body: body, subject: request.subject, client: client)
             } catch let refusal {
                 // The guard has counted and logged a storage failure under its refusal already.
                 return RequestVerificationResponse(

@@ -27,6 +27,19 @@ public struct ClientAddress: Sendable {
     ///   - headers: The values of every line of a header, by name (case-insensitively).
     public func rateLimitKey(peer: String?, headers: (String) -> [String]) -> String {
         guard let address = client(peer: peer, headers: headers) else { return "unknown" }
+        return Self.rateLimitKey(of: address)
+    }
+
+    /// The rate-limit key of a client address given as text (the decision route's `client`, as a backend saw it):
+    /// `192.0.2.1` or `2001:db8:0:1::/64`, the key the edges count the same client by; `nil` when `text` is not an
+    /// IP address.
+    public static func rateLimitKey(address text: String) -> String? {
+        guard let address = IPNetwork.addressBytes(text) else { return nil }
+        return rateLimitKey(of: address)
+    }
+
+    /// The key of an address's bytes: an IPv4 address itself, an IPv6 one by its /64.
+    private static func rateLimitKey(of address: [UInt8]) -> String {
         if address.count == 4 { return IPNetwork.text(of: address) }
         return IPNetwork.text(of: IPNetwork.masked(address, to: 64)) + "/64"
     }

@@ -39,7 +39,8 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     public let subject: (@Sendable (Request, Context) -> String?)?
     /// Who sent a request, for the per-client budget of DeviceCheck validations, or `nil` for the TCP peer's address
     /// (an IPv6 peer by its /64) when the context knows it (`RemoteAddressRequestContext`). Behind a proxy, name
-    /// the client from the header the proxy owns.
+    /// the client from the header the proxy owns. An IP address is counted as the peer's would be (an IPv6 address
+    /// by its /64); any other text is the budget's key as it is.
     public let client: (@Sendable (Request, Context) -> String?)?
 
     /// Creates the middleware: enforced for everyone, App Attest only.
@@ -75,7 +76,7 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
             let attestation = try await routeGuard.check(
                 lookup: { AttestKitHeaders.value($0, in: headers) }, method: request.method.rawValue,
                 target: request.head.path ?? "/", body: body.readableBytesView, subject: subject?(request, context),
-                client: client.map { $0(request, context) } ?? Self.peer(of: context))
+                client: client.map { Self.budgetKey($0(request, context)) } ?? Self.peer(of: context))
             context.attestation = attestation
             context.attestedKey = attestation.key
         } catch {
@@ -85,6 +86,11 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
             throw APIError(any: error)
         }
         return try await next(request, context)
+    }
+
+    /// The key of a client the application named: an IP address as the edges count it, other text as it is.
+    private static func budgetKey(_ client: String?) -> String? {
+        client.map { ClientAddress.rateLimitKey(address: $0) ?? $0 }
     }
 
     /// The TCP peer's address as a rate-limit key, when the context knows it.

@@ -21,8 +21,9 @@ public struct RequestVerificationRequest: Codable, Sendable, Hashable {
     public var headers: [String: String]
     /// The rollout subject (a user id, say); absent: the key id the request sends.
     public var subject: String?
-    /// The address of the app's client, for the per-client budget of DeviceCheck validations; absent: one budget
-    /// shared by every request without one.
+    /// The IP address of the app's client, for the per-client budget of DeviceCheck validations (an IPv6 address
+    /// counted by its /64; anything but an IP address is refused); absent: one budget shared by every request
+    /// without one.
     public var client: String?
 
     /// Creates a request.
