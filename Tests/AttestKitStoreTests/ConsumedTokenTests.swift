@@ -30,6 +30,13 @@ struct ConsumedTokenTests {
             for bad in ["", "a b", String(repeating: "a", count: 129)] {
                 await #expect(throws: StoreError.invalidInput) { try await store.isTokenConsumed(bad) }
             }
+            // A time no store can hold is refused whether or not the token was consumed, on every backend alike.
+            #expect(try await store.consumeToken("jti-3", expiresAt: expiry, now: t0) == true)
+            for id in ["jti-3", "jti-4"] {
+                await #expect(throws: StoreError.invalidInput) {
+                    try await store.consumeToken(id, expiresAt: Date(timeIntervalSince1970: -1), now: t0)
+                }
+            }
         }
     }
 

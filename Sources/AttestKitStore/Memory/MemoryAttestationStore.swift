@@ -298,8 +298,10 @@ public actor MemoryAttestationStore: AttestationStore {
         try checkOpen()
         try StoreLimits.checkTokenID(tokenID)
         _ = try StoreTime.normalized(now, "now")
+        // Both times checked before the record is looked at, as the SQL stores bind them before the statement runs.
+        let expiry = try StoreTime.normalized(expiresAt, "expiresAt")
         guard consumedTokens[tokenID] == nil else { return false }
-        consumedTokens[tokenID] = try StoreTime.normalized(expiresAt, "expiresAt")
+        consumedTokens[tokenID] = expiry
         return true
     }
 
