@@ -69,7 +69,19 @@ public struct AttestKitMiddleware: AsyncMiddleware {
             let application = integration.application
             let routeGuard: RouteGuard
             switch source {
-            case .group(let name): routeGuard = try application.routeGuard(group: name)
+            case .group(let name):
+                // A group this application does not configure is the deployment's mistake, not the app's request:
+                // 503 as an unconfigured integration is, logged with the names here, never answered to the app.
+                do throws(FlowError) {
+                    routeGuard = try application.routeGuard(group: name)
+                } catch {
+                    application.logger.error(
+                        "AttestKitMiddleware names a route group the configuration does not have",
+                        metadata: [
+                            "group": "\(name)", "configured": "\(application.groupNames.joined(separator: ","))",
+                        ])
+                    throw FlowError.groupNotConfiguredVapor
+                }
             case .policy(let policy): routeGuard = application.routeGuard(policy: policy)
             }
             guard routeGuard.readsRequests else { return try await next.respond(to: request) }
@@ -106,5 +118,10 @@ extension FlowError {
     /// 503 `attestkit_not_configured`: `app.attestKit` was never set.
     static var notConfiguredVapor: FlowError {
         FlowError(.init("attestkit_not_configured"), .notConfigured, "app.attestKit is not configured")
+    }
+
+    /// The middleware's route group is not configured: 503 `group_unknown`, without the configured names.
+    static var groupNotConfiguredVapor: FlowError {
+        FlowError(.groupUnknown, .notConfigured, "this route's group is not configured")
     }
 }
