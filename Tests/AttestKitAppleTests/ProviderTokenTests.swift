@@ -111,6 +111,7 @@ import Testing
         #expect(try await tokens.token() != first)
     }
 
+    /// Callers that ask at once while no token is cached share one signing: one token, not one per caller.
     @Test func concurrentCallersAllGetAValidToken() async throws {
         let tokens = try AppleFixture.tokens(TestTime())
         let keys = JWTKeyCollection()
@@ -120,6 +121,7 @@ import Testing
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
         #expect(all.count == 16)
+        #expect(Set(all).count == 1, "one signing shared by every caller")
         for token in Set(all) { _ = try await keys.verify(token, as: ProviderTokenClaims.self) }
     }
 

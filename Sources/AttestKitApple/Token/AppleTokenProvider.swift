@@ -29,6 +29,8 @@ public actor AppleTokenProvider {
     private let now: @Sendable () -> Date
     private var keys: JWTKeyCollection?
     private var cached: (token: String, issuedAt: Int)?
+    /// The signing under way, which concurrent callers share: one token per renewal, however many calls wait.
+    private var signing: Task<Result<String, AppleServiceError>, Never>?
 
     /// The default age at which a token is renewed: 50 minutes, well within Apple's hour.
     public static let defaultRenewalAge: TimeInterval = 50 * 60
@@ -70,7 +72,8 @@ public actor AppleTokenProvider {
         self.now = now
     }
 
-    /// A valid token: the cached one while it is younger than ``renewalAge``, else a newly signed one.
+    /// A valid token: the cached one while it is younger than ``renewalAge``, else a newly signed one (one for all
+    /// the calls that ask while it is being signed).
     ///
     /// - Throws: ``AppleServiceError/Code/tokenSigningFailed`` if signing fails.
     public func token() async throws(AppleServiceError) -> String {
@@ -78,16 +81,25 @@ public actor AppleTokenProvider {
         if let cached, seconds >= cached.issuedAt, Double(seconds - cached.issuedAt) < renewalAge {
             return cached.token
         }
+        if let signing { return try await signing.value.get() }
+        let task = Task { await self.sign(at: seconds) }
+        signing = task
+        let result = await task.value
+        signing = nil
+        return try result.get()
+    }
+
+    /// Signs a token issued at `seconds` and caches it.
+    private func sign(at seconds: Int) async -> Result<String, AppleServiceError> {
         let keys = await signingKeys()
-        let token: String
         do {
-            token = try await keys.sign(
+            let token = try await keys.sign(
                 ProviderTokenClaims(iss: teamID, iat: seconds), kid: JWKIdentifier(string: keyID))
+            cached = (token, seconds)
+            return .success(token)
         } catch {
-            throw AppleServiceError(.tokenSigningFailed, "the provider token could not be signed")
+            return .failure(AppleServiceError(.tokenSigningFailed, "the provider token could not be signed"))
         }
-        cached = (token, seconds)
-        return token
     }
 
     /// When the cached token was issued, or `nil` when none is cached.
