@@ -17,9 +17,13 @@ public import Vapor
 /// `AssertionGate` (advancing the counter atomically), and puts the key on `req.attestKit.key`
 /// before calling the route. Refusals answer the service's codes and statuses (``AttestKitAbort``): 401
 /// `assertion_required`, 400 malformed headers, 403 a failed verification or a revoked key, 409 a replay, 413 a
-/// body over the limit, 400 `group_unknown` for a group that is not configured, 503 before `app.attestKit` is
-/// configured. DeviceCheck validations are budgeted per client address (``AttestKitIntegration/client(of:)``: the
-/// peer, or behind a trusted proxy the address it forwarded).
+/// body over the limit, 503 `group_unknown` for a group that is not configured (the names are logged, not
+/// answered), 503 before `app.attestKit` is configured. DeviceCheck validations are budgeted per client address
+/// (``AttestKitIntegration/client(of:)``: the peer, or behind a trusted proxy the address it forwarded).
+///
+/// The body is collected before the route runs, up to the configuration's `bodyLimit` (64 KiB by default): Vapor
+/// then skips a route's own `body: .collect(maxSize:)`, so a route behind the middleware that must accept less
+/// checks `req.body.data?.readableBytes` itself.
 ///
 /// ```swift
 /// app.grouped(AttestKitMiddleware(group: "orders")).post("orders") { req async throws -> String in
