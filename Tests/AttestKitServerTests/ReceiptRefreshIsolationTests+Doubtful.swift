@@ -5,6 +5,7 @@ import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
 import Foundation
+import Logging
 import Testing
 
 extension ReceiptRefreshIsolationTests {
@@ -57,6 +58,28 @@ extension ReceiptRefreshIsolationTests {
             let round = await refresh.round()
             #expect(round.backedOff && round.refreshed == 0 && round.postponed == 0, "\(round)")
             #expect(round.retryAfter == .seconds(600), "\(round)")
+        }
+    }
+}
+
+extension ReceiptRefreshIsolationTests {
+    @Test("a key with no receipt exchange for its environment waits a day, instead of being claimed every lease")
+    func unexchangeableKeyWaits() async throws {
+        try await ServerHarness.with(.sqlite) { harness in
+            let devices = try await Self.dueKeys(harness)
+            let exchanges = try #require(harness.server.application.apple?.receiptExchange)
+            // A service built for production alone; the harness's keys are development keys.
+            let production = ReceiptRefreshService(
+                store: harness.store, exchange: exchanges.filter { $0.key == .production }, interval: .seconds(60),
+                batch: 10, concurrency: 2, maxPerSecond: 0, riskThreshold: nil, metrics: FlowMetrics(),
+                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: harness.clock.now)
+            let round = await production.round()
+            #expect(round.postponed == devices.count && round.refreshed == 0 && !round.backedOff, "\(round)")
+            #expect(await harness.mock.state.requestCount(.attestationData) == 0)
+            for device in devices {
+                let refreshAt = try #require(try await harness.store.key(device.keyID)?.receiptRefreshAt)
+                #expect(refreshAt.timeIntervalSince(harness.clock.now()) >= 86_400 - 1)
+            }
         }
     }
 }

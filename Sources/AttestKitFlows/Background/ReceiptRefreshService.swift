@@ -170,6 +170,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         }
     }
 
+    /// How long a claimed key waits when the service has no receipt exchange for its environment (a library's
+    /// service built for one environment only): a day.
+    static let unexchangeableWait: TimeInterval = 86_400
+
     /// How many doubtful answers in a row, with no other answer between them, the round takes for a failure of the
     /// way to Apple rather than of their receipts: it backs off, and their keys go back untraded.
     static let doubtfulStreak = 3
@@ -204,6 +208,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         var doubted: [(KeyRecord, TimeInterval)] = []
         var streak = 0
         var doubtedInARow = false
+        var unexchangeable: [KeyRecord] = []
         var next = 0
         // Set by the exchange that fails for every key, so that the round starts no other while it waits its turn.
         let failed = FailureFlag()
@@ -242,6 +247,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 }
                 let record = due[next]
                 guard let receipt = record.receipt, let client = exchange[record.environment] else {
+                    // Nothing to trade it with (no receipt, or no exchange client for its environment): it waits a
+                    // day rather than be claimed again at every lease.
+                    unexchangeable.append(record)
                     next += 1
                     continue
                 }
@@ -268,6 +276,15 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         } else {
             for (record, wait) in doubted {
                 try? await postpone(record.keyID, until: now() + wait)
+                outcome.postponed += 1
+            }
+        }
+        if !unexchangeable.isEmpty {
+            logger.warning(
+                "receipt refresh: keys with no receipt exchange for their environment wait a day",
+                metadata: ["keys": "\(unexchangeable.count)"])
+            for record in unexchangeable {
+                try? await postpone(record.keyID, until: now() + Self.unexchangeableWait)
                 outcome.postponed += 1
             }
         }
