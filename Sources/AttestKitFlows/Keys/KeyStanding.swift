@@ -1,3 +1,4 @@
+import AttestKit
 public import AttestKitStore
 public import Foundation
 
@@ -29,6 +30,17 @@ public struct KeyStanding: Sendable, Hashable {
         try acceptance?.check(record)
         if record.isExpired(usedSince: expiry.map { now.addingTimeInterval(-$0) }) {
             throw FlowError(StoreError.keyExpired)
+        }
+    }
+
+    /// Refuses what was issued for `appID` (the `appId` of a session token bought without a key: with a debug or a
+    /// DeviceCheck token) when ``acceptance`` no longer accepts that App ID, as a key of it would be refused.
+    /// - Throws: `app_not_accepted` (403).
+    public func requireApp(_ appID: String) throws(FlowError) {
+        guard let acceptance else { return }
+        guard let parsed = try? AppID(appID), acceptance.appIDs.contains(parsed) else {
+            throw FlowError(
+                .appNotAccepted, .refused, "issued for an App ID this service no longer accepts (apps)")
         }
     }
 

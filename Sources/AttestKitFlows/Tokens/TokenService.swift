@@ -298,7 +298,8 @@ public struct TokenService: Sendable {
     ///
     /// The key the token names must still stand (``keyStanding``): consumption refuses the token of a revoked key,
     /// of a key whose App ID or environment the configuration no longer accepts, of one unused for longer than
-    /// `keys.expire-after` (as the key's next assertion would be refused), and a token at trust `debug` after the
+    /// `keys.expire-after` (as the key's next assertion would be refused), a token bought without a key (trust
+    /// `debug` or `devicecheck`) for an App ID no longer accepted, and a token at trust `debug` after the
     /// withdrawal of its debug token (``verify(_:)``).
     /// - Throws: 401 `token_invalid`/`token_expired`, 409 `token_consumed`, 403
     ///   `key_revoked`/`app_not_accepted`/`environment_not_accepted`/`key_expired`/`key_not_found`, 503 when storage
@@ -314,6 +315,8 @@ public struct TokenService: Sendable {
             }
             guard let record else { throw FlowError(StoreError.keyNotFound) }
             try keyStanding.require(record, at: now())
+        } else {
+            try keyStanding.requireApp(claims.appId)
         }
         let first: Bool
         do throws(StoreError) {
@@ -330,7 +333,8 @@ public struct TokenService: Sendable {
 
     /// Introspects a session token for a backend (RFC 7662), without consuming it: its claims when it verifies
     /// (``verify(_:)``), at trust `app_attest` the key it names is still registered and stands (``keyStanding``:
-    /// active, accepted, not unused for too long), and it was not consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive`
+    /// active, accepted, not unused for too long), at another trust its App ID is still accepted, and it was not
+    /// consumed (``consume(_:)``); otherwise `TokenIntrospectionResponse.inactive`
     /// and nothing else.
     ///
     /// A consumed token is inactive at once, on every replica sharing the store. Introspection is not a one-time
@@ -355,6 +359,8 @@ public struct TokenService: Sendable {
             guard let record, keyStanding.holds(record, at: now()) else {
                 return .inactive
             }
+        } else if (try? keyStanding.requireApp(claims.appId)) == nil {
+            return .inactive
         }
         do throws(StoreError) {
             if try await store.isTokenConsumed(claims.jti) { return .inactive }
