@@ -140,7 +140,7 @@ extension AssertionGateTests {
         #expect(DeploymentPolicy(validationCategoryChange: .allow).stepsUpOnValidationCategoryChange == false)
     }
 
-    @Test("step-up on a change of category: a key registered before iOS 27 has not changed category")
+    @Test("step-up on a change of category: a key registered before iOS 27 has not changed category, none reported")
     func categoryFirstReportedIsNoStepUp() async throws {
         let bench = try FlowBench()
         let gate = AssertionGate(store: bench.store, stepsUpOnValidationCategoryChange: true)
@@ -151,10 +151,12 @@ extension AssertionGateTests {
         let updated = FlowBench.Device(device: device.device.updated(to: iOS27), keyID: device.keyID)
         let made = try updated.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
         let accepted = try await gate.verify(keyID: device.keyID, assertion: made.assertion, binding: made.binding)
-        #expect(accepted.validationCategory == 4 && !accepted.validationCategoryChanged)
+        #expect(accepted.validationCategory == nil && !accepted.validationCategoryChanged)
     }
 
-    @Test("a key registered before iOS 27 keeps asserting after the OS update reports its category")
+    /// Its attestation carried no map, so nothing tells the device's own map from one the app passed in its client
+    /// data hash (below): the key keeps asserting, unreported, until the app attests a new key.
+    @Test("a key registered before iOS 27 keeps asserting after the OS update, its map not reported")
     func categoryFirstReportedAfterUpdate() async throws {
         let bench = try FlowBench()
         let gate = AssertionGate(store: bench.store, policy: Self.deployment.assertionPolicy)
@@ -170,7 +172,57 @@ extension AssertionGateTests {
         let updated = FlowBench.Device(device: device.device.updated(to: iOS27), keyID: device.keyID)
         let after = try updated.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
         let new = try await gate.verify(keyID: device.keyID, assertion: after.assertion, binding: after.binding)
-        #expect(new.bundleVersion == "2.10" && new.validationCategory == 4)
+        #expect(new.bundleVersion == nil && new.validationCategory == nil)
+    }
+
+    /// The map trails the authenticator data with no length or flag, and the device signs whatever client data hash
+    /// the app gives it. On a device before iOS 27 the app can give `map ‖ hash` and send the map as the end of the
+    /// authenticator data: the signature verifies over the same bytes. Such a map must never be believed.
+    @Test("a map the app moved from its client data hash into the authenticator data is not believed")
+    func mapOutOfTheClientDataHash() async throws {
+        let bench = try FlowBench()
+        let device = Self.device(bench, iOS27: false)
+        try await bench.register(device)
+        let binding = try RequestBinding(
+            method: "POST", target: "/orders", body: Array("{}".utf8),
+            freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        // {"apple_bundle_version_01": "999", "apple_validation_category_01": h'04000000'}
+        let map: [UInt8] =
+            [0xA2, 0x77] + Array("apple_bundle_version_01".utf8) + [0x63] + Array("999".utf8) + [0x78, 0x1C]
+            + Array("apple_validation_category_01".utf8) + [0x44, 0x04, 0x00, 0x00, 0x00]
+        let signed = try device.device.generateAssertion(device.keyID, clientDataHash: map + binding.clientDataHash)
+        let object = try AssertionObject(bytes: signed)
+        let authenticatorData = Array(object.authenticatorData.bytes)
+        #expect(authenticatorData.count == 37, "a device before iOS 27 writes no map")
+        // The same signature, with the map moved to the end of the authenticator data.
+        let original: [UInt8] = [0x58, UInt8(authenticatorData.count)] + authenticatorData
+        let moved: [UInt8] = [0x58, UInt8(authenticatorData.count + map.count)] + authenticatorData + map
+        let start = try #require(
+            (0...(signed.count - original.count)).first { Array(signed[$0..<$0 + original.count]) == original })
+        let forged = Array(signed[..<start]) + moved + Array(signed[(start + original.count)...])
+
+        // The signature verifies over the moved bytes: the verifier alone reads the map.
+        let verifier = AssertionVerifier()
+        let record = try #require(try await bench.store.key(device.keyID))
+        let raw = try verifier.verify(
+            forged, publicKeyX963: record.publicKeyX963, appID: record.appID,
+            clientData: .clientDataHash(binding.clientDataHash), previousCounter: record.counter)
+        #expect(raw.validationCategory == 4 && raw.bundleVersion == "999")
+        // The gate knows the key was attested without one: nothing is reported, and a deployment that requires a
+        // category refuses the key.
+        let gate = AssertionGate(store: bench.store, policy: Self.deployment.assertionPolicy)
+        let accepted = try await gate.verify(
+            keyID: device.keyID, assertion: forged, binding: try AssertionBinding(binding))
+        #expect(accepted.bundleVersion == nil && accepted.validationCategory == nil)
+        let strict = AssertionGate(
+            store: bench.store,
+            policy: DeploymentPolicy(allowedValidationCategories: [ValidationCategory.appStore.rawValue])
+                .assertionPolicy)
+        let again = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        let refused = await #expect(throws: FlowError.self) {
+            try await strict.verify(keyID: device.keyID, assertion: again.assertion, binding: again.binding)
+        }
+        #expect(refused?.code.rawValue == "policy_validation_category")
     }
 
     @Test("a malformed iOS 27 map in a signed assertion: 400 authenticator_data_malformed, counter kept")

@@ -90,9 +90,35 @@ public struct VerifiedAssertion: Sendable, Hashable {
     public let counter: UInt32
     /// The parsed authenticator data (iOS 27+ extensions included).
     public let authenticatorData: AuthenticatorData
-    /// iOS 27+: the app's bundle version (`apple_bundle_version_01`), signed with the assertion; `nil` before.
-    public var bundleVersion: String? { authenticatorData.extensions?.bundleVersion }
+    /// Whether the iOS 27 extension map is reported (``bundleVersion``, ``validationCategory``): unless
+    /// ``ignoringExtensions()`` says otherwise.
+    public private(set) var extensionsReported = true
+    /// iOS 27+: the app's bundle version (`apple_bundle_version_01`), signed with the assertion; `nil` before, and
+    /// when the map is not reported.
+    public var bundleVersion: String? { extensionsReported ? authenticatorData.extensions?.bundleVersion : nil }
     /// iOS 27+: the launch validation category (`apple_validation_category_01`, ``ValidationCategory`` names it);
-    /// `nil` before.
-    public var validationCategory: UInt32? { authenticatorData.extensions?.validationCategory }
+    /// `nil` before, and when the map is not reported.
+    public var validationCategory: UInt32? {
+        extensionsReported ? authenticatorData.extensions?.validationCategory : nil
+    }
+
+    /// Creates the result of a verified assertion.
+    init(counter: UInt32, authenticatorData: AuthenticatorData) {
+        self.counter = counter
+        self.authenticatorData = authenticatorData
+    }
+
+    /// This assertion without its extension map reported: for a key whose attestation carried none.
+    ///
+    /// The map trails the authenticator data without a length or a flag, and the device signs the authenticator
+    /// data followed by the client data hash the app chose, whose length it does not fix. On a device before iOS 27
+    /// (no map of its own) an app that passes `map ‖ hash` as its client data hash gets a signature that verifies
+    /// over `authenticatorData ‖ map` and the real hash: a map of its choosing. A device from iOS 27 writes its own
+    /// map, after which anything appended is refused, so only a key attested with a map (its attestation's map
+    /// bound by the receipt, ``VerifiedAttestation/extensionsAuthenticated``) reports one at its assertions.
+    public func ignoringExtensions() -> VerifiedAssertion {
+        var copy = self
+        copy.extensionsReported = false
+        return copy
+    }
 }

@@ -28,10 +28,22 @@ public struct VerifiedAttestation: Sendable {
 
     /// The public key as the 65-byte X9.63 point `04 ‖ X ‖ Y`, for storage.
     public var publicKeyX963: [UInt8] { Array(publicKey.x963Representation) }
-    /// iOS 27+: the bundle version the device reported (`apple_bundle_version_01`).
-    public var bundleVersion: String? { authenticatorData.extensions?.bundleVersion }
-    /// iOS 27+: the launch validation category (`apple_validation_category_01`).
-    public var validationCategory: UInt32? { authenticatorData.extensions?.validationCategory }
+    /// iOS 27+: the bundle version the device reported (`apple_bundle_version_01`), when ``extensionsAuthenticated``.
+    public var bundleVersion: String? { extensionsAuthenticated ? authenticatorData.extensions?.bundleVersion : nil }
+    /// iOS 27+: the launch validation category (`apple_validation_category_01`), when ``extensionsAuthenticated``.
+    public var validationCategory: UInt32? {
+        extensionsAuthenticated ? authenticatorData.extensions?.validationCategory : nil
+    }
+    /// Whether the iOS 27 extension map is the device's: only when a verified ``receipt`` binds the client data hash.
+    ///
+    /// The map trails the authenticator data without a length or a flag, and Apple signs the authenticator data
+    /// followed by the client data hash the app chose, whose length Apple does not fix. An app that passes
+    /// `map ‖ hash` as its client data hash on a device before iOS 27 (whose authenticator data has no map) gets a
+    /// signature that verifies over `authenticatorData ‖ map` and the real hash: a map of its own choosing. The
+    /// embedded receipt's client data hash (field 4) is the hash the device was given, so a verified receipt tells
+    /// the two apart; without one (``AttestationVerifier/ReceiptPolicy/ignore``, or
+    /// ``AttestationVerifier/ReceiptPolicy/verifyIfPresent`` and none) the map is not reported.
+    public var extensionsAuthenticated: Bool { receipt != nil }
     /// The sign counter after attestation: always 0.
     public var counter: UInt32 { authenticatorData.signCount }
 }

@@ -153,7 +153,7 @@ public struct AssertionGate: Sendable {
         }
         // A key the configuration no longer accepts is refused before anything is consumed or advanced.
         try acceptance?.check(record)
-        let verified: VerifiedAssertion
+        var verified: VerifiedAssertion
         do throws(AttestKitError) {
             verified = try verifier.verify(
                 assertion, publicKeyX963: record.publicKeyX963, appID: record.appID, clientData: clientData,
@@ -161,9 +161,14 @@ public struct AssertionGate: Sendable {
         } catch {
             throw FlowError(error)
         }
-        // The iOS 27 data the assertion signed, held to the deployment's rules before anything moves.
+        // The iOS 27 data the assertion signed, held to the deployment's rules before anything moves. A key attested
+        // without the map (before iOS 27) cannot vouch for one at its assertions: the app could have passed it in the
+        // client data hash (`VerifiedAssertion.ignoringExtensions()`), so none is reported.
         let registered = RegisteredKey(
             bundleVersion: record.bundleVersion, validationCategory: record.validationCategory)
+        if registered.bundleVersion == nil && registered.validationCategory == nil {
+            verified = verified.ignoringExtensions()
+        }
         if let policy, case .failsToMeetPolicy(let reason) = policy.check(verified, of: registered) {
             throw FlowError(reason.error())
         }

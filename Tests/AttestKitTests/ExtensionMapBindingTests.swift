@@ -1,0 +1,75 @@
+import AttestKit
+import AttestKitTesting
+import Crypto
+import Foundation
+import Testing
+
+/// The iOS 27 extension map trails the authenticator data with no length and no flag, and the device signs the
+/// authenticator data followed by whatever client data hash the app gives it. On a device before iOS 27 an app can
+/// give `map ‖ hash` and send the map as the end of the authenticator data: the signature verifies over the same
+/// bytes. Only a verified receipt, whose client data hash is the one the device was given, tells the two apart.
+@Suite("The iOS 27 extension map is believed only where something binds it")
+struct ExtensionMapBindingTests {
+    static let appID: AppID = {
+        do { return try AppID("ABCDE12345.com.example.app") } catch { preconditionFailure("\(error)") }
+    }()
+
+    /// `{"apple_bundle_version_01": "999", "apple_validation_category_01": h'04000000'}`.
+    static let map: [UInt8] =
+        [0xA2, 0x77] + Array("apple_bundle_version_01".utf8) + [0x63] + Array("999".utf8) + [0x78, 0x1C]
+        + Array("apple_validation_category_01".utf8) + [0x44, 0x04, 0x00, 0x00, 0x00]
+
+    /// `bytes` with the byte string `old` (a one-byte length) replaced by `new`.
+    static func replacing(_ old: [UInt8], with new: [UInt8], in bytes: [UInt8]) throws -> [UInt8] {
+        let original: [UInt8] = [0x58, UInt8(old.count)] + old
+        let start = try #require(
+            (0...(bytes.count - original.count)).first { Array(bytes[$0..<$0 + original.count]) == original })
+        return Array(bytes[..<start]) + [0x58, UInt8(new.count)] + new + Array(bytes[(start + original.count)...])
+    }
+
+    @Test("an attestation whose map came from its client data hash: refused with its receipt, unreported without")
+    func attestationMap() async throws {
+        let apple = try SoftwareApple()
+        let device = SimulatedDevice(
+            apple: apple, configuration: .init(appID: Self.appID, environment: .development, iOS27: false))
+        let keyID = device.generateKey()
+        let challenge = Array("a challenge of the service's making".utf8)
+        let hash = Array(SHA256.hash(data: challenge))
+        let signed = try device.attestKey(keyID, clientDataHash: Self.map + hash)
+        let authData = Array(try AttestationObject(bytes: signed).authenticatorData.bytes)
+        let forged = try Self.replacing(authData, with: authData + Self.map, in: signed)
+        func verifier(_ policy: AttestationVerifier.ReceiptPolicy) throws -> AttestationVerifier {
+            AttestationVerifier(
+                configuration: try .init(
+                    appIDs: [Self.appID], environments: .development, receiptPolicy: policy,
+                    trustAnchors: apple.trustAnchors))
+        }
+        // The receipt was made for `map ‖ hash`: it gives the split away.
+        await #expect(throws: AttestKitError.code(.receiptClientHashMismatch)) {
+            try await verifier(.require).verify(forged, keyID: keyID, clientData: .challenge(challenge))
+        }
+        // Without the receipt nothing binds the map: the key registers, its map unreported.
+        let unbound = try await verifier(.ignore).verify(forged, keyID: keyID, clientData: .challenge(challenge))
+        #expect(unbound.authenticatorData.extensions?.validationCategory == 4, "the map parses")
+        #expect(!unbound.extensionsAuthenticated)
+        #expect(unbound.validationCategory == nil && unbound.bundleVersion == nil)
+        #expect(ValidationCategoryPolicy(allowed: [4]).check(unbound) != .meetsPolicy)
+    }
+
+    @Test("an iOS 27 device's own attestation, with its receipt: the map is believed")
+    func genuineMap() async throws {
+        let apple = try SoftwareApple()
+        let device = SimulatedDevice(
+            apple: apple,
+            configuration: .init(
+                appID: Self.appID, environment: .development, iOS27: true, bundleVersion: "3.1",
+                validationCategory: 4))
+        let keyID = device.generateKey()
+        let challenge = Array("another challenge".utf8)
+        let signed = try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: challenge)))
+        let verified = try await AttestationVerifier(
+            configuration: try .init(appIDs: [Self.appID], environments: .development, trustAnchors: apple.trustAnchors)
+        ).verify(signed, keyID: keyID, clientData: .challenge(challenge))
+        #expect(verified.extensionsAuthenticated && verified.validationCategory == 4 && verified.bundleVersion == "3.1")
+    }
+}
