@@ -20,6 +20,7 @@ import base64
 import dataclasses
 import functools
 import hashlib
+import ipaddress
 import logging
 import os
 from typing import Any, Callable
@@ -134,8 +135,9 @@ class AttestKitGuard:
             subject = self.subject()
             if subject:
                 question["subject"] = subject
-        if request.remote_addr:
-            # The address the DeviceCheck fallback budgets by; behind a proxy, let werkzeug's ProxyFix set it.
+        if _is_ip_address(request.remote_addr):
+            # The address the DeviceCheck fallback budgets by; behind a proxy, let werkzeug's ProxyFix set it. The
+            # service takes an IP address only (a Unix socket's peer has none: one shared budget then).
             question["client"] = request.remote_addr
 
         answer = self._ask(question)
@@ -242,3 +244,14 @@ def _code(response: requests.Response) -> str:
     except (ValueError, KeyError, TypeError):
         return ""
     return code if isinstance(code, str) and len(code) <= 64 else ""
+
+
+def _is_ip_address(text: str | None) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address, as the decision route's ``client`` must be."""
+    if not text:
+        return False
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True

@@ -15,7 +15,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from app import create_app
-from attestkit_guard import AttestKitGuard, _refusal, request_target
+from attestkit_guard import AttestKitGuard, _is_ip_address, _refusal, request_target
 from attestkit_service import BACKEND_TOKEN
 
 
@@ -273,3 +273,11 @@ def test_refusal_carries_the_services_status_and_retry_after():
 )
 def test_request_target(environ, target):
     assert request_target(environ) == target
+
+
+def test_the_client_is_named_only_by_an_ip_address():
+    # The decision route refuses any other text (400 invalid_field): a Unix socket's peer is named by nothing.
+    for address in ("198.51.100.7", "2001:db8::1", "::ffff:198.51.100.7"):
+        assert _is_ip_address(address)
+    for other in (None, "", "unix:/run/app.sock", "198.51.100.7, 10.0.0.1", "example.com"):
+        assert not _is_ip_address(other)

@@ -15,9 +15,11 @@ public struct AssertionResponse: Codable, Sendable, Hashable {
     public var stepUp: Bool
     /// The freshness the service enforced.
     public var freshness: Freshness.Kind
-    /// iOS 27+: the bundle version the assertion reported (signed with it); absent before iOS 27.
+    /// iOS 27+: the bundle version the assertion reported (signed with it); absent before iOS 27, and for a key
+    /// attested before iOS 27 (whose assertions' map nothing binds).
     public var bundleVersion: String?
-    /// iOS 27+: the validation category the assertion reported (a number: 4 is the App Store); absent before iOS 27.
+    /// iOS 27+: the validation category the assertion reported (a number: 4 is the App Store); absent as
+    /// ``bundleVersion`` is.
     public var validationCategory: UInt32?
     /// `true` when step-up is asked for because the assertion reports another validation category than its key's
     /// attestation did (`policy.validation-category-change` `step-up`); absent otherwise.

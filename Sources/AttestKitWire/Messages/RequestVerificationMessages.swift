@@ -70,10 +70,11 @@ public struct RequestVerificationResponse: Codable, Sendable, Hashable {
     /// For a refused request: the refusal; for a request let through unverified (report mode, outside the
     /// rollout): what enforcing would have refused.
     public var error: ErrorResponse.Detail?
-    /// iOS 27+: the bundle version the verified assertion reported, at trust `app_attest`; absent before iOS 27.
+    /// iOS 27+: the bundle version the verified assertion reported, at trust `app_attest`; absent before iOS 27, and
+    /// for a key attested before iOS 27 (whose assertions' map nothing binds).
     public var bundleVersion: String?
     /// iOS 27+: the validation category the verified assertion reported (a number: 4 is the App Store), at trust
-    /// `app_attest`; absent before iOS 27.
+    /// `app_attest`; absent as ``bundleVersion`` is.
     public var validationCategory: UInt32?
     /// `true` when step-up is asked for because the verified assertion reports another validation category than its
     /// key's attestation did (`policy.validation-category-change` `step-up`); absent otherwise.
