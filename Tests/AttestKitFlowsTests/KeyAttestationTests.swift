@@ -251,7 +251,8 @@ struct KeyAttestationTests {
     static func authority(
         key caKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         notBefore: Date = Date(timeIntervalSinceNow: -3_600), notAfter: Date = Date(timeIntervalSinceNow: 86_400 * 365),
-        isCA: Bool = true, validity: Duration = AppKeyAuthority.defaultValidity
+        isCA: Bool = true, keyUsage: KeyUsage? = KeyUsage(keyCertSign: true),
+        validity: Duration = AppKeyAuthority.defaultValidity
     ) throws -> (AppKeyAuthority, Certificate) {
         let key = Certificate.PrivateKey(caKey)
         let name = try DistinguishedName {
@@ -263,7 +264,7 @@ struct KeyAttestationTests {
             notValidBefore: notBefore, notValidAfter: notAfter, issuer: name, subject: name,
             extensions: try Certificate.Extensions {
                 Critical(isCA ? BasicConstraints.isCertificateAuthority(maxPathLength: 0) : .notCertificateAuthority)
-                Critical(KeyUsage(keyCertSign: true))
+                if let keyUsage { Critical(keyUsage) }
                 SubjectKeyIdentifier(hash: key.publicKey)
             },
             issuerPrivateKey: key)

@@ -64,13 +64,26 @@ public struct AppKeyAuthority: Sendable {
 
     /// A CA from its certificate and private key.
     /// - Throws: `key_attestation_ca_invalid` (not configured) when the key is not the certificate's, the
-    ///   certificate is not a CA (basicConstraints `CA:TRUE`), or the validity is outside 5 minutes to 30 days.
+    ///   certificate is not a CA (basicConstraints `CA:TRUE`), its keyUsage (when it has one) does not allow
+    ///   signing certificates (`keyCertSign`: relying parties would refuse every certificate it issues), or the
+    ///   validity is outside 5 minutes to 30 days.
     public init(
         certificate: Certificate, privateKey: Certificate.PrivateKey, validity: Duration = defaultValidity
     ) throws(FlowError) {
         guard case .some(.isCertificateAuthority) = try? certificate.extensions.basicConstraints else {
             throw FlowError.keyAttestationCAInvalid(
                 "the certificate is not a CA (basicConstraints CA:TRUE)", .certificate)
+        }
+        // Without a keyUsage extension any use is allowed (RFC 5280 §4.2.1.3); with one it must name keyCertSign.
+        let keyUsage: KeyUsage?
+        do {
+            keyUsage = try certificate.extensions.keyUsage
+        } catch {
+            throw FlowError.keyAttestationCAInvalid("the certificate's keyUsage does not parse", .certificate)
+        }
+        if let keyUsage, !keyUsage.keyCertSign {
+            throw FlowError.keyAttestationCAInvalid(
+                "the certificate's keyUsage does not allow signing certificates (keyCertSign)", .certificate)
         }
         guard privateKey.publicKey == certificate.publicKey else {
             throw FlowError.keyAttestationCAInvalid("the private key does not match the CA certificate", .privateKey)
