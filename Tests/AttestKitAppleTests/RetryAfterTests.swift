@@ -13,6 +13,23 @@ import Testing
         timeout: .seconds(60),
         retry: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10), maximumDelay: .seconds(30)))
 
+    /// Runs `body` with a DeviceCheck client of ``transport`` (its sleeps recorded) against the mock, which answers
+    /// the client's next call 429 with `Retry-After: value`.
+    static func withRateLimit(
+        retryAfter value: String,
+        _ body: (DeviceCheckClient, SleepRecorder, MockAppleServer) async throws -> Void
+    ) async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(429, retryAfter: value))])
+        try await mock.withRunning { baseURL in
+            let sleeps = SleepRecorder()
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: Self.transport,
+                sleeps: sleeps)
+            try await body(client, sleeps, mock)
+        }
+    }
+
     @Test(arguments: [429, 503])
     func aRetryAfterInSecondsIsWaitedInsteadOfTheBackoff(_ status: Int) async throws {
         let clock = TestTime()
@@ -97,13 +114,7 @@ import Testing
     /// The fixture's clock reads Sun, 12 Apr 2026 13:20:00 GMT.
     @Test(arguments: [("Sun, 12 Apr 2026 13:20:03 GMT", Duration.seconds(3)), ("2", .seconds(2))])
     func validRetryAftersAreWaited(_ value: String, _ expected: Duration) async throws {
-        let clock = TestTime()
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(429, retryAfter: value))])
-        try await mock.withRunning { baseURL in
-            let sleeps = SleepRecorder()
-            let client = AppleFixture.deviceCheck(
-                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: Self.transport,
-                sleeps: sleeps)
+        try await Self.withRateLimit(retryAfter: value) { client, sleeps, mock in
             try await client.validate(deviceToken: AppleFixture.deviceToken())
             #expect(sleeps.recorded == [expected])
         }
@@ -116,13 +127,7 @@ import Testing
         ("99999999999999999999999", nil),
     ])
     func aRetryAfterBeyondTheLongestWaitIsNotCutShort(_ value: String, _ expected: Duration?) async throws {
-        let clock = TestTime()
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(429, retryAfter: value))])
-        try await mock.withRunning { baseURL in
-            let sleeps = SleepRecorder()
-            let client = AppleFixture.deviceCheck(
-                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: Self.transport,
-                sleeps: sleeps)
+        try await Self.withRateLimit(retryAfter: value) { client, sleeps, mock in
             let error = await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
             #expect(error?.code == .rateLimited && error?.attempts == 1)
             let asked = try #require(error?.retryAfter)
@@ -149,13 +154,7 @@ import Testing
         "2026-04-12T13:20:03Z",
     ])
     func malformedRetryAftersAreIgnoredForTheBackoff(_ value: String) async throws {
-        let clock = TestTime()
-        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.status(429, retryAfter: value))])
-        try await mock.withRunning { baseURL in
-            let sleeps = SleepRecorder()
-            let client = AppleFixture.deviceCheck(
-                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: Self.transport,
-                sleeps: sleeps)
+        try await Self.withRateLimit(retryAfter: value) { client, sleeps, mock in
             try await client.validate(deviceToken: AppleFixture.deviceToken())
             #expect(sleeps.recorded.count == 1)
             #expect(sleeps.recorded.allSatisfy { $0 <= .milliseconds(10) }, "the policy's jittered backoff")

@@ -14,8 +14,9 @@ extension AttestKitApplication {
             let report = try await keys.report(of: try Self.pathKeyID(keyID))
             var response = KeyRecordResponse(
                 report.key, policy: configuration.policy.riskPolicy, riskHistory: report.riskHistory)
-            let usedSince = configuration.keyExpiry.map { now().addingTimeInterval(-$0) }
-            if report.key.state == .active, report.key.isExpired(usedSince: usedSince) {
+            if report.key.state == .active,
+                KeyStanding(expiry: configuration.keyExpiry).isExpired(report.key, at: now())
+            {
                 response.state = KeyRecordResponse.expiredState
             }
             return response

@@ -28,9 +28,12 @@ public struct KeyStanding: Sendable, Hashable {
     public func require(_ record: KeyRecord, at now: Date) throws(FlowError) {
         guard record.state == .active else { throw FlowError(StoreError.keyRevoked) }
         try acceptance?.check(record)
-        if record.isExpired(usedSince: expiry.map { now.addingTimeInterval(-$0) }) {
-            throw FlowError(StoreError.keyExpired)
-        }
+        if isExpired(record, at: now) { throw FlowError(StoreError.keyExpired) }
+    }
+
+    /// Whether `record` went unused for longer than ``expiry`` at `now` (never without one).
+    public func isExpired(_ record: KeyRecord, at now: Date) -> Bool {
+        record.isExpired(usedSince: expiry.map { now.addingTimeInterval(-$0) })
     }
 
     /// Refuses what was issued for `appID` (the `appId` of a session token bought without a key: with a debug or a
