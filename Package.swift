@@ -164,12 +164,22 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // How the listeners of the server and of the mock stop when their task is cancelled (not a product).
+        .target(
+            name: "AttestKitShutdown",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log", condition: whenHummingbird),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),
+            ],
+            swiftSettings: strictSettings
+        ),
         // A mock of Apple's services, in-process for tests and behind `attestkit mock-apple`.
         .target(
             name: "AttestKitAppleMock",
             dependencies: [
                 "AttestKit",
                 "AttestKitApple",
+                .target(name: "AttestKitShutdown", condition: whenHummingbird),
                 "AttestKitTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: whenHummingbird),
@@ -242,6 +252,7 @@ let package = Package(
             dependencies: [
                 "AttestKit",
                 "AttestKitFlows",
+                .target(name: "AttestKitShutdown", condition: whenHummingbird),
                 "AttestKitApple",
                 "AttestKitStore",
                 "AttestKitWire",
@@ -271,6 +282,7 @@ let package = Package(
                 "AttestKitApple",
                 "AttestKitAppleMock",
                 "AttestKitFlows",
+                "AttestKitShutdown",
                 "AttestKitServer",
                 "AttestKitStore",
                 "AttestKitTesting",

@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitShutdown
 public import AttestKitTesting
 import HTTPTypes
 import Hummingbird
@@ -75,7 +76,8 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
         "MockAppleServer(\(configuration.host):\(configuration.port), \(configuration.environment.rawValue))"
     }
 
-    /// Serves until the task is cancelled or the service group shuts down gracefully.
+    /// Serves until the task is cancelled or the service group shuts down gracefully. Cancellation stops it as a
+    /// graceful shutdown does: the listener closes first, and requests in flight get a second to finish.
     ///
     /// - Throws: When the address cannot be bound.
     public func run() async throws {
@@ -94,7 +96,7 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
             onServerRunning: { channel in bound.fulfil(channel.localAddress?.port ?? 0) },
             logger: logger)
         do {
-            try await application.run()
+            try await GracefulCancellation.run(application, logger: logger)
         } catch {
             bound.fail(MockAppleError(.notRunning, "the mock stopped: \(error)"))
             throw error

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import AttestKit
 import AttestKitApple
 public import AttestKitFlows
+import AttestKitShutdown
 public import AttestKitStore
 public import Foundation
 public import Hummingbird
@@ -129,7 +130,8 @@ public final class AttestKitServer: Service, Sendable {
         httpClient.shutdown { _ in }
     }
 
-    /// Serves until graceful shutdown or cancellation.
+    /// Serves until graceful shutdown or cancellation. Cancellation stops it as a graceful shutdown does, bounded: the
+    /// listener closes first, and requests in flight get a second to finish before they are cancelled.
     public func run() async throws {
         announce()
         var services = backgroundServices
@@ -147,7 +149,7 @@ public final class AttestKitServer: Service, Sendable {
             for: publicListener, host: configuration.host, port: configuration.port, services: services,
             promise: port)
         do {
-            try await application.run()
+            try await GracefulCancellation.run(application, logger: logger)
         } catch {
             port.settle(.failure(error))
             backendPort.settle(.failure(error))

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitFlows
+import AttestKitShutdown
 import AttestKitServer
 import AttestKitStore
 import Foundation
@@ -25,7 +26,9 @@ struct GuardedApp: Sendable {
         return router
     }
 
-    /// Serves on 127.0.0.1 and a free port until cancelled; `bound` learns the port (or 0 when it never listened).
+    /// Serves on 127.0.0.1 and a free port until cancelled (then stopped as a graceful shutdown does, as the server
+    /// is: a cancelled Hummingbird listener traps on connections it had queued); `bound` learns the port (or 0 when
+    /// it never listened).
     func run(bound: @escaping @Sendable (Int) -> Void) async throws {
         let application = Application(
             router: router(),
@@ -33,7 +36,7 @@ struct GuardedApp: Sendable {
             onServerRunning: { channel in bound(channel.localAddress?.port ?? 0) },
             logger: logger)
         defer { bound(0) }
-        try await application.run()
+        try await GracefulCancellation.run(application, logger: logger)
     }
 
     /// `{"keyId": ..., "counter": ..., "bodyBytes": ...}` of the attested key.
