@@ -11,6 +11,18 @@ import Foundation
 struct SQLStore<Executor: SQLExecutor>: Sendable {
     /// The driver the statements run on.
     let executor: Executor
+    /// The most rows one cleanup statement deletes (``deleteExpired(_:from:key:now:)``).
+    let cleanupBatch: Int
+
+    /// The store's operations on `executor`; a cleanup deletes at most `cleanupBatch` rows per statement.
+    init(executor: Executor, cleanupBatch: Int = SQLStore.defaultCleanupBatch) {
+        self.executor = executor
+        self.cleanupBatch = max(cleanupBatch, 1)
+    }
+
+    /// The rows one cleanup statement deletes by default: a few milliseconds of work, so that SQLite's writer is
+    /// never held long and a PostgreSQL statement stays far within the operation deadline.
+    static var defaultCleanupBatch: Int { 1_000 }
 
     private var dialect: SQLDialect { executor.dialect }
 
@@ -86,14 +98,34 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
                 """, [.bytes(challenge.id.bytes), .integer(instant)]))
     }
 
-    /// Deletes the challenges expired at `now` in one statement and returns how many.
+    /// Deletes the challenges expired at `now`, in batches (``deleteExpired(_:from:key:now:)``), and returns how
+    /// many.
     func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
+        try await deleteExpired("deleting expired challenges", from: "challenges", key: "id", now: now)
+    }
+
+    /// Deletes the rows of `table` (primary key `key`, an `expires_at_ms` index) expired at `now` and returns how
+    /// many: statements of at most ``cleanupBatch`` rows each, until one deletes fewer, each with a deadline of its
+    /// own. One statement for a whole backlog (a cleanup that was off for a day, a flood of challenges) would hold
+    /// SQLite's only writer, and every counter advance behind it, for as long as it ran, and on PostgreSQL it would
+    /// outlast the operation deadline, roll back and never make progress, while the table kept growing.
+    /// - Throws: What a statement throws; the batches deleted before it stay deleted.
+    private func deleteExpired(
+        _ operation: StaticString, from table: String, key: String, now: Date
+    ) async throws(StoreError) -> Int {
         let instant = try StoreTime.milliseconds(now, "now")
-        return try await executor.changes(
-            "deleting expired challenges",
-            SQLStatement(
-                "DELETE FROM \(executor.table("challenges")) WHERE expires_at_ms <= \(parameter(1))",
-                [.integer(instant)]))
+        let name = executor.table(table)
+        let statement = SQLStatement(
+            """
+            DELETE FROM \(name) WHERE \(key) IN (
+                SELECT \(key) FROM \(name) WHERE expires_at_ms <= \(parameter(1)) LIMIT \(parameter(2)))
+            """, [.integer(instant), .integer(Int64(cleanupBatch))])
+        var deleted = 0
+        while true {
+            let batch = try await executor.changes(operation, statement)
+            deleted += batch
+            if batch < cleanupBatch { return deleted }
+        }
     }
 
     // MARK: Keys
@@ -464,13 +496,9 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         return !rows.isEmpty
     }
 
-    /// Deletes the records of tokens expired at `now` in one statement and returns how many.
+    /// Deletes the records of tokens expired at `now`, in batches (``deleteExpired(_:from:key:now:)``), and
+    /// returns how many.
     func deleteExpiredTokens(now: Date) async throws(StoreError) -> Int {
-        let instant = try StoreTime.milliseconds(now, "now")
-        return try await executor.changes(
-            "deleting expired tokens",
-            SQLStatement(
-                "DELETE FROM \(executor.table("consumed_tokens")) WHERE expires_at_ms <= \(parameter(1))",
-                [.integer(instant)]))
+        try await deleteExpired("deleting expired tokens", from: "consumed_tokens", key: "token_id", now: now)
     }
 }
