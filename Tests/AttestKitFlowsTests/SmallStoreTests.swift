@@ -3,6 +3,7 @@ import AttestKitApple
 import AttestKitFlows
 import AttestKitStore
 import Foundation
+import Synchronization
 import Testing
 
 /// A part that needs one kind of record takes only its small store protocol: using a DeviceCheck token up needs a
@@ -13,8 +14,10 @@ struct SmallStoreTests {
     actor UsedTokens: ConsumedTokenStore {
         private(set) var records: [String: Date] = [:]
         private(set) var deleted = 0
+        private(set) var writes = 0
 
         func consumeToken(_ tokenID: String, expiresAt: Date, now: Date) throws(StoreError) -> Bool {
+            writes += 1
             guard records[tokenID] == nil else { return false }
             records[tokenID] = expiresAt
             return true
@@ -75,6 +78,35 @@ struct SmallStoreTests {
         #expect(records.keys.allSatisfy { $0.hasPrefix("devicecheck:") && !$0.contains("device-token") })
         #expect(records.values.allSatisfy { $0 == Self.instant.addingTimeInterval(3_600) })
         #expect(try await store.deleteExpiredTokens(now: Self.instant.addingTimeInterval(3_600)) == 2)
+    }
+
+    @Test("a replayed DeviceCheck token is refused from memory, without a store write, while the store keeps it")
+    func replayWithoutStoreWrites() async throws {
+        let store = UsedTokens()
+        let clock = Mutex(Self.instant)
+        let validator = DeviceTokenValidator(usedTokenRetention: 3_600, now: { clock.withLock { $0 } }) {
+            (token: String) async throws(AppleServiceError) in
+        }
+        let token = Data("device-token-1".utf8).base64EncodedString()
+        try await validator.useUp(token, store: store)
+        for _ in 0..<20 {
+            let again = await #expect(throws: FlowError.self) { try await validator.useUp(token, store: store) }
+            #expect(again?.code == .deviceTokenUsed)
+        }
+        #expect(await store.writes == 1)
+        // Used through another validator (another replica): the store refuses it once, then memory does.
+        let other = DeviceTokenValidator(usedTokenRetention: 3_600, now: { clock.withLock { $0 } }) {
+            (token: String) async throws(AppleServiceError) in
+        }
+        for _ in 0..<5 {
+            await #expect(throws: FlowError.self) { try await other.useUp(token, store: store) }
+        }
+        #expect(await store.writes == 2)
+        // Once the store may have forgotten it, the store decides again.
+        clock.withLock { $0 = Self.instant.addingTimeInterval(3_600) }
+        #expect(try await store.deleteExpiredTokens(now: Self.instant.addingTimeInterval(3_600)) == 1)
+        try await validator.useUp(token, store: store)
+        #expect(await store.writes == 3)
     }
 
     @Test("a store of used tokens that fails refuses the token (fails closed) as storage_unavailable")

@@ -17,6 +17,8 @@ import Synchronization
 /// - **A bounded cache** of Apple's answers (``capacity`` entries, the oldest dropped first, each reused for
 ///   ``ttl`` seconds), keyed by the SHA-256 of the token, so that it holds no token. A replayed token is answered
 ///   from it and then refused as used, without a second call.
+/// - **Used tokens remembered** (as many as ``capacity``, by the same digest): a token this process saw used is
+///   refused again without asking the store, so that replaying one costs neither Apple nor a store write.
 ///
 /// Apple's other failures (unavailable, rate limited, a transport error) are not cached and fail closed: the
 /// request is refused with the Apple error's code. Whether Apple is asked at all is the ``RouteGuard``'s decision:
@@ -43,6 +45,9 @@ public final class DeviceTokenValidator: Sendable {
     private struct Cache {
         var answers: [[UInt8]: (valid: Bool, at: Date)] = [:]
         var order: [[UInt8]] = []
+        /// Tokens seen used, each until the store may forget it (or, used elsewhere, for ``ttl``).
+        var used: [[UInt8]: Date] = [:]
+        var usedOrder: [[UInt8]] = []
     }
 
     /// The name of the per-client budget, in `rate_limited` answers and the `attestkit_rate_limited_total` metric.
@@ -152,14 +157,28 @@ public final class DeviceTokenValidator: Sendable {
     /// ``usedTokenRetention``. It needs only the store's used tokens: any `ConsumedTokenStore` (an `AttestationStore`
     /// is one).
     /// - Throws: ``FlowError``: 409 `device_token_used` when it was used before, `storage_unavailable`.
+    ///
+    /// A token this process saw used (here or, as the store said, elsewhere) is refused again from memory, without a
+    /// store write, for as long as the store keeps its record (``usedTokenRetention``; ``ttl`` for one used
+    /// elsewhere, whose record's age is unknown): a replay's refusal, never an acceptance, is all the memory decides.
+    /// The memory is the validator's, whatever store it is given: a validator serves one store of used tokens.
     public func useUp(_ token: String, store: any ConsumedTokenStore) async throws(FlowError) {
         let time = now()
+        let key = Self.digest(Self.canonical(token))
+        if let until = cache.withLock({ $0.used[key] }), time < until { throw FlowError.deviceTokenUsed }
         let first: Bool
         do throws(StoreError) {
             first = try await store.consumeToken(
                 Self.usedTokenID(token), expiresAt: time.addingTimeInterval(usedTokenRetention), now: time)
         } catch {
             throw FlowError(error)
+        }
+        let until = time.addingTimeInterval(first ? usedTokenRetention : ttl)
+        cache.withLock { cache in
+            if cache.used.updateValue(until, forKey: key) == nil { cache.usedOrder.append(key) }
+            while cache.usedOrder.count > capacity {
+                cache.used.removeValue(forKey: cache.usedOrder.removeFirst())
+            }
         }
         guard first else { throw FlowError.deviceTokenUsed }
     }
