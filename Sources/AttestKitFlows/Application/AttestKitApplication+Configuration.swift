@@ -234,8 +234,12 @@ extension AttestKitApplication {
             if let threshold = policy.riskMetricThreshold, threshold < 0 {
                 throw ConfigurationError("policy.risk-metric-threshold", "is 0 or more")
             }
-            guard receiptRefreshInterval >= .milliseconds(10), challengeCleanupInterval >= .milliseconds(10) else {
-                throw ConfigurationError("intervals", "are at least 10 ms")
+            // Past a day a cleanup that never comes again and receipts left to go stale are mistakes, not settings.
+            guard (Duration.milliseconds(10)...Duration.seconds(86_400)).contains(receiptRefreshInterval) else {
+                throw ConfigurationError("receipt-refresh.interval", "is 10 ms to 86400 seconds")
+            }
+            guard (Duration.milliseconds(10)...Duration.seconds(86_400)).contains(challengeCleanupInterval) else {
+                throw ConfigurationError("challenge-cleanup.interval", "is 10 ms to 86400 seconds")
             }
             guard (1...10_000).contains(receiptRefreshBatch) else {
                 throw ConfigurationError("receipt-refresh.batch", "is 1 to 10000")

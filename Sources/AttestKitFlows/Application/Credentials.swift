@@ -115,3 +115,14 @@ extension FlowError {
             .init("monitoring_unauthorized"), .unauthenticated, "a valid backend or admin bearer token is required")
     }
 }
+
+extension Credentials: CustomStringConvertible, CustomReflectable {
+    /// Which credentials are set; never one.
+    var description: String {
+        "Credentials(backend: \(backendTokens.count), admin: \(adminToken == nil ? "off" : "on"), previous admin: "
+            + "\(adminPreviousTokens.count))"
+    }
+
+    /// No children: the tokens are secrets.
+    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

@@ -78,3 +78,11 @@ public struct DebugTokens: Sendable {
         "debug:" + Base64URL.encode(Array(SHA256.hash(data: token).prefix(16)))
     }
 }
+
+extension DebugTokens: CustomStringConvertible, CustomReflectable {
+    /// How many tokens; never a token.
+    public var description: String { "DebugTokens(\(tokens.count) tokens)" }
+
+    /// No children: the tokens are secrets.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

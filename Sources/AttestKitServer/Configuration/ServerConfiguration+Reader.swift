@@ -42,7 +42,7 @@ extension ServerConfiguration {
     /// | `apple.devicecheck-environment` | `ATTESTKIT_APPLE_DEVICECHECK_ENVIRONMENT` | `production` |
     /// | `apple.devicecheck-url` | `ATTESTKIT_APPLE_DEVICECHECK_URL` | Apple's, for the environment; another (a mock, for tests) refused by serve while production keys are allowed |
     /// | `apple.receipt-url` | `ATTESTKIT_APPLE_RECEIPT_URL` | Apple's, for the key's environment; another refused by serve while production keys are allowed |
-    /// | `apple.timeout` | `ATTESTKIT_APPLE_TIMEOUT` | `15` seconds |
+    /// | `apple.timeout` | `ATTESTKIT_APPLE_TIMEOUT` | `15` seconds (0.001 to 600) |
     /// | `trust.attestation-root` | `ATTESTKIT_TRUST_ATTESTATION_ROOT` | Apple's root; a PEM path, for tests |
     /// | `trust.receipt-root` | `ATTESTKIT_TRUST_RECEIPT_ROOT` | Apple's root; a PEM path, for tests |
     /// | `challenge.ttl` | `ATTESTKIT_CHALLENGE_TTL` | `300` seconds |
@@ -80,14 +80,14 @@ extension ServerConfiguration {
     /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
     /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `auto`: text on a terminal, JSON otherwise (or `json`, `text`) |
-    /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds |
+    /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds (0.01 to 86400) |
     /// | `receipt-refresh.batch` | `ATTESTKIT_RECEIPT_REFRESH_BATCH` | `100` keys |
     /// | `receipt-refresh.lease` | `ATTESTKIT_RECEIPT_REFRESH_LEASE` | `300` seconds a claimed key is kept from other replicas (1 to 86400, more than twice `apple.timeout`) |
     /// | `receipt-refresh.active-within` | `ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN` | `2592000` seconds (30 days): only keys used within it have their receipts traded (60 to 10 years) |
     /// | `keys.expire-after` | `ATTESTKIT_KEYS_EXPIRE_AFTER` | `0`: off; a key unused for longer (seconds) is refused with `key_expired` (1 to 10 years) |
     /// | `receipt-refresh.concurrency` | `ATTESTKIT_RECEIPT_REFRESH_CONCURRENCY` | `8` receipt exchanges in flight at once per replica (1 to 64) |
     /// | `receipt-refresh.max-per-second` | `ATTESTKIT_RECEIPT_REFRESH_MAX_PER_SECOND` | `50` receipt exchanges a second across every replica sharing the store (0: no ceiling; up to 100000) |
-    /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds |
+    /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds (0.01 to 86400) |
     /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
     /// | `storage.migrations` | `ATTESTKIT_STORAGE_MIGRATIONS` | `apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on) |
     /// | `tokens.signing-key-file` | `ATTESTKIT_TOKENS_SIGNING_KEY_FILE` | none: token routes answer 503; a PEM P-256 private key |

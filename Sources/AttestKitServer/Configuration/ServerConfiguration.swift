@@ -221,8 +221,9 @@ public struct ServerConfiguration: Sendable {
                     "is \(apple.teamID), but the app \(appID) belongs to team \(appID.teamID): Apple refuses to trade "
                         + "its receipts or answer its DeviceCheck tokens with this key")
             }
-            if apple.timeout <= 0 || apple.timeout > 600 {
-                throw ServerConfigurationError("apple.timeout", "is between 0 and 600 seconds")
+            // A millisecond at least: the transport's deadline is in whole milliseconds (less would be none at all).
+            guard apple.timeout >= 0.001, apple.timeout <= 600 else {
+                throw ServerConfigurationError("apple.timeout", "is 0.001 to 600 seconds")
             }
             // A round starts exchanges until half its lease has passed: one started then must end within the lease,
             // or another replica claims its key and trades it too.

@@ -210,6 +210,14 @@ public enum ServerConfigurationSource {
         } catch {
             throw ServerConfigurationError("config-file", "'\(path)' is not valid \(format)")
         }
+        // JSONSerialization keeps the last of two equal keys; YAML refuses them. A YAML merge key (`<<`) is resolved
+        // by the check's parser but not by the provider's, which would file its settings under a key nobody reads.
+        if !yaml, let duplicate = JSONDuplicateKeys.first(in: data) {
+            throw ServerConfigurationError(duplicate, "is given twice (in '\(path)'): only one would be read")
+        }
+        if yaml, (try? Yams.compose(yaml: String(decoding: data, as: UTF8.self)))??.containsMergeKey == true {
+            throw ServerConfigurationError("config-file", "'\(path)' uses a YAML merge key (<<), which is not read")
+        }
         // The providers read `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
         let booleanType = type(of: NSNumber(value: true))
         var seen: Set<String> = []
@@ -220,6 +228,10 @@ public enum ServerConfigurationSource {
                 throw ServerConfigurationError(key, "is given twice, nested and dotted (in '\(path)')")
             }
             let items = value as? [Any] ?? [value]
+            // The providers drop a null, and the setting's default would apply: say so instead.
+            if items.contains(where: { $0 is NSNull }) {
+                throw ServerConfigurationError(key, "is null; leave it out for its default (in '\(path)')")
+            }
             // Yams gives Swift's Bool, JSONSerialization a boolean NSNumber.
             if items.contains(where: { yaml ? type(of: $0) == Bool.self : type(of: $0) == booleanType }) {
                 throw ServerConfigurationError(key, "is true or false, which no setting takes (in '\(path)')")
@@ -293,5 +305,16 @@ public enum ServerConfigurationSource {
             throw ServerConfigurationError(key, "'\(path)' is not UTF-8 text")
         }
         return text
+    }
+}
+
+extension Yams.Node {
+    /// Whether a mapping in this node has the YAML merge key `<<`.
+    fileprivate var containsMergeKey: Bool {
+        switch self {
+        case .mapping(let mapping): mapping.contains { $0.key.string == "<<" || $0.value.containsMergeKey }
+        case .sequence(let sequence): sequence.contains { $0.containsMergeKey }
+        default: false
+        }
     }
 }

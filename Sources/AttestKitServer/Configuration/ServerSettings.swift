@@ -116,7 +116,7 @@ extension ServerSetting {
         ServerSetting(
             "apple.receipt-url", .string, default: nil,
             "Apple's, for the key's environment; another refused by serve while production keys are allowed"),
-        ServerSetting("apple.timeout", .number, default: "15", "`15` seconds"),
+        ServerSetting("apple.timeout", .number, default: "15", "`15` seconds (0.001 to 600)"),
         ServerSetting("trust.attestation-root", .string, default: nil, "Apple's root; a PEM path, for tests"),
         ServerSetting("trust.receipt-root", .string, default: nil, "Apple's root; a PEM path, for tests"),
         ServerSetting("challenge.ttl", .number, default: "300", "`300` seconds"),
@@ -199,7 +199,7 @@ extension ServerSetting {
         ServerSetting(
             "log.format", .choice, default: "auto",
             "`auto`: text on a terminal, JSON otherwise (or `json`, `text`)"),
-        ServerSetting("receipt-refresh.interval", .number, default: "60", "`60` seconds"),
+        ServerSetting("receipt-refresh.interval", .number, default: "60", "`60` seconds (0.01 to 86400)"),
         ServerSetting("receipt-refresh.batch", .integer, default: "100", "`100` keys"),
         ServerSetting(
             "receipt-refresh.lease", .number, default: "300",
@@ -216,7 +216,7 @@ extension ServerSetting {
         ServerSetting(
             "receipt-refresh.max-per-second", .integer, default: "50",
             "`50` receipt exchanges a second across every replica sharing the store (0: no ceiling; up to 100000)"),
-        ServerSetting("challenge-cleanup.interval", .number, default: "60", "`60` seconds"),
+        ServerSetting("challenge-cleanup.interval", .number, default: "60", "`60` seconds (0.01 to 86400)"),
         ServerSetting(
             "background.jobs", .choice, default: "run",
             "`run` (or `off`: this replica runs no receipt refresh and no cleanup)"),

@@ -17,3 +17,13 @@ public struct DeviceCheckUpdateRequest: Codable, Sendable, Hashable {
         self.state = state
     }
 }
+
+extension DeviceCheckUpdateRequest: CustomStringConvertible, CustomReflectable {
+    /// Never the DeviceCheck token: printing or logging the message shows no secret.
+    public var description: String {
+        "DeviceCheckUpdateRequest(bit0: \(bit0.map(String.init) ?? "unchanged"), bit1: \(bit1.map(String.init) ?? "unchanged"), state: \(state ?? "none"))"
+    }
+
+    /// No children: the DeviceCheck token is a secret.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

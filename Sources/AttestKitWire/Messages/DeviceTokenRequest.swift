@@ -8,3 +8,11 @@ public struct DeviceTokenRequest: Codable, Sendable, Hashable {
         self.deviceToken = deviceToken
     }
 }
+
+extension DeviceTokenRequest: CustomStringConvertible, CustomReflectable {
+    /// Never the DeviceCheck token: printing or logging the message shows no secret.
+    public var description: String { "DeviceTokenRequest()" }
+
+    /// No children: the DeviceCheck token is a secret.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

@@ -105,3 +105,11 @@ public struct TokenIntrospectionResponse: Codable, Sendable, Hashable {
         self.appKeyThumbprint = appKeyThumbprint
     }
 }
+
+extension TokenIntrospectionRequest: CustomStringConvertible, CustomReflectable {
+    /// Never the token: printing or logging the message shows no secret.
+    public var description: String { "TokenIntrospectionRequest(tokenTypeHint: \(tokenTypeHint ?? "none"))" }
+
+    /// No children: the token is a secret.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

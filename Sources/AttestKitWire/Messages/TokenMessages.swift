@@ -22,3 +22,19 @@ public struct TokenConsumeRequest: Codable, Sendable, Hashable {
         self.token = token
     }
 }
+
+extension TokenResponse: CustomStringConvertible, CustomReflectable {
+    /// Never the session token: printing or logging the message shows no secret.
+    public var description: String { "TokenResponse(expiresAt: \(expiresAt))" }
+
+    /// No children: the session token is a secret.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
+
+extension TokenConsumeRequest: CustomStringConvertible, CustomReflectable {
+    /// Never the token: printing or logging the message shows no secret.
+    public var description: String { "TokenConsumeRequest()" }
+
+    /// No children: the token is a secret.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
