@@ -121,4 +121,17 @@ struct RateBudgetTests {
         #expect(throws: StoreError.self) { try RateBudget.daily(name: "a", ceiling: 0, now: t0) }
         #expect(throws: StoreError.self) { try RateBudget.daily(name: "a", ceiling: 1_000_001, now: t0) }
     }
+
+    @Test(
+        "a name with a control character is refused before any store (PostgreSQL refuses NUL, SQLite stops at it)",
+        arguments: await StoreBackend.all())
+    func controlCharacters(backend: StoreBackend) async throws {
+        for name in ["a\u{0}b", "\u{0}a", "a\nb", "a\u{7F}"] {
+            #expect(throws: StoreError.invalidInput) { try RateBudget(name: name, perMinute: 5) }
+        }
+        try await backend.withStore { store in
+            let budget = try RateBudget(name: "per-client/2001:db8::1", perMinute: 5)
+            #expect(try await store.take(from: budget, now: t0) == nil)
+        }
+    }
 }

@@ -61,6 +61,11 @@ public struct RateBudget: Sendable, Hashable {
         guard (1...256).contains(name.utf8.count) else {
             throw StoreError(.invalidInput, "a budget name is 1 to 256 bytes")
         }
+        // PostgreSQL's text refuses NUL and SQLite's length() stops at it: the stores would disagree (a 503 on one,
+        // a budget on another) where the caller's argument is what is wrong.
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw StoreError(.invalidInput, "a budget name has no control characters")
+        }
         guard (1...1_000_000).contains(requests) else {
             throw StoreError(.invalidInput, "a budget is 1 to 1000000 requests a period")
         }

@@ -68,9 +68,13 @@ public final class PostgresAttestationStore: AttestationStore, SQLBackedStore {
         let schema = PostgresSchema(name: configuration.schema)
         // The prepared statements of the request path name their table without the schema.
         client.options.additionalStartupParameters = [("search_path", schema.quoted)]
+        // The driver logs every message from the server at trace, rows included (key ids, public keys, challenges,
+        // receipts): it never logs below debug, whatever the service's level.
+        var driverLogger = logger
+        driverLogger.logLevel = max(logger.logLevel, .debug)
         self.sql = SQLStore(
             executor: PostgresExecutor(
-                client: PostgresClient(configuration: client, backgroundLogger: logger),
+                client: PostgresClient(configuration: client, backgroundLogger: driverLogger),
                 schema: schema,
                 deadline: PostgresDeadline(timeout: configuration.operationTimeout)))
     }

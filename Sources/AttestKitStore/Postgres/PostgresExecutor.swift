@@ -160,6 +160,11 @@ struct PostgresExecutor: SQLExecutor {
     /// The client's error code and the server's SQLSTATE, for ``StoreError`` reasons; never the query, its
     /// binds or the server's message, which may quote values.
     static func detail(_ error: any Error) -> String? {
+        // A failure inside `withTransaction` comes wrapped, with the statement's error as its closure error.
+        if let wrapped = error as? PostgresTransactionError {
+            return wrapped.closureError.flatMap(detail) ?? wrapped.rollbackError.flatMap(detail)
+                ?? wrapped.beginError.flatMap(detail) ?? wrapped.commitError.flatMap(detail)
+        }
         guard let error = error as? PSQLError else { return nil }
         if let state = error.serverInfo?[.sqlState] { return "PostgreSQL \(error.code), SQLSTATE \(state)" }
         return "PostgreSQL \(error.code)"

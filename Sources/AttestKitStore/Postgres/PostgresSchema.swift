@@ -195,11 +195,14 @@ struct PostgresSchema: Sendable {
             .additive("ALTER TABLE \(table("keys")) ADD COLUMN key_access_control BYTEA"),
             // 10: the app an attest challenge was issued for (additive: a nullable column without a default, so no
             // rewrite; the release before it neither reads nor writes it, and its challenges, bound to no app, are
-            // checked as before).
+            // checked as before). Its CHECK is added NOT VALID: every existing row holds NULL, which passes, and a
+            // CHECK added with the column would scan the whole table under the ACCESS EXCLUSIVE lock, stalling
+            // every replica's challenges for as long; new and updated rows are checked all the same.
             .additive(
+                "ALTER TABLE \(table("challenges")) ADD COLUMN rp_id_hash BYTEA",
                 """
-                ALTER TABLE \(table("challenges")) ADD COLUMN rp_id_hash BYTEA
-                    CHECK (rp_id_hash IS NULL OR length(rp_id_hash) = 32)
+                ALTER TABLE \(table("challenges")) ADD CONSTRAINT challenges_rp_id_hash_check
+                    CHECK (rp_id_hash IS NULL OR length(rp_id_hash) = 32) NOT VALID
                 """),
         ]
     }
