@@ -103,6 +103,34 @@ struct DashboardSessionStoreTests {
     }
 
     @Test(
+        "logins at once on two clients of one database keep the capacity, and none fails",
+        arguments: await StoreBackend.durable())
+    func concurrentLogins(backend: StoreBackend) async throws {
+        try await backend.withStores(count: 2) { stores throws in
+            var all: [[UInt8]] = []
+            for round in 0..<8 {
+                let digests = (0..<12).map { Self.digest("round-\(round)-\($0)") }
+                all += digests
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (index, digest) in digests.enumerated() {
+                        let store = stores[index % 2]
+                        group.addTask {
+                            try await store.openDashboardSession(
+                                digest, expiresAt: t0 + 3_600, capacity: 4, now: t0 + Double(round))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                var live = 0
+                for digest in all where try await stores[round % 2].isDashboardSessionLive(digest, now: t0 + 10) {
+                    live += 1
+                }
+                #expect(live == 4, "round \(round): \(live) sessions live past a capacity of 4")
+            }
+        }
+    }
+
+    @Test(
         "digests that are not 32 bytes, expired openings and capacities out of bounds are refused",
         arguments: await StoreBackend.all())
     func bounds(backend: StoreBackend) async throws {

@@ -3,7 +3,7 @@ import Foundation
 extension SQLStore {
     /// Opens a dashboard session in one transaction: deletes the sessions expired at `now`, inserts this one, then
     /// deletes the oldest others past `capacity` (the newest `capacity - 1` others are kept, so the new session
-    /// always is).
+    /// always is). Logins on every client of the database take turns, so that the capacity holds fleet-wide.
     func openDashboardSession(
         _ digest: [UInt8], expiresAt: Date, capacity: Int, now: Date
     ) async throws(StoreError) {
@@ -26,7 +26,16 @@ extension SQLStore {
                 SELECT digest FROM \(table) WHERE digest <> \(p(1))
                 ORDER BY created_at_ms DESC, digest DESC LIMIT \(p(2)))
             """, [.bytes(digest), .integer(Int64(capacity - 1))])
+        // On PostgreSQL concurrent logins are serialised: at READ COMMITTED each trim misses the others' uncommitted
+        // inserts (every login commits, past the capacity), and two trims can lock rows in opposite orders (a
+        // deadlock). SQLite's one writer serialises them already.
+        let serialise: SQLStatement? =
+            switch executor.dialect {
+            case .postgres: SQLStatement("SELECT pg_advisory_xact_lock(1, hashtext(\(p(1))))", [.text(table)])
+            case .sqlite: nil
+            }
         _ = try await executor.transaction("opening a dashboard session", by: executor.callDeadline()) { run in
+            if let serialise { _ = try await run(serialise) }
             _ = try await run(purge)
             _ = try await run(insert)
             _ = try await run(trim)
