@@ -125,6 +125,18 @@ import Testing
     }
 
     @Test(
+        "bench refuses a duration that is not a number, not positive or past an hour, before measuring anything",
+        arguments: [
+            ["--seconds", "nan"], ["--seconds", "inf"], ["--seconds", "0"], ["--seconds", "1e300"],
+            ["--storage", "--storage-seconds", "nan"], ["--storage", "--storage-seconds=-1"],
+        ])
+    func benchDurations(arguments: [String]) async throws {
+        let result = try await Self.run(["bench"] + arguments)
+        #expect(result.status == 64, "a usage error, not a trap: \(result.status) \(result.output)")
+        #expect(result.output.contains("at most 3600 seconds"), "\(result.output)")
+    }
+
+    @Test(
         "An App ID without a 10-character Team ID is refused at start, saying what a Team ID is",
         arguments: ["com.example.app", "abcde12345.com.example.app", "ABCDE1234.com.example.app", "ABCDE12345"])
     func appIDWithoutTeamID(app: String) async throws {

@@ -10,8 +10,9 @@ public import Foundation
 /// data: AttestKit's canonical client data carries the SHA-256 of a request body but never the body, while client
 /// data of the caller's own scheme is kept whole) and public configuration (App IDs,
 /// environments, leeway, roots that are not Apple's as PEM certificates, the deployment policy). It never holds a
-/// session token, a JWT, a private key, a key file or an API credential: the flows that write bundles never see
-/// them.
+/// session token, a JWT, a private key, a key file or an API credential that AttestKit handles: the flows that write
+/// bundles never see them. The canonical client data does hold the signed request's target, query string included:
+/// a credential an app puts there is in the bundle (docs/record-and-replay.md).
 ///
 /// The JSON is stable (``currentFormat``); ``VerificationReplay`` refuses other formats.
 public struct VerificationBundle: Sendable, Hashable, Codable {

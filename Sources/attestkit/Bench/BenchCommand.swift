@@ -28,6 +28,15 @@ struct BenchCommand: AsyncParsableCommand {
 
     @OptionGroup var receiptRefreshOptions: ReceiptRefreshBenchOptions
 
+    /// Refuses durations that are not a number, not positive or longer than an hour: they became iteration counts
+    /// and milliseconds by conversions that trap on such values.
+    func validate() throws {
+        for (name, value) in [("--seconds", seconds), ("--storage-seconds", storageOptions.storageSeconds)]
+        where !(value > 0 && value <= 3_600) {
+            throw ValidationError("\(name): more than 0 and at most 3600 seconds")
+        }
+    }
+
     func run() async throws {
         if try await storageOptions.runIfRequested(json: json) { return }
         if try await receiptRefreshOptions.runIfRequested(json: json) { return }
