@@ -231,6 +231,24 @@ struct EnforcementTests {
         #expect(unconfigured?.code == .deviceCheckNotConfigured)
     }
 
+    @Test("two validations of one token at once cost one call to Apple, even when one comes as the other ends")
+    func deviceCheckSingleFlight() async throws {
+        let calls = Mutex<[String: Int]>([:])
+        let validator = DeviceTokenValidator(capacity: 10_000, ttl: 600, validationsPerClient: 0) {
+            (token: String) async throws(AppleServiceError) in
+            calls.withLock { $0[token, default: 0] += 1 }
+        }
+        for round in 0..<2_000 {
+            let token = Data("token-\(round)".utf8).base64EncodedString()
+            async let first = validator.isValid(token)
+            async let second = validator.isValid(token)
+            let answers = try await [first.valid, second.valid]
+            #expect(answers == [true, true])
+        }
+        let repeated = calls.withLock { $0.filter { $0.value != 1 } }
+        #expect(repeated.isEmpty, "tokens validated twice: \(repeated.count)")
+    }
+
     @Test("trust levels are ordered app_attest > devicecheck > debug; require() checks a route's minimum")
     func trustOrder() async throws {
         #expect(TrustLevel.appAttest > .deviceCheck && TrustLevel.deviceCheck > .debug)

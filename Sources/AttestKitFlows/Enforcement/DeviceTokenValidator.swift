@@ -39,15 +39,21 @@ public final class DeviceTokenValidator: Sendable {
     private let budget: RateLimiter
     private let validate: Validate
     private let now: @Sendable () -> Date
-    private let cache = Mutex(Cache())
+    /// Apple's answers by token digest, with when they were given; the oldest dropped first.
+    private let answers: BoundedCache<[UInt8], Answer>
+    /// Tokens seen used, by digest, each until the store may forget it (or, used elsewhere, for ``ttl``).
+    private let used: BoundedCache<[UInt8], Date>
     private let inFlight = Mutex<[[UInt8]: Task<Result<Bool, FlowError>, Never>]>([:])
 
-    private struct Cache {
-        var answers: [[UInt8]: (valid: Bool, at: Date)] = [:]
-        var order: [[UInt8]] = []
-        /// Tokens seen used, each until the store may forget it (or, used elsewhere, for ``ttl``).
-        var used: [[UInt8]: Date] = [:]
-        var usedOrder: [[UInt8]] = []
+    private struct Answer: Sendable {
+        let valid: Bool
+        let at: Date
+    }
+
+    /// What a validation found under the in-flight lock: an answer just cached, or the call to wait for.
+    private enum Started {
+        case cached(Bool)
+        case running(Task<Result<Bool, FlowError>, Never>)
     }
 
     /// The name of the per-client budget, in `rate_limited` answers and the `attestkit_rate_limited_total` metric.
@@ -67,6 +73,8 @@ public final class DeviceTokenValidator: Sendable {
         validate: @escaping Validate
     ) {
         self.capacity = max(1, capacity)
+        self.answers = BoundedCache(capacity: capacity)
+        self.used = BoundedCache(capacity: capacity)
         self.ttl = ttl
         self.budget = RateLimiter(perMinute: validationsPerClient)
         self.usedTokenRetention = max(ttl, usedTokenRetention)
@@ -98,40 +106,44 @@ public final class DeviceTokenValidator: Sendable {
         let token = Self.canonical(token)
         let key = Self.digest(token)
         let time = now()
-        if let hit = cache.withLock({ cache in cache.answers[key] }), time.timeIntervalSince(hit.at) < ttl {
+        if let hit = answers[key], time.timeIntervalSince(hit.at) < ttl {
             return (hit.valid, true)
         }
-        let task = try inFlight.withLock { calls throws(FlowError) -> Task<Result<Bool, FlowError>, Never> in
-            if let running = calls[key] { return running }
+        let started = try inFlight.withLock { calls throws(FlowError) -> Started in
+            if let running = calls[key] { return .running(running) }
+            // Answered between the look at the cache and this lock: no second call to Apple.
+            if let hit = answers[key], time.timeIntervalSince(hit.at) < ttl { return .cached(hit.valid) }
             if let wait = budget.acquire(client ?? "unknown", now: time) {
                 throw FlowError.rateLimited(Self.budgetName, retryAfter: wait)
             }
-            let validate = self.validate
+            let (validate, answers) = (self.validate, self.answers)
             let running = Task { () -> Result<Bool, FlowError> in
+                let valid: Bool
                 do throws(AppleServiceError) {
                     try await validate(token)
-                    return .success(true)
-                } catch  where error.code == .badDeviceToken {
-                    return .success(false)
+                    valid = true
+                } catch where error.code == .badDeviceToken {
+                    valid = false
                 } catch {
                     return .failure(FlowError(error))
                 }
+                // Cached before the call leaves the in-flight map, so that a caller in between finds one or the other.
+                answers.insert(Answer(valid: valid, at: time), for: key)
+                return .success(valid)
             }
             calls[key] = running
-            return running
+            return .running(running)
+        }
+        let task: Task<Result<Bool, FlowError>, Never>
+        switch started {
+        case .cached(let valid): return (valid, true)
+        case .running(let running): task = running
         }
         let outcome = await task.value
         inFlight.withLock { calls in
             if calls[key] == task { calls[key] = nil }
         }
-        let valid = try outcome.get()
-        cache.withLock { cache in
-            if cache.answers.updateValue((valid, time), forKey: key) == nil { cache.order.append(key) }
-            while cache.order.count > capacity {
-                cache.answers.removeValue(forKey: cache.order.removeFirst())
-            }
-        }
-        return (valid, false)
+        return (try outcome.get(), false)
     }
 
     /// Validates `token` (``isValid(_:client:)``) and uses it up in `store` (``useUp(_:store:)``).
@@ -165,7 +177,7 @@ public final class DeviceTokenValidator: Sendable {
     public func useUp(_ token: String, store: any ConsumedTokenStore) async throws(FlowError) {
         let time = now()
         let key = Self.digest(Self.canonical(token))
-        if let until = cache.withLock({ $0.used[key] }), time < until { throw FlowError.deviceTokenUsed }
+        if let until = used[key], time < until { throw FlowError.deviceTokenUsed }
         let first: Bool
         do throws(StoreError) {
             first = try await store.consumeToken(
@@ -173,18 +185,12 @@ public final class DeviceTokenValidator: Sendable {
         } catch {
             throw FlowError(error)
         }
-        let until = time.addingTimeInterval(first ? usedTokenRetention : ttl)
-        cache.withLock { cache in
-            if cache.used.updateValue(until, forKey: key) == nil { cache.usedOrder.append(key) }
-            while cache.usedOrder.count > capacity {
-                cache.used.removeValue(forKey: cache.usedOrder.removeFirst())
-            }
-        }
+        used.insert(time.addingTimeInterval(first ? usedTokenRetention : ttl), for: key)
         guard first else { throw FlowError.deviceTokenUsed }
     }
 
     /// The number of answers cached now.
-    public var cachedCount: Int { cache.withLock { $0.answers.count } }
+    public var cachedCount: Int { answers.count }
 
     /// The store's record of a used token: `devicecheck:` and the base64url of its SHA-256, never the token (and
     /// never a session token's `jti`, which has no `:`).
