@@ -122,7 +122,7 @@ public final class DeviceTokenValidator: Sendable {
                 do throws(AppleServiceError) {
                     try await validate(token)
                     valid = true
-                } catch where error.code == .badDeviceToken {
+                } catch  where error.code == .badDeviceToken {
                     valid = false
                 } catch {
                     return .failure(FlowError(error))
