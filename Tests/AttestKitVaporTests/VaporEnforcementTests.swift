@@ -90,6 +90,28 @@ struct VaporEnforcementTests {
         }
     }
 
+    @Test("nested guards: the inner guard's decision is the request's, so a reported refusal leaves no outer key")
+    func nestedGuards() async throws {
+        try await VaporBench.withApplication(
+            configure: { _ in },
+            mount: { app in
+                let outer = try EnforcementPolicy(group: "outer", mode: .enforce)
+                let inner = try EnforcementPolicy(group: "inner", mode: .report)
+                app.grouped(AttestKitMiddleware(policy: outer)).grouped(AttestKitMiddleware(policy: inner))
+                    .post("nested", "orders") { req in Self.describe(req) }
+            }
+        ) { app in
+            let (device, keyID) = try await VaporBench.register(app)
+            // The outer guard verifies the assertion; the inner one sees it again (its counter is used up) and
+            // reports the refusal: the request goes on without a verified key, as on Hummingbird.
+            let headers = try Self.headers(device, keyID, target: "/nested/orders")
+            try await app.testing().test(.POST, "/nested/orders", headers: headers) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.string == "none|false|counter_not_increasing|nokey")
+            }
+        }
+    }
+
     @Test(
         "rollout through the middleware: a fixed share of 1 000 subjects (caller-given, or the key id sent) is enforced, the same for a subject every time",
         arguments: [0.0, 0.1, 0.5, 1.0])

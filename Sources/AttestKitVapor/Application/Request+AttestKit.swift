@@ -31,7 +31,9 @@ public struct AttestKitRequest: Sendable {
 
     func setAttestation(_ attestation: RequestAttestation) {
         request.storage[AttestationKey.self] = attestation
-        if let key = attestation.key { request.storage[VerifiedKeyKey.self] = key }
+        // Always the latest guard's key, as Hummingbird's context: an inner guard that verified none (a reported
+        // refusal) must not leave an outer guard's key beside its refusal.
+        request.storage[VerifiedKeyKey.self] = attestation.key
     }
 }
 
