@@ -180,6 +180,25 @@ struct ReceiptRefreshThroughputTests {
         }
     }
 
+    @Test("a store that fails a hand-back is not asked again for the others: they wait for their lease")
+    func handBackStopsAtTheStoresFailure() async throws {
+        try await ServerHarness.with(.sqlite) { harness in
+            _ = try await Self.dueKeys(harness, count: 3)
+            // Each failing write would cost its own deadline (10 s on PostgreSQL), one key after the other.
+            let store = CountingStore(
+                harness.store,
+                beforePostpone: { () async throws(StoreError) in
+                    throw StoreError(.storageUnavailable, "the database is gone")
+                })
+            let refresh = try Self.replica(
+                harness, store: store, batch: 3, concurrency: 1, ceiling: 50, now: Self.runningClock(harness))
+            await harness.mock.state.inject(MockAppleFault(.status(503), endpoint: .attestationData, count: 1))
+            let outcome = await refresh.round()
+            #expect(outcome.backedOff && outcome.handedBack == 0, "\(outcome)")
+            #expect(store.calls("postponeReceiptRefresh") == 1)
+        }
+    }
+
     @Test("a receipt Apple answered is stored even when the round is cancelled (shutdown) before the write")
     func storedAfterCancellation() async throws {
         try await ServerHarness.with(.sqlite) { harness in

@@ -192,6 +192,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         // Past half the lease, another replica may soon claim the keys again: the rest go back instead. Counted from
         // before the claim, as the lease is (the claim itself may wait for the store).
         let deadline = ContinuousClock.now + lease / 2
+        // The round's own writes to its claimed keys (postponements, hand-backs) stop at three quarters of the
+        // lease: one landing after the lease would move a key another replica has claimed since.
+        let writesEnd = deadline + lease / 4
         do {
             let time = now()
             let claim = try await store.claimReceiptRefreshBatch(
@@ -271,27 +274,21 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         untraded += due[next...]
         // Doubtful answers in a row were about the way to Apple: their keys go back with the others. Otherwise each
         // waits as a refused receipt does.
-        if doubtedInARow {
-            untraded += doubted.map(\.0)
-        } else {
-            for (record, wait) in doubted {
-                try? await postpone(record.keyID, until: now() + wait)
-                outcome.postponed += 1
-            }
-        }
+        if doubtedInARow { untraded += doubted.map(\.0) }
         if !unexchangeable.isEmpty {
             logger.warning(
                 "receipt refresh: keys with no receipt exchange for their environment wait a day",
                 metadata: ["keys": "\(unexchangeable.count)"])
-            for record in unexchangeable {
-                try? await postpone(record.keyID, until: now() + Self.unexchangeableWait)
-                outcome.postponed += 1
-            }
         }
-        if !untraded.isEmpty {
-            await handBack(untraded)
-            outcome.handedBack = untraded.count
-        }
+        let time = now()
+        let postponements =
+            (doubtedInARow ? [] : doubted.map { ($0.0.keyID, time + $0.1) })
+            + unexchangeable.map { ($0.keyID, time + Self.unexchangeableWait) }
+        let written = await release(
+            postponements.map { ($0.0, Optional($0.1)) } + untraded.map { ($0.keyID, Optional(time)) },
+            before: writesEnd)
+        outcome.postponed += min(written, postponements.count)
+        outcome.handedBack = max(0, written - postponements.count)
         await measureBacklog()
         return outcome
     }
@@ -370,12 +367,28 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         }
     }
 
-    /// Makes claimed keys due again at once; best effort: a key not handed back is due when its lease passes. Runs
-    /// in a task of its own: the round's task may be cancelled, and a store may refuse work for a cancelled task.
-    private func handBack(_ keys: [KeyRecord]) async {
-        let (store, time, keyIDs) = (store, now(), keys.map(\.keyID))
-        await Task {
-            for keyID in keyIDs { try? await store.postponeReceiptRefresh(of: keyID, until: time) }
+    /// Moves the next exchange of claimed keys, in order (`nil`: due at once, a hand-back), and returns how many
+    /// were moved. Best effort, and bounded: it stops at the first failure of the store (a store that failed one write fails
+    /// the others, each after its own deadline, and would hold the round, and a shutdown, for minutes) and at `end`
+    /// (past it the lease may have passed and another replica claimed the keys since); a key not moved is due when
+    /// its lease passes. Runs in a task of its own: the round's task may be cancelled, and a store may refuse work
+    /// for a cancelled task.
+    private func release(_ writes: [(KeyID, Date?)], before end: ContinuousClock.Instant) async -> Int {
+        guard !writes.isEmpty else { return 0 }
+        let store = store
+        return await Task {
+            var written = 0
+            for (keyID, date) in writes where ContinuousClock.now < end {
+                do throws(StoreError) {
+                    try await store.postponeReceiptRefresh(of: keyID, until: date)
+                    written += 1
+                } catch  where error.code == .storageUnavailable {
+                    break
+                } catch {
+                    continue  // this key's own refusal (deleted meanwhile, say): the others still go back
+                }
+            }
+            return written
         }.value
     }
 
@@ -417,7 +430,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         return min(maximumPostponement, max(firstPostponement(after: code), age))
     }
 
-    /// Moves `keyID`'s next exchange, in a task of its own (see ``handBack(_:)``).
+    /// Moves `keyID`'s next exchange, in a task of its own (see ``release(_:before:)``).
     private func postpone(_ keyID: KeyID, until date: Date?) async throws {
         let store = store
         try await Task { try await store.postponeReceiptRefresh(of: keyID, until: date) }.value

@@ -12,10 +12,16 @@ final class CountingStore: AttestationStore {
 
     /// Awaited before each `storeReceipt` is forwarded, in the caller's task.
     private let beforeStoreReceipt: (@Sendable () async -> Void)?
+    /// Asked before each `postponeReceiptRefresh` is forwarded: what it throws is the call's failure.
+    private let beforePostpone: (@Sendable () async throws(StoreError) -> Void)?
 
-    init(_ base: any AttestationStore, beforeStoreReceipt: (@Sendable () async -> Void)? = nil) {
+    init(
+        _ base: any AttestationStore, beforeStoreReceipt: (@Sendable () async -> Void)? = nil,
+        beforePostpone: (@Sendable () async throws(StoreError) -> Void)? = nil
+    ) {
         self.base = base
         self.beforeStoreReceipt = beforeStoreReceipt
+        self.beforePostpone = beforePostpone
     }
 
     /// How many times `operation` (`ping`, `keyCounts`) was called.
@@ -69,6 +75,8 @@ final class CountingStore: AttestationStore {
     }
 
     func postponeReceiptRefresh(of keyID: KeyID, until refreshAt: Date?) async throws(StoreError) {
+        count("postponeReceiptRefresh")
+        try await beforePostpone?()
         try await base.postponeReceiptRefresh(of: keyID, until: refreshAt)
     }
 
