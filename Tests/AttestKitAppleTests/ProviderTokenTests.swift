@@ -111,6 +111,19 @@ import Testing
         #expect(try await tokens.token() != first)
     }
 
+    /// A 401 to a call drops the token that call sent, not one another call's renewal signed since.
+    @Test func invalidatingARefusedTokenKeepsANewerOne() async throws {
+        let tokens = try AppleFixture.tokens(TestTime())
+        let refused = try await tokens.token()
+        await tokens.invalidate()
+        let renewed = try await tokens.token()
+        await tokens.invalidate(refused)
+        #expect(try await tokens.token() == renewed, "the renewed token is kept")
+        await tokens.invalidate(renewed)
+        #expect(await tokens.issuedAt == nil)
+        #expect(try await tokens.token() != renewed)
+    }
+
     /// Callers that ask at once while no token is cached share one signing: one token, not one per caller.
     @Test func concurrentCallersAllGetAValidToken() async throws {
         let tokens = try AppleFixture.tokens(TestTime())

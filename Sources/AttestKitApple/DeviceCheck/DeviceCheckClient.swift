@@ -111,14 +111,15 @@ public struct DeviceCheckClient: Sendable {
     private func call(
         _ endpoint: String, _ body: DeviceCheckRequestBody, logger: Logger?
     ) async throws(AppleServiceError) -> AppleHTTPTransport.Response {
-        let tokens = self.tokens
+        // One token for the call and its retries, so that a 401 drops that token and no other.
+        let token = try await tokens.token()
         let request = AppleHTTPTransport.Request(
             endpoint: endpoint, url: "\(configuration.baseURL)/v1/\(endpoint)", contentType: "application/json",
             body: try body.encoded(),
-            authorization: { () async throws(AppleServiceError) -> String in "Bearer \(try await tokens.token())" })
+            authorization: { () async throws(AppleServiceError) -> String in "Bearer \(token)" })
         let response = try await http.send(request, logger: logger ?? Self.silent)
         guard response.status == 200 else {
-            if response.status == 401 { await tokens.invalidate() }
+            if response.status == 401 { await tokens.invalidate(token) }
             throw AppleStatusClassifier.error(
                 status: response.status, text: response.text, service: .deviceCheck, attempts: response.attempts,
                 retryAfter: response.retryAfter)

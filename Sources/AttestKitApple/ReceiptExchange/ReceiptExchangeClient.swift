@@ -131,11 +131,12 @@ public struct ReceiptExchangeClient: Sendable {
         retry: RetryPolicy? = nil
     ) async throws(AppleServiceError) -> ReceiptExchangeResult {
         let sent = Array(receipt)
-        let tokens = self.tokens
+        // One token for the call and its retries, so that a 401 drops that token and no other.
+        let token = try await tokens.token()
         let request = AppleHTTPTransport.Request(
             endpoint: "attestation_data", url: configuration.url, contentType: nil,
             body: Array(Base64.encode(sent).utf8),
-            authorization: { () async throws(AppleServiceError) -> String in try await tokens.token() },
+            authorization: { () async throws(AppleServiceError) -> String in token },
             retry: retry)
         let response = try await http.send(request, logger: logger ?? DeviceCheckClient.silent)
         switch response.status {
@@ -145,7 +146,7 @@ public struct ReceiptExchangeClient: Sendable {
             let notBefore = try? Receipt.parseUnverified(sent).1.notBefore
             return .notModified(retryAfter: notBefore ?? nil)
         default:
-            if response.status == 401 { await tokens.invalidate() }
+            if response.status == 401 { await tokens.invalidate(token) }
             throw AppleStatusClassifier.error(
                 status: response.status, text: response.text, service: .receiptExchange, attempts: response.attempts,
                 retryAfter: response.retryAfter)

@@ -82,16 +82,18 @@ public actor AppleTokenProvider {
             return cached.token
         }
         if let signing { return try await signing.value.get() }
+        // The task runs on this actor only once this call suspends, so it always finds itself in `signing`.
         let task = Task { await self.sign(at: seconds) }
         signing = task
-        let result = await task.value
-        signing = nil
-        return try result.get()
+        return try await task.value.get()
     }
 
-    /// Signs a token issued at `seconds` and caches it.
+    /// Signs a token issued at `seconds`, caches it and ends the signing under way, in one step on the actor: a
+    /// caller arriving after it (an ``invalidate(_:)`` between, say) finds the new token or none, never a finished
+    /// signing whose token was dropped since.
     private func sign(at seconds: Int) async -> Result<String, AppleServiceError> {
         let keys = await signingKeys()
+        defer { signing = nil }
         do {
             let token = try await keys.sign(
                 ProviderTokenClaims(iss: teamID, iat: seconds), kid: JWKIdentifier(string: keyID))
@@ -110,6 +112,12 @@ public actor AppleTokenProvider {
     /// Drops the cached token, so the next call signs a new one: after Apple answered 401.
     public func invalidate() {
         cached = nil
+    }
+
+    /// Drops the cached token if it is `token`, the one Apple answered 401 to: a token signed since (another call's
+    /// renewal), which Apple has not refused, is kept for the calls that share it.
+    public func invalidate(_ token: String) {
+        if cached?.token == token { cached = nil }
     }
 
     /// The key collection that signs, built on first use (adding a key to it is asynchronous).
