@@ -21,7 +21,8 @@ final class ConnectionPolicy: Sendable {
     let descriptors: DescriptorLimit?
     private let metrics: ServerMetrics
     private let logger: Logger
-    private let open = Atomic<Int>(0)
+    /// The connections open now; the gauge is written under the same lock, so that its last value is the count's.
+    private let open = Mutex<Int>(0)
 
     /// Creates the policy of one server and settles its maximum: `http.max-connections`, or the descriptor limit's
     /// default (1024 when the limit is unknown).
@@ -65,16 +66,13 @@ final class ConnectionPolicy: Sendable {
 
     /// Counts a new connection in, or refuses it when the maximum is open.
     fileprivate func admit() -> Bool {
-        var current = open.load(ordering: .relaxed)
-        while current < maxConnections {
-            let (exchanged, original) = open.compareExchange(
-                expected: current, desired: current + 1, ordering: .relaxed)
-            if exchanged {
-                metrics.openConnections(current + 1)
-                return true
-            }
-            current = original
+        let admitted = open.withLock { open in
+            guard open < maxConnections else { return false }
+            open += 1
+            metrics.openConnections(open)
+            return true
         }
+        if admitted { return true }
         metrics.connectionRefused()
         logger.debug("refusing a connection: the maximum is open", metadata: ["max": "\(maxConnections)"])
         return false
@@ -82,8 +80,10 @@ final class ConnectionPolicy: Sendable {
 
     /// Counts a connection out.
     fileprivate func release() {
-        let now = open.subtract(1, ordering: .relaxed).newValue
-        metrics.openConnections(now)
+        open.withLock { open in
+            open -= 1
+            metrics.openConnections(open)
+        }
     }
 }
 
