@@ -1,5 +1,6 @@
 package import Logging
 package import ServiceLifecycle
+import Synchronization
 
 /// Runs a listening service so that cancelling the caller stops it the way a graceful shutdown does.
 ///
@@ -12,7 +13,8 @@ package import ServiceLifecycle
 /// nothing is queued behind a closed listener.
 ///
 /// A graceful shutdown of an enclosing `ServiceGroup` reaches the service as before (the task inherits the
-/// caller's task-local shutdown context), with no bound of its own: the enclosing group's bounds it.
+/// caller's task-local shutdown context), with no bound of its own: the enclosing group's bounds it, and a
+/// cancellation that comes after it (that bound passed, a third signal) cancels the service at once.
 package enum GracefulCancellation {
     /// How long requests in flight when the caller is cancelled may still run after the listener closes.
     package static let cancellationGrace: Duration = .seconds(1)
@@ -29,9 +31,17 @@ package enum GracefulCancellation {
             configuration: ServiceGroupConfiguration(services: [service], gracefulShutdownSignals: [], logger: logger))
         // Not a child task: the caller's cancellation must not reach the server before its listener is closed.
         let running = Task { try await group.run() }
+        let shuttingDown = ShutdownFlag()
         try await withTaskCancellationHandler {
-            try await running.value
+            try await withGracefulShutdownHandler {
+                try await running.value
+            } onGracefulShutdown: {
+                shuttingDown.set()
+            }
         } onCancel: {
+            // Cancelled during a graceful shutdown (its listener closed already): the enclosing group's bound has
+            // passed, or the operator insists; nothing is queued, so stop now rather than a second later.
+            guard !shuttingDown.isSet else { return running.cancel() }
             Task {
                 await group.triggerGracefulShutdown()
                 try? await Task.sleep(for: cancellationGrace)
@@ -39,4 +49,13 @@ package enum GracefulCancellation {
             }
         }
     }
+}
+
+/// Whether a graceful shutdown reached ``GracefulCancellation/run(_:logger:)``'s caller.
+private final class ShutdownFlag: Sendable {
+    private let value = Atomic(false)
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    func set() { value.store(true, ordering: .releasing) }
 }

@@ -109,6 +109,29 @@ struct SmallStoreTests {
         #expect(await store.writes == 3)
     }
 
+    @Test("a token remembered as used is refused before Apple is asked: no call, even past the answer's lifetime")
+    func replayAsksNoApple() async throws {
+        let store = UsedTokens()
+        let clock = Mutex(Self.instant)
+        let calls = Mutex(0)
+        let failing = Mutex(false)
+        let validator = DeviceTokenValidator(ttl: 600, usedTokenRetention: 86_400, now: { clock.withLock { $0 } }) {
+            (token: String) async throws(AppleServiceError) in
+            calls.withLock { $0 += 1 }
+            if failing.withLock({ $0 }) { throw AppleServiceError(.serviceUnavailable, "down") }
+        }
+        let token = Data("device-token-1".utf8).base64EncodedString()
+        try await validator.redeem(token, client: "203.0.113.9", store: store)
+        // Past the cached answer's ten minutes, with Apple failing: still refused as used, and Apple not asked.
+        clock.withLock { $0 = Self.instant.addingTimeInterval(700) }
+        failing.withLock { $0 = true }
+        let again = await #expect(throws: FlowError.self) {
+            try await validator.redeem(token, client: "203.0.113.9", store: store)
+        }
+        #expect(again?.code == .deviceTokenUsed)
+        #expect(calls.withLock { $0 } == 1)
+    }
+
     @Test("a store of used tokens that fails refuses the token (fails closed) as storage_unavailable")
     func failingStoreFailsClosed() async throws {
         let refused = await #expect(throws: FlowError.self) {

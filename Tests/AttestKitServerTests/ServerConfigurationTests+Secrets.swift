@@ -55,6 +55,10 @@ extension ServerConfigurationTests {
             Self.printed(TokenIntrospectionRequest(token: token)),
             Self.printed(DeviceTokenRequest(deviceToken: deviceToken)),
             Self.printed(DeviceCheckUpdateRequest(deviceToken: deviceToken, bit0: true)),
+            Self.printed(
+                RequestVerificationRequest(
+                    method: "POST", target: "/orders",
+                    headers: ["X-AttestKit-Device-Token": deviceToken, "X-AttestKit-Debug-Token": token])),
         ]
         for text in texts {
             #expect(!text.contains(token) && !text.contains(deviceToken), "\(text)")

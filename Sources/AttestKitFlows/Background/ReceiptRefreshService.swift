@@ -285,10 +285,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             (doubtedInARow ? [] : doubted.map { ($0.0.keyID, time + $0.1) })
             + unexchangeable.map { ($0.keyID, time + Self.unexchangeableWait) }
         let written = await release(
-            postponements.map { ($0.0, Optional($0.1)) } + untraded.map { ($0.keyID, Optional(time)) },
-            before: writesEnd)
-        outcome.postponed += min(written, postponements.count)
-        outcome.handedBack = max(0, written - postponements.count)
+            postponements.map { ($0.0, Optional($0.1)) } + untraded.map { ($0.keyID, nil) }, before: writesEnd,
+            now: time)
+        outcome.postponed += written.postponed
+        outcome.handedBack = written.handedBack
         await measureBacklog()
         return outcome
     }
@@ -367,22 +367,24 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         }
     }
 
-    /// Moves the next exchange of claimed keys, in order (`nil`: due at once, a hand-back), and returns how many
-    /// were moved. Best effort, and bounded: it stops at the first failure of the store (a store that failed one write fails
-    /// the others, each after its own deadline, and would hold the round, and a shutdown, for minutes) and at `end`
-    /// (past it the lease may have passed and another replica claimed the keys since); a key not moved is due when
-    /// its lease passes. Runs in a task of its own: the round's task may be cancelled, and a store may refuse work
-    /// for a cancelled task.
-    private func release(_ writes: [(KeyID, Date?)], before end: ContinuousClock.Instant) async -> Int {
-        guard !writes.isEmpty else { return 0 }
+    /// Moves the next exchange of claimed keys, in order: to the date given (a postponement), or to `now` for `nil`
+    /// (a hand-back: due again at once). Returns how many of each were written. Best effort, and bounded: it stops
+    /// at the store's first failure (a store that failed one write fails the others, each after its own deadline,
+    /// and would hold the round, and a shutdown, for minutes) and at `end` (past it the lease may have passed and
+    /// another replica claimed the keys since); a key not moved is due when its lease passes. Runs in a task of its
+    /// own: the round's task may be cancelled, and a store may refuse work for a cancelled task.
+    private func release(
+        _ writes: [(KeyID, Date?)], before end: ContinuousClock.Instant, now: Date
+    ) async -> (postponed: Int, handedBack: Int) {
+        guard !writes.isEmpty else { return (0, 0) }
         let store = store
         return await Task {
-            var written = 0
+            var written = (postponed: 0, handedBack: 0)
             for (keyID, date) in writes where ContinuousClock.now < end {
                 do throws(StoreError) {
-                    try await store.postponeReceiptRefresh(of: keyID, until: date)
-                    written += 1
-                } catch  where error.code == .storageUnavailable {
+                    try await store.postponeReceiptRefresh(of: keyID, until: date ?? now)
+                    if date == nil { written.handedBack += 1 } else { written.postponed += 1 }
+                } catch where error.code == .storageUnavailable {
                     break
                 } catch {
                     continue  // this key's own refusal (deleted meanwhile, say): the others still go back
@@ -430,7 +432,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         return min(maximumPostponement, max(firstPostponement(after: code), age))
     }
 
-    /// Moves `keyID`'s next exchange, in a task of its own (see ``release(_:before:)``).
+    /// Moves `keyID`'s next exchange, in a task of its own (see ``release(_:before:now:)``).
     private func postpone(_ keyID: KeyID, until date: Date?) async throws {
         let store = store
         try await Task { try await store.postponeReceiptRefresh(of: keyID, until: date) }.value

@@ -158,6 +158,7 @@ public final class DeviceTokenValidator: Sendable {
         _ token: String, client: String?, store: any ConsumedTokenStore,
         validated: (_ valid: Bool, _ cached: Bool) -> Void = { _, _ in }
     ) async throws(FlowError) {
+        try refuseIfRemembered(token)
         let answer = try await isValid(token, client: client)
         validated(answer.valid, answer.cached)
         guard answer.valid else { throw FlowError.deviceTokenInvalid }
@@ -177,7 +178,7 @@ public final class DeviceTokenValidator: Sendable {
     public func useUp(_ token: String, store: any ConsumedTokenStore) async throws(FlowError) {
         let time = now()
         let key = Self.digest(Self.canonical(token))
-        if let until = used[key], time < until { throw FlowError.deviceTokenUsed }
+        try refuseIfRemembered(key: key, at: time)
         let first: Bool
         do throws(StoreError) {
             first = try await store.consumeToken(
@@ -187,6 +188,17 @@ public final class DeviceTokenValidator: Sendable {
         }
         used.insert(time.addingTimeInterval(first ? usedTokenRetention : ttl), for: key)
         guard first else { throw FlowError.deviceTokenUsed }
+    }
+
+    /// Refuses a token this validator remembers as used (``useUp(_:store:)``), before Apple is asked: a replay costs
+    /// neither an Apple call nor the client's budget, and is answered `device_token_used` even while Apple fails.
+    /// - Throws: ``FlowError``: 409 `device_token_used`.
+    func refuseIfRemembered(_ token: String) throws(FlowError) {
+        try refuseIfRemembered(key: Self.digest(Self.canonical(token)), at: now())
+    }
+
+    private func refuseIfRemembered(key: [UInt8], at time: Date) throws(FlowError) {
+        if let until = used[key], time < until { throw FlowError.deviceTokenUsed }
     }
 
     /// The number of answers cached now.

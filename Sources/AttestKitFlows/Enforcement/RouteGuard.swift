@@ -172,6 +172,7 @@ public struct RouteGuard: Sendable {
                     throw FlowError.trustInsufficient(.deviceCheck, required: policy.minimumTrust)
                 }
                 guard enforced else { throw FlowError.deviceTokenUnchecked }
+                try deviceTokens.refuseIfRemembered(token)
                 let answer = try await deviceTokens.isValid(token, client: client)
                 metrics.deviceTokenValidation(valid: answer.valid, cached: answer.cached)
                 guard answer.valid else { throw FlowError.deviceTokenInvalid }

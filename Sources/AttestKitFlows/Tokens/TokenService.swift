@@ -70,13 +70,17 @@ public struct TokenService: Sendable {
     }
 
     /// A token just issued.
-    public struct Issued: Sendable, Hashable {
+    public struct Issued: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// The compact JWS.
         public let token: String
         /// Its claims.
         public let claims: TokenClaims
         /// When it expires (`exp`).
         public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(claims.exp)) }
+        /// When it expires; never the token.
+        public var description: String { "Issued(expiresAt: \(expiresAt))" }
+        /// No children: ``token`` is a bearer credential.
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
     }
 
     /// The longest token accepted, in bytes: AttestKit's are about 600.

@@ -106,7 +106,7 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
 
     /// Deletes the rows of `table` (primary key `key`, an `expires_at_ms` index) expired at `now` and returns how
     /// many: statements of at most ``cleanupBatch`` rows each, until one deletes fewer, each with a deadline of its
-    /// own. One statement for a whole backlog (a cleanup that was off for a day, a flood of challenges) would hold
+    /// own, and stopping between two when the task is cancelled. One statement for a whole backlog (a cleanup that was off for a day, a flood of challenges) would hold
     /// SQLite's only writer, and every counter advance behind it, for as long as it ran, and on PostgreSQL it would
     /// outlast the operation deadline, roll back and never make progress, while the table kept growing.
     /// - Throws: What a statement throws; the batches deleted before it stay deleted.
@@ -124,7 +124,8 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         while true {
             let batch = try await executor.changes(operation, statement)
             deleted += batch
-            if batch < cleanupBatch { return deleted }
+            // A shutdown stops between batches; the rest is the next round's.
+            if batch < cleanupBatch || Task.isCancelled { return deleted }
         }
     }
 

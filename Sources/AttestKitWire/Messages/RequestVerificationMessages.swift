@@ -102,3 +102,15 @@ public struct RequestVerificationResponse: Codable, Sendable, Hashable {
         self.validationCategory = validationCategory
     }
 }
+
+extension RequestVerificationRequest: CustomStringConvertible, CustomReflectable {
+    /// The group, method, target and the names of the headers; never a header's value (a DeviceCheck or debug token,
+    /// an assertion), so that printing or logging the request shows no secret.
+    public var description: String {
+        "RequestVerificationRequest(group: \(group ?? "default"), \(method) \(target), headers: "
+            + "\(headers.keys.sorted()))"
+    }
+
+    /// No children: ``headers`` holds tokens.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
