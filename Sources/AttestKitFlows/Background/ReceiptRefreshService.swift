@@ -384,7 +384,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 do throws(StoreError) {
                     try await store.postponeReceiptRefresh(of: keyID, until: date ?? now)
                     if date == nil { written.handedBack += 1 } else { written.postponed += 1 }
-                } catch where error.code == .storageUnavailable {
+                } catch  where error.code == .storageUnavailable {
                     break
                 } catch {
                     continue  // this key's own refusal (deleted meanwhile, say): the others still go back
