@@ -281,12 +281,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 metadata: ["keys": "\(unexchangeable.count)"])
         }
         let time = now()
-        let postponements =
+        let postponements: [(KeyID, Date?)] =
             (doubtedInARow ? [] : doubted.map { ($0.0.keyID, time + $0.1) })
             + unexchangeable.map { ($0.keyID, time + Self.unexchangeableWait) }
-        let written = await release(
-            postponements.map { ($0.0, Optional($0.1)) } + untraded.map { ($0.keyID, nil) }, before: writesEnd,
-            now: time)
+        let written = await release(postponements + untraded.map { ($0.keyID, nil) }, before: writesEnd, now: time)
         outcome.postponed += written.postponed
         outcome.handedBack = written.handedBack
         await measureBacklog()

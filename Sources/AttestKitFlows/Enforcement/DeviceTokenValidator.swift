@@ -146,7 +146,8 @@ public final class DeviceTokenValidator: Sendable {
         return (try outcome.get(), false)
     }
 
-    /// Validates `token` (``isValid(_:client:)``) and uses it up in `store` (``useUp(_:store:)``).
+    /// Validates `token` (``isValid(_:client:)``) and uses it up in `store` (``useUp(_:store:)``); a token this
+    /// validator remembers as used is refused first, without asking Apple. What ``RouteGuard`` does with a token.
     /// - Parameters:
     ///   - token: The DeviceCheck token the request presented (Base64).
     ///   - client: Who sent it (an address), for the per-client budget of validations.
@@ -193,7 +194,7 @@ public final class DeviceTokenValidator: Sendable {
     /// Refuses a token this validator remembers as used (``useUp(_:store:)``), before Apple is asked: a replay costs
     /// neither an Apple call nor the client's budget, and is answered `device_token_used` even while Apple fails.
     /// - Throws: ``FlowError``: 409 `device_token_used`.
-    func refuseIfRemembered(_ token: String) throws(FlowError) {
+    private func refuseIfRemembered(_ token: String) throws(FlowError) {
         try refuseIfRemembered(key: Self.digest(Self.canonical(token)), at: now())
     }
 

@@ -172,11 +172,9 @@ public struct RouteGuard: Sendable {
                     throw FlowError.trustInsufficient(.deviceCheck, required: policy.minimumTrust)
                 }
                 guard enforced else { throw FlowError.deviceTokenUnchecked }
-                try deviceTokens.refuseIfRemembered(token)
-                let answer = try await deviceTokens.isValid(token, client: client)
-                metrics.deviceTokenValidation(valid: answer.valid, cached: answer.cached)
-                guard answer.valid else { throw FlowError.deviceTokenInvalid }
-                try await deviceTokens.useUp(token, store: gate.store)
+                try await deviceTokens.redeem(token, client: client, store: gate.store) { valid, cached in
+                    metrics.deviceTokenValidation(valid: valid, cached: cached)
+                }
                 return (.deviceCheck, nil)
             }
             if let token = try lookup(AttestKitHeaderNames.debugToken).single() {
