@@ -441,6 +441,7 @@ let package = Package(
                 "AttestKitStore",
                 "AttestKitTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenStorage),

@@ -2,9 +2,11 @@ import AttestKit
 import AttestKitAppleMock
 import AttestKitServer
 import AttestKitStore
+import AttestKitTestSupport
 import AttestKitTesting
 import AttestKitWire
 import Foundation
+import Logging
 import NIOHTTP1
 import Testing
 
@@ -82,6 +84,35 @@ struct AppleErrorTests {
                     && !$0.contains(#"outcome="ok""#)
             }
             #expect(failures.count >= 4, "\(failures)")
+        }
+    }
+
+    @Test("Apple failing is logged for the operator once per request, with Apple's code and never the device token")
+    func appleFailingLogged() async throws {
+        let capture = LogCapture()
+        var options = ServerHarness.Options()
+        options.logger = capture.logger(level: .warning)
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let deviceToken = Fixture.deviceToken()
+            let state = harness.mock.state
+            let cases: [(MockAppleFault.Action, Logger.Level, String, String)] = [
+                (.status(401), .error, "Apple refused this server", "apple_authorization_failed"),
+                (.status(405), .error, "Apple refused this server", "apple_error"),
+                (.status(503), .warning, "Apple unavailable", "apple_unavailable"),
+            ]
+            for (action, level, message, code) in cases {
+                let before = capture.logged.count
+                await state.inject(MockAppleFault(action, endpoint: .queryTwoBits, count: 3))
+                let answer = try await harness.post(
+                    "/v1/devicecheck/query", ["deviceToken": .string(deviceToken)], allow5xx: true)
+                #expect(answer.errorCode == code, "\(action): \(answer)")
+                await state.clearFaults()
+                let lines = capture.logged.dropFirst(before).filter { $0.message.hasPrefix(message) }
+                #expect(lines.count == 1, "\(action): \(capture.logged.dropFirst(before))")
+                #expect(lines.first?.level == level)
+                #expect(lines.first?.metadata["code"] == code)
+            }
+            #expect(!capture.logged.contains { "\($0.message) \($0.metadata)".contains(deviceToken) })
         }
     }
 }

@@ -1,6 +1,7 @@
-import AttestKitFlows
 import AttestKit
+import AttestKitFlows
 import AttestKitServer
+import AttestKitTestSupport
 import Foundation
 import Logging
 import NIOHTTP1

@@ -2,6 +2,7 @@ import AttestKit
 import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
+import AttestKitTestSupport
 import AttestKitWire
 import Crypto
 import Foundation

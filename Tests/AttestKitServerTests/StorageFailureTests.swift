@@ -1,6 +1,7 @@
 import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
+import AttestKitTestSupport
 import AttestKitWire
 import Crypto
 import Foundation

@@ -26,33 +26,33 @@ extension AttestKitApplication {
         case .issueChallenge:
             let answer = try await issueChallenge(
                 try await message(ChallengeRequest.self, emptyAsObject: true), client: request.client)
-            return try Self.json(201, answer)
+            return try json(201, answer)
         case .registerAttestation:
-            return try Self.json(
+            return try json(
                 201, try await registerAttestation(try await message(AttestationRequest.self), client: request.client))
         case .registerKeyAttestation:
             let answer = try await registerKeyAttestation(
                 try await message(KeyAttestationRequest.self), client: request.client)
-            return try Self.json(201, answer)
+            return try json(201, answer)
         case .verifyAssertion:
             // Room for a bound request's body (up to the body limit) as Base64 inside the JSON, as the decision
             // route has: with the body limit alone a body the middleware and the decision route take was 413 here.
             let answer = try await verifyAssertion(
                 try JSONBody.decode(AssertionRequest.self, from: try await body(JSONBody.decisionLimit(limit))))
-            guard let bytes = AssertionResponseWriter.write(answer) else { return try Self.json(200, answer) }
+            guard let bytes = AssertionResponseWriter.write(answer) else { return try json(200, answer) }
             return EdgeResponse(status: 200, body: bytes)
         case .verifyRequest:
             let bytes = try await body(JSONBody.decisionLimit(limit))
-            return try Self.json(
+            return try json(
                 200, try await verifyRequest(try JSONBody.decode(RequestVerificationRequest.self, from: bytes)))
         case .deviceCheckQuery:
-            return try Self.json(200, try await deviceCheckQuery(try await message(DeviceTokenRequest.self)))
+            return try json(200, try await deviceCheckQuery(try await message(DeviceTokenRequest.self)))
         case .deviceCheckUpdate, .deviceCheckUnban:
             let answer = try await deviceCheckUpdate(
                 try await message(DeviceCheckUpdateRequest.self), mayUnban: route.useCase == .deviceCheckUnban)
-            return try Self.json(200, answer)
+            return try json(200, answer)
         case .deviceCheckValidate:
-            return try Self.json(200, try await deviceCheckValidate(try await message(DeviceTokenRequest.self)))
+            return try json(200, try await deviceCheckValidate(try await message(DeviceTokenRequest.self)))
         case .issueToken:
             // Refused before the body is read when no signing key is configured.
             guard tokens != nil else { throw FlowError.tokensNotConfigured }
@@ -60,37 +60,37 @@ extension AttestKitApplication {
             let issued = try await issueToken(
                 lookup: { request.header($0) }, method: request.method, target: request.target, body: bytes,
                 client: request.client)
-            return try Self.json(201, issued)
+            return try json(201, issued)
         case .consumeToken:
             guard tokens != nil else { throw FlowError.tokensNotConfigured }
-            return try Self.json(200, try await consumeToken(try await message(TokenConsumeRequest.self)))
+            return try json(200, try await consumeToken(try await message(TokenConsumeRequest.self)))
         case .introspectToken:
-            return try Self.json(200, try await introspectToken(try await message(TokenIntrospectionRequest.self)))
+            return try json(200, try await introspectToken(try await message(TokenIntrospectionRequest.self)))
         case .tokenKeys:
-            var response = try Self.json(200, try tokenKeys())
+            var response = try json(200, try tokenKeys())
             response.cacheControl = "public, max-age=300"
             return response
         case .keyReport:
-            return try Self.json(200, try await keyReport(keyID: try Self.keyID(request)))
+            return try json(200, try await keyReport(keyID: try Self.keyID(request)))
         case .revokeKey:
-            return try Self.json(200, try await revokeKey(keyID: try Self.keyID(request)))
+            return try json(200, try await revokeKey(keyID: try Self.keyID(request)))
         case .deleteKey:
             try await deleteKey(keyID: try Self.keyID(request))
             return EdgeResponse.noContent
         case .health:
-            return try Self.json(200, ["status": "ok"])
+            return try json(200, ["status": "ok"])
         case .ready:
             try await ready()
-            return try Self.json(200, ["status": "ready"])
+            return try json(200, ["status": "ready"])
         case .metrics, .dashboard, .dashboardLoginForm, .dashboardLogin, .dashboardLogout:
-            throw FlowError(.internalError, .internalFailure, "\(route) is served by the edge itself")
+            throw failure(FlowError(.internalError, .internalFailure, "\(route) is served by the edge itself"))
         }
     }
 
     /// `value` as the JSON body of an answer with `status` (``WireJSON``).
-    private static func json(_ status: Int, _ value: some Encodable) throws(FlowError) -> EdgeResponse {
+    private func json(_ status: Int, _ value: some Encodable) throws(FlowError) -> EdgeResponse {
         guard let data = try? WireJSON.encode(value) else {
-            throw FlowError(.internalError, .internalFailure, "the answer could not be encoded")
+            throw failure(FlowError(.internalError, .internalFailure, "the answer could not be encoded"))
         }
         return EdgeResponse(status: status, body: Array(data))
     }

@@ -18,7 +18,7 @@ extension AttestKitApplication {
         let flow =
             (error as? FlowError) ?? FlowError(converting: error)
             ?? FlowError(.internalError, .internalFailure, "internal error", underlying: error)
-        flow.signalStorageFailure(metrics: metrics, logger: logger)
+        flow.signal(metrics: metrics, logger: logger)
         return flow
     }
 }

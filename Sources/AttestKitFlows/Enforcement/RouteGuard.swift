@@ -127,7 +127,7 @@ public struct RouteGuard: Sendable {
                 validationCategoryChanged: categoryChanged)
         } catch {
             metrics.guardOutcome(group: policy.group, mode: mode, trust: "none", code: error.code.rawValue)
-            error.signalStorageFailure(metrics: metrics, logger: logger)
+            error.signal(metrics: metrics, logger: logger)
             if error.code == .rateLimited { metrics.rateLimited(DeviceTokenValidator.budgetName) }
             guard !enforced else { throw error }
             logger.notice(

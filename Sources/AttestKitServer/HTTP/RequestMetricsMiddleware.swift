@@ -1,4 +1,5 @@
 import AttestKitStore
+import AttestKitFlows
 import Foundation
 import Hummingbird
 import Logging
@@ -38,8 +39,9 @@ struct RequestMetricsMiddleware: RouterMiddleware {
                     matched = allowed.pattern
                 }
             }
-            if failure.code == APIError.internalError.code {
-                context.logger.error("unexpected error: a bug", metadata: ["error.type": "\(type(of: error))"])
+            // A flow's internal failure was logged where it was decided; anything else answered 500 is logged here.
+            if failure.code == APIError.internalError.code, FlowError(converting: error) == nil {
+                FlowError.logUnexpected(error, logger: context.logger)
             }
             response = try failure.response(from: request, context: context)
             if let allow { response.headers[.allow] = allow }

@@ -1,6 +1,7 @@
 public import AttestKitFlows
 import AttestKitWire
 import Foundation
+import Logging
 import NIOHTTP1
 public import Vapor
 
@@ -40,6 +41,16 @@ public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
         } else {
             self.init(status: 500, code: "internal_error", reason: "internal error", retryAfter: nil)
         }
+    }
+
+    /// The envelope answering `error`, and a log line for an error nothing decided (a bug: answered 500
+    /// `internal_error`), as `attestkit serve` writes one; a flow's own failures were logged where they were decided.
+    static func response(to error: any Error, logger: Logger) -> Response {
+        let abort = AttestKitAbort(any: error)
+        if abort.code == "internal_error", FlowError(converting: error) == nil {
+            FlowError.logUnexpected(error, logger: logger)
+        }
+        return abort.response()
     }
 
     init(status: Int, code: String, reason: String, retryAfter: Int?) {

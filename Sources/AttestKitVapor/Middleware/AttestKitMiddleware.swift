@@ -99,7 +99,7 @@ public struct AttestKitMiddleware: AsyncMiddleware {
                 client: integration.client(of: request))
             request.attestKit.setAttestation(attestation)
         } catch {
-            return AttestKitAbort(any: error).response()
+            return AttestKitAbort.response(to: error, logger: request.logger)
         }
         return try await next.respond(to: request)
     }

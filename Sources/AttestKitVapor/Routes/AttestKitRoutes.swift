@@ -84,7 +84,7 @@ public struct AttestKitRoutes: RouteCollection {
                 return try await AttestKitHandlers(integration: integration, request: request).respond(route)
             }
         } catch {
-            return AttestKitAbort(any: error).response()
+            return AttestKitAbort.response(to: error, logger: request.logger)
         }
     }
 }

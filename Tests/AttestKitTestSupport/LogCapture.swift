@@ -1,22 +1,28 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// Collects what a logger logs, for tests that check a log line: `Logger(label:factory:)` with ``handler(_:)``.
-final class LogCapture: Sendable {
+public final class LogCapture: Sendable {
     /// One logged line.
-    struct Line: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
+    public struct Line: Sendable {
+        /// The line's level.
+        public let level: Logger.Level
+        /// The message.
+        public let message: String
+        /// The handler's and the line's metadata, as strings.
+        public let metadata: [String: String]
     }
 
     private let lines = Mutex<[Line]>([])
 
+    /// An empty capture.
+    public init() {}
+
     /// Everything logged so far.
-    var logged: [Line] { lines.withLock { $0 } }
+    public var logged: [Line] { lines.withLock { $0 } }
 
     /// A logger that records into this capture from `level` up.
-    func logger(level: Logger.Level = .debug) -> Logger {
+    public func logger(level: Logger.Level = .debug) -> Logger {
         var logger = Logger(label: "attestkit.test") { _ in Handler(capture: self) }
         logger.logLevel = level
         return logger
