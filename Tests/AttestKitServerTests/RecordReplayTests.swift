@@ -37,6 +37,8 @@ struct RecordReplayTests {
             #expect(token.status == 201)
             let issued = try #require(token.string("token"))
 
+            // Refusals are answered without waiting for their bundles: wait for the recorder's writes.
+            await harness.server.gate.recorder?.settled()
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
             try #require(names.count == 2, "\(names)")
             let secrets = [
@@ -97,6 +99,7 @@ struct RecordReplayTests {
             let (skewed, _) = try await TokenRouteTests.requestToken(
                 harness, device, freshness: .timestamp(milliseconds: harness.clock.milliseconds + 304_000))
             #expect(skewed.string("error.code") == "timestamp_outside_window")
+            await harness.server.gate.recorder?.settled()
             let evidence = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             try #require(evidence.count == 1, "\(evidence)")
             for _ in 0..<6 {
@@ -111,6 +114,7 @@ struct RecordReplayTests {
                 let answer = try await harness.send(.POST, "/v1/tokens", headers: headers)
                 #expect(answer.status == 403 || answer.status == 400, "\(answer)")
             }
+            await harness.server.gate.recorder?.settled()
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             #expect(names.contains(evidence[0]), "\(names)")
             #expect(names.filter { $0.hasSuffix("-unknown.json") }.count == 2, "\(names)")

@@ -4,7 +4,8 @@ import Foundation
 
 extension AttestationRegistrar {
     /// The registrar's decision, wrapped: the store's answers are noted on the way (``RecordingStore``), and a
-    /// failure worth recording is written to `recorder` as a bundle before it is thrown.
+    /// failure worth recording is handed to `recorder` as a bundle (``VerificationRecorder/submit(_:)``), then
+    /// thrown without waiting for the bundle's file.
     func register(
         keyID: KeyID, attestation: [UInt8], challengeID: ChallengeID, appKey: AppKey?, clientData: [UInt8]?,
         now: Date, verifier: AttestationVerifier, admit: (AppID) async throws(FlowError) -> Void,
@@ -33,15 +34,15 @@ extension AttestationRegistrar {
             if refusal == nil, read.key != nil, error.code == FlowError(StoreError.keyExists).code {
                 refusal = RecordedStoreAnswer(step: .key, code: StoreError.keyExists.code.rawValue)
             }
-            await recorder.record(
-                VerificationBundle(
-                    kind: .attestation, recordedAt: now, verificationTime: now,
-                    configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
-                    attestation: RecordedAttestation(
-                        keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: read.challenge,
-                        storeAnswer: refusal, appKey: appKey?.der, clientData: clientData,
-                        challengeApp: read.challengeApp),
-                    outcome: VerificationBundle.Outcome(error)))
+            let bundle = VerificationBundle(
+                kind: .attestation, recordedAt: now, verificationTime: now,
+                configuration: RecordedConfiguration(verifier: verifier.configuration, policy: recorder.policy),
+                attestation: RecordedAttestation(
+                    keyID: keyID, attestation: attestation, challengeID: challengeID, challenge: read.challenge,
+                    storeAnswer: refusal, appKey: appKey?.der, clientData: clientData,
+                    challengeApp: read.challengeApp),
+                outcome: VerificationBundle.Outcome(error))
+            recorder.submit { bundle }
             throw error
         }
     }

@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -22,11 +23,14 @@ public import Logging
 /// Within the known quota, one key keeps at most ``maximumPerKey`` bundles: past that, a bundle of the key replaces
 /// the key's own oldest. Anyone can send refused assertions that name a registered key (their own device's, or a
 /// key id they saw), so without this one key could flush every other key's evidence; with it, a flood naming one key
-/// removes at most ``maximumPerKey`` bundles of others. The count is kept from the recorder's start: bundles already
+/// removes at most ``maximumPerKey`` bundles of others (k key ids, up to k times that). The count is kept from the recorder's start: bundles already
 /// in the directory when it starts count against the quota, not against their key.
 ///
 /// The recorder runs on a thread of its own (a dedicated serial executor): its blocking file I/O never holds a
-/// thread of the cooperative pool. The thread ends when the recorder is released.
+/// thread of the cooperative pool. The thread ends when the recorder is released. The gate and the registrar hand it
+/// their bundles (``submit(_:)``) and answer at once: a refusal never waits for its file, and at most
+/// ``maximumPending`` bundles wait to be written; past that (a flood faster than the disk) a bundle is dropped, and the
+/// drops are counted in one log line when the recorder catches up.
 ///
 /// Files are created with mode 0600 (exclusively, never overwriting), the directory with 0700 when it is created
 /// here. Only refusals are recorded (malformed input, failed verification, replays); an unavailable store, a rate
@@ -83,6 +87,22 @@ public actor VerificationRecorder {
     private let now: @Sendable () -> Date
     private var index: [Entry]?
     private nonisolated let executor: DedicatedThreadExecutor
+    /// At most this many bundles handed over by ``submit(_:)`` wait to be written.
+    public nonisolated let maximumPending: Int
+    private nonisolated let queue = Mutex(Queue())
+
+    /// The bundles handed over and not yet written, in the order they were handed over.
+    private struct Queue {
+        /// Handed over and not yet taken by the drain.
+        var jobs: [@Sendable () async -> VerificationBundle] = []
+        /// Handed over and not yet written (taken or not).
+        var pending = 0
+        /// Whether a drain runs.
+        var draining = false
+        /// Dropped since the last written bundle.
+        var dropped = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
 
     /// The recorder's own thread: file I/O blocks.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -108,6 +128,8 @@ public actor VerificationRecorder {
     ///   - unknownMaximumBytes: Bytes of bundles of the unknown quota kept, at least one bundle's
     ///     ``VerificationBundle/maximumBytes`` (default 10 MiB).
     ///   - policy: The deployment policy attestation bundles record, so that their replay applies it again.
+    ///   - maximumPending: Bundles handed over by ``submit(_:)`` that may wait to be written, 1 to 100,000
+    ///     (default 256); past it a bundle is dropped.
     ///   - logger: Where failures to record are logged.
     ///   - now: The clock (injected for tests).
     /// - Throws: `record_unavailable` (not configured) when the directory cannot be created or is not one, or
@@ -115,8 +137,12 @@ public actor VerificationRecorder {
     public init(
         directory: String, maximumCount: Int = 1_000, maximumBytes: Int = 100 << 20, maximumPerKey: Int? = nil,
         unknownMaximumCount: Int = 100, unknownMaximumBytes: Int = 10 << 20, policy: DeploymentPolicy? = nil,
-        logger: Logger = Logger(label: "attestkit.record"), now: @escaping @Sendable () -> Date = { Date() }
+        maximumPending: Int = 256, logger: Logger = Logger(label: "attestkit.record"),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) throws(FlowError) {
+        guard (1...100_000).contains(maximumPending) else {
+            throw FlowError.invalidField("maximumPending", "is 1 to 100000")
+        }
         guard (1...1_000_000).contains(maximumCount) else {
             throw FlowError.invalidField("record.max-bundles", "is 1 to 1000000")
         }
@@ -149,6 +175,7 @@ public actor VerificationRecorder {
         self.unknownMaximumCount = unknownMaximumCount
         self.unknownMaximumBytes = unknownMaximumBytes
         self.policy = policy
+        self.maximumPending = maximumPending
         self.executor = DedicatedThreadExecutor(name: "attestkit.record")
         self.logger = logger
         self.now = now
@@ -163,9 +190,71 @@ public actor VerificationRecorder {
         }
     }
 
-    /// The names of the bundles kept, oldest first.
-    public func bundleNames() -> [String] {
-        loadIndex().map(\.name)
+    /// The names of the bundles kept, oldest first, once every bundle handed over so far is written.
+    public func bundleNames() async -> [String] {
+        await settled()
+        return loadIndex().map(\.name)
+    }
+
+    /// Hands a bundle to the recorder's thread and returns at once: `make` (which may read the store) and the write
+    /// run there, one bundle after another in the order they were handed over. Past ``maximumPending`` waiting, the
+    /// bundle is dropped without `make` being called.
+    /// - Returns: Whether the bundle was taken.
+    @discardableResult
+    public nonisolated func submit(_ make: @escaping @Sendable () async -> VerificationBundle) -> Bool {
+        let (taken, start) = queue.withLock { queue in
+            guard queue.pending < maximumPending else {
+                queue.dropped += 1
+                return (false, false)
+            }
+            queue.jobs.append(make)
+            queue.pending += 1
+            defer { queue.draining = true }
+            return (true, !queue.draining)
+        }
+        if start { Task { await self.drain() } }
+        return taken
+    }
+
+    /// Waits until every bundle handed over by ``submit(_:)`` so far is written or given up.
+    public nonisolated func settled() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let idle = queue.withLock { queue in
+                guard queue.pending > 0 else { return true }
+                queue.waiters.append(waiter)
+                return false
+            }
+            if idle { waiter.resume() }
+        }
+    }
+
+    /// Writes the bundles handed over, in order, until none is left; the drops are logged once per bundle written,
+    /// and the waiters resumed once none is pending.
+    private func drain() async {
+        while true {
+            let jobs = queue.withLock { queue in
+                defer { queue.jobs = [] }
+                if queue.jobs.isEmpty { queue.draining = false }
+                return queue.jobs
+            }
+            guard !jobs.isEmpty else { return }
+            for make in jobs {
+                record(await make())
+                let (dropped, waiters) = queue.withLock { queue in
+                    queue.pending -= 1
+                    defer { queue.dropped = 0 }
+                    guard queue.pending == 0 else { return (queue.dropped, [CheckedContinuation<Void, Never>]()) }
+                    defer { queue.waiters = [] }
+                    return (queue.dropped, queue.waiters)
+                }
+                if dropped > 0 {
+                    logger.warning(
+                        "verification bundles were dropped: refusals came faster than they could be written",
+                        metadata: ["dropped": "\(dropped)", "maximum-pending": "\(maximumPending)"])
+                }
+                for waiter in waiters { waiter.resume() }
+            }
+        }
     }
 
     /// Writes `bundle`, then removes the oldest bundles of its key past ``maximumPerKey`` (known keys only), then the
@@ -202,8 +291,8 @@ public actor VerificationRecorder {
             + (quota == .known ? ".json" : "-unknown.json")
         guard writeFile(bytes, to: directory + "/" + name) else { return nil }
         let key = quota == .known ? bundle.assertion?.keyId ?? bundle.attestation?.keyId : nil
+        // The name sorts after every other (its time prefix is past the newest's): the index stays in order.
         entries.append(Entry(name: name, bytes: bytes.count, quota: quota, key: key))
-        entries.sort { $0.name < $1.name }
         // First the key's own oldest past its share, then this quota's oldest.
         if let key {
             var kept = entries.count { $0.key == key }
