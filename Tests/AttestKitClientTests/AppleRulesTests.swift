@@ -205,12 +205,36 @@ struct AppleRulesTests {
         #expect(app.provider.calls.attestKey == 3, "and the third doubled it again")
         #expect(try #require(await app.manager.keyState).failures == 3)
 
-        // Once an assertion is accepted, the failures are over: a key lost later is replaced at once.
+        // Once an assertion is accepted, the failures are over, once the backoff's reach (6 h) has passed since the
+        // last replacement: an answer 2xx soon after one proves little (see the next test).
         app.service.answerApp { _ in nil }
         app.clock.advance(4)
         #expect(try await app.order() == .appAttest)
+        #expect(try #require(await app.manager.keyState).failures == 3)
+        app.clock.advance(6 * 3600)
+        #expect(try await app.order() == .appAttest)
         #expect(try #require(await app.manager.keyState).failures == 0)
         #expect(app.provider.calls.attestKey == 4)
+    }
+
+    @Test("routes that verify nothing answering 2xx do not reset the backoff of a service that refuses every key")
+    func openRoutesDoNotResetTheBackoff() async throws {
+        let app = App()
+        // The protected route checks against another deployment (every key unknown there); the open one verifies
+        // nothing and answers 200 whatever the request carries.
+        app.service.answerApp { $0.path == "/protected" && $0.hasAssertion ? .status(403, "key_not_found") : nil }
+        let open = URLRequest(url: try #require(URL(string: "https://app.example/open")))
+        let protected = URLRequest(url: try #require(URL(string: "https://app.example/protected")))
+        for _ in 0..<10 {
+            _ = try await app.client.performSecureRequest(open, as: Accepted.self)
+            _ = try? await app.client.performSecureRequest(protected, as: Accepted.self)
+            app.clock.advance(2.1)
+        }
+        // Two attestations at the first round (the proven key replaced at once, its successor refused), then one
+        // after each doubling wait: 2, 4, 8 s (16 s is past the 21 s the rounds take). Before, every round reset
+        // the failures and cost two attestations: 20.
+        #expect(app.provider.calls.attestKey <= 6, "\(app.provider.calls.attestKey) attestations")
+        #expect(try #require(await app.manager.keyState).failures >= 3)
     }
 
     @Test("a relaunch after the post: challenge_consumed means registered; on the first post it is a refusal")

@@ -54,6 +54,11 @@ public struct KeyState: Sendable, Hashable, Codable {
     public var failures: Int
     /// No device or service call for the key before this time (`nil`: none pending).
     public var notBefore: Date?
+    /// When the key before this one was replaced (refused by the service or the device), carried through this key's
+    /// steps: a key replaced again within ``AppAttestManager/Configuration/maximumBackoff`` of that waits for the
+    /// backoff even when an assertion of it was answered 2xx, and such an answer does not end the failures (a 2xx
+    /// may come from a route that verifies nothing). `nil`: none (and in states stored by earlier versions).
+    public var replacedAt: Date?
     /// The service deferred attesting this key (its ramp: 429 `attestation_deferred`) until this time: no
     /// attestation challenge is asked for before it, and then with the same key. Not a failure: it leaves
     /// ``failures`` and ``notBefore`` alone. `nil`: not deferred (and in states stored by earlier versions).
@@ -72,6 +77,7 @@ public struct KeyState: Sendable, Hashable, Codable {
         self.failures = 0
         self.notBefore = nil
         self.deferredUntil = nil
+        self.replacedAt = nil
     }
 
     /// A registered key, as stored by earlier versions (a bare key identifier).

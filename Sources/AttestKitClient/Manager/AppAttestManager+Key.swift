@@ -34,18 +34,29 @@ extension AppAttestManager {
 
     /// Replaces `keyID` after the device or the service stopped accepting it. A key that never had an assertion
     /// accepted makes the next attestation wait for the backoff: a device or service that refuses every new key
-    /// must not cost an attestation per request.
+    /// must not cost an attestation per request. So does a key replaced within ``Configuration/maximumBackoff`` of
+    /// the replacement before it, even one with an accepted assertion: a 2xx proves little where some routes verify
+    /// nothing, and a service that refuses every key on its protected routes must meet a growing backoff too.
     /// - Returns: Whether the key was the current one.
     @discardableResult
     func replaceKey(_ keyID: String, proven: Bool) -> Bool {
         guard let current = state, current.keyID == keyID, current.stage == .registered else { return false }
         var next = KeyState()
-        if !proven {
-            next.failures = current.failures + 1
+        next.failures = current.failures
+        if !proven || replacedRecently(current) {
+            next.failures += 1
             next.notBefore = backoff(after: next.failures)
         }
+        next.replacedAt = now()
         try? save(next)
         return true
+    }
+
+    /// Whether the key before `state`'s was replaced within ``Configuration/maximumBackoff`` of now (either way:
+    /// a time ahead was set by a clock that was wrong, and counts only as far as the backoff reaches).
+    func replacedRecently(_ state: KeyState) -> Bool {
+        guard let replacedAt = state.replacedAt else { return false }
+        return abs(now().timeIntervalSince(replacedAt)) < configuration.maximumBackoff
     }
 
     /// Marks `keyID` revoked by the service.
@@ -55,12 +66,16 @@ extension AppAttestManager {
         try? save(current)
     }
 
-    /// Notes that the service accepted an assertion of `keyID`: the key works, and the failures that led to it
-    /// are over.
+    /// Notes that the service accepted an assertion of `keyID` (a 2xx): the key works, and the failures that led
+    /// to it are over, unless the key before it was replaced recently (``replacedRecently(_:)``: the failures
+    /// then last until the backoff's reach has passed, so that alternating accepted and refused requests cannot
+    /// reset them).
     func markAsserted(_ keyID: String) {
-        guard var current = state, current.keyID == keyID, !current.asserted || current.failures > 0 else { return }
+        guard var current = state, current.keyID == keyID else { return }
+        let failures = replacedRecently(current) ? current.failures : 0
+        guard !current.asserted || current.failures != failures || current.notBefore != nil else { return }
         current.asserted = true
-        current.failures = 0
+        current.failures = failures
         current.notBefore = nil
         try? save(current)
     }
@@ -151,6 +166,7 @@ extension AppAttestManager {
                 let keyID = try await provider.generateKey()
                 var next = KeyState(stage: .generated, keyID: keyID)
                 next.failures = state.failures
+                next.replacedAt = state.replacedAt
                 return .next(next)
             } catch {
                 return deviceFailure(error, state, during: "generating a key")
@@ -205,6 +221,7 @@ extension AppAttestManager {
                 var next = KeyState()
                 next.failures = state.failures + 1
                 next.notBefore = backoff(after: next.failures)
+                next.replacedAt = state.replacedAt
                 return .failed(next, unavailable(error, next.notBefore, "the service refused the attestation"))
             } catch let error as AttestKitClientError where registeredCodes.contains(error.serviceCode ?? "") {
                 // An earlier attempt whose answer was lost consumed the challenge: it registered the key. (If it
@@ -218,6 +235,7 @@ extension AppAttestManager {
             // refuses every new key at its first assertion meets a growing backoff, not one attestation a request.
             var registered = KeyState(stage: .registered, keyID: keyID)
             registered.failures = state.failures
+            registered.replacedAt = state.replacedAt
             return .next(registered)
         }
     }
@@ -280,6 +298,7 @@ extension AppAttestManager {
             next = KeyState()
             next.failures = current.failures + 1
             next.notBefore = backoff(after: next.failures)
+            next.replacedAt = current.replacedAt
         case .serverUnavailable, .unknown:
             // Apple asks to try again later with the same key and client data hash: keep both.
             next.failures += 1

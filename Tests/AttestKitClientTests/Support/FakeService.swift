@@ -35,6 +35,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         let debugToken: String?
         let authorization: String?
         let hasAssertion: Bool
+        /// The request's path.
+        var path = ""
     }
 
     /// A `POST /v1/tokens` the service received: the proof it carried.
@@ -173,7 +175,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
                 challenge: header(AttestKitHeaderNames.challenge),
                 deviceToken: header(AttestKitHeaderNames.deviceToken),
                 extra: header("X-Risk-Signal"), debugToken: header(AttestKitHeaderNames.debugToken),
-                authorization: header("Authorization"), hasAssertion: header(AttestKitHeaderNames.assertion) != nil)
+                authorization: header("Authorization"), hasAssertion: header(AttestKitHeaderNames.assertion) != nil,
+                path: url.path)
             answer = locked {
                 appRequests.append(seen)
                 return appAnswer(seen) ?? .status(200, nil)
