@@ -151,8 +151,9 @@ public struct RequestBinding: Sendable, Hashable {
         return String(decoding: line, as: UTF8.self)
     }
 
-    /// Whether `id` is a challenge id in its allowed form: 1 to 128 characters of base64url's alphabet.
-    static func isChallengeID(_ id: String) -> Bool {
+    /// Whether `id` is a challenge id in its allowed form: 1 to 128 characters of base64url's alphabet (what the
+    /// service issues; a client checks a challenge answer by it before spending anything on the challenge).
+    public static func isChallengeID(_ id: String) -> Bool {
         (1...128).contains(id.utf8.count) && id.utf8.allSatisfy(isChallengeCharacter)
     }
 

@@ -277,6 +277,31 @@ struct AppleRulesTests {
         #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
     }
 
+    @Test("a registration answered 2xx with a page that is not the service's record keeps the attestation")
+    func registrationAnsweredByAPage() async throws {
+        let app = App()
+        app.service.scriptRegistrations([.page(200, "<html>down for maintenance</html>")])
+        #expect(try await app.order() == .deviceCheck)
+        let kept = try #require(await app.manager.keyState)
+        #expect(kept.stage == .attested && kept.attestation != nil)
+        app.clock.advance(3)
+        #expect(try await app.order() == .appAttest)
+        let attempts = app.service.registrationAttempts
+        #expect(attempts.count == 2 && Set(attempts.map(\.attestation)).count == 1)
+        #expect(app.provider.calls.attestKey == 1)
+    }
+
+    @Test("a challenge answer whose id is not a challenge id costs no attestation and falls back")
+    func malformedChallengeID() async throws {
+        for id in ["c+1=", String(repeating: "c", count: 129), ""] {
+            let app = App()
+            app.service.answerChallengeIDs(id)
+            #expect(try await app.order() == .deviceCheck, "\(id)")
+            #expect(app.provider.calls.attestKey == 0, "\(id)")
+            #expect(app.service.registrationAttempts.isEmpty, "\(id)")
+        }
+    }
+
     @Test("featureUnsupported where isSupported says yes (app extensions) falls back for a long while")
     func featureUnsupported() async throws {
         let observed = LevelLog()

@@ -86,6 +86,43 @@ struct UnitTests {
         try store.remove()
     }
 
+    @Test("resetKey() clears a key store whose state cannot be read, and a key is attested again")
+    func resetUnreadableState() async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-\(UUID().uuidString)/key")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let store = FileKeyIDStore(url: url)
+        try store.save(KeyState())
+        try Data("{not json".utf8).write(to: url)
+        let manager = AppAttestManager(
+            provider: SimulatedAppAttestProvider(
+                device: SimulatedDevice(
+                    apple: EndToEndTests.apple,
+                    configuration: .init(appID: ServiceProcess.appID, environment: .development))),
+            keyStore: store, service: AttestKitService(baseURL: FakeService.serviceURL, transport: FakeService()))
+        let unreadable = await #expect(throws: AttestKitClientError.self) { try await manager.attestedKeyID() }
+        #expect(unreadable?.code == .keyStore)
+        // A key id names a key to forget, so it needs the state; without one, the state is replaced unread.
+        await #expect(throws: AttestKitClientError.self) { try await manager.resetKey("a2V5") }
+        try await manager.resetKey()
+        let keyID = try await manager.attestedKeyID()
+        #expect(try store.load()?.keyID == keyID)
+    }
+
+    @Test("the session token and the manager's configuration never show a token, printed or dumped")
+    func noSecretInDescriptions() {
+        let token = SessionToken(token: "aaa.bbb.ccc", expiresAt: Date(timeIntervalSince1970: 0))
+        let configuration = AppAttestManager.Configuration(debugToken: "s3cret-debug")
+        for (value, secret) in [(token as Any, "aaa.bbb.ccc"), (configuration as Any, "s3cret-debug")] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for text in [String(describing: value), String(reflecting: value), dumped] {
+                #expect(!text.contains(secret), "\(text)")
+            }
+        }
+        #expect(String(describing: configuration).contains("debugToken: set"))
+        #expect(String(describing: AppAttestManager.Configuration()).contains("debugToken: none"))
+    }
+
     @Test("a signed request carries the four headers, and the binding keeps the percent-encoded target")
     func signing() async throws {
         let device = SimulatedDevice(

@@ -23,12 +23,15 @@ extension AppAttestManager {
 
     /// Forgets the key `keyID` (or the current key, for `nil`), so that the next request attests a new one.
     ///
-    /// Call it when the app decides to start over, as after a revocation it accepts. A `keyID` other than the
-    /// current one is ignored: the key was replaced already.
-    /// - Throws: ``AttestKitClientError/Code/keyStore``.
+    /// Call it when the app decides to start over, as after a revocation it accepts, or after
+    /// ``AttestKitClientError/Code/keyStore`` for a state the store holds and cannot read (a damaged file, a state
+    /// written by a later version): `resetKey()` replaces it without reading it. A `keyID` other than the current
+    /// one is ignored: the key was replaced already.
+    /// - Throws: ``AttestKitClientError/Code/keyStore`` when the store cannot be written (or, with a `keyID`, read).
     public func resetKey(_ keyID: String? = nil) throws {
-        let current = try loadState()
-        guard keyID == nil || keyID == current.keyID else { return }
+        if let keyID {
+            guard keyID == (try loadState()).keyID else { return }
+        }
         try save(KeyState())
     }
 

@@ -82,8 +82,13 @@ public struct AttestKitService: Sendable {
             purpose: purpose.rawValue, keyId: keyID, appId: purpose == .attest ? appID : nil)
         let (data, response) = try await exchange("v1/challenges", message)
         let answer = try Self.decode(ChallengeResponse.self, from: data, "the challenge answer")
-        guard let bytes = Data(base64Encoded: answer.challenge), !bytes.isEmpty, !answer.challengeId.isEmpty else {
-            throw AttestKitClientError(.invalidResponse, reason: "the challenge answer has no challenge bytes or id")
+        guard let bytes = Data(base64Encoded: answer.challenge), !bytes.isEmpty else {
+            throw AttestKitClientError(.invalidResponse, reason: "the challenge answer has no challenge bytes")
+        }
+        // An id the service would refuse to find again (its form is 1 to 128 base64url characters) is refused here,
+        // before an attestation or a request is spent on it.
+        guard RequestBinding.isChallengeID(answer.challengeId) else {
+            throw AttestKitClientError(.invalidResponse, reason: "the challenge answer's id is not a challenge id")
         }
         let expiresAt = APITime.parse(answer.expiresAt)
         let lifetime = expiresAt.flatMap { ServiceClock.lifetime(until: $0, answeredBy: response) }
@@ -91,11 +96,16 @@ public struct AttestKitService: Sendable {
     }
 
     /// `POST /v1/attestations` (`AttestationRequest`): registers an attested key.
-    /// - Throws: ``AttestKitClientError``.
+    /// - Throws: ``AttestKitClientError``; ``AttestKitClientError/Code/invalidResponse`` for a 2xx whose body is not
+    ///   the service's record of this key (a proxy's or a gateway's page: the key may not be registered, so the
+    ///   attestation is kept and sent again).
     public func registerAttestation(keyID: String, attestation: Data, challengeID: String) async throws {
         let request = AttestationRequest(
             keyId: keyID, attestation: attestation.base64EncodedString(), challengeId: challengeID)
-        _ = try await post("v1/attestations", request)
+        let record = try await post("v1/attestations", request, answer: KeyRecordResponse.self, "the registration answer")
+        guard record.keyId == keyID else {
+            throw AttestKitClientError(.invalidResponse, reason: "the registration answer names another key")
+        }
     }
 
     /// The largest answer of the service read, in bytes.

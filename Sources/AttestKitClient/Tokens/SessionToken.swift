@@ -3,8 +3,8 @@ public import Foundation
 /// A session token of the AttestKit service (`POST /v1/tokens`): an ES256 JWT that the app's other backends
 /// verify locally with the service's JWKS, and when it expires.
 ///
-/// Its description omits the token: print it, log it, never the token itself.
-public struct SessionToken: Sendable, Hashable, CustomStringConvertible {
+/// Its description and mirror omit the token: print it, log it, `dump` it, never the token itself.
+public struct SessionToken: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The compact JWS (`header.payload.signature`). Send it to the app's backends; never log it.
     public let token: String
     /// When the token expires by this device's clock: the service's `expiresAt`, moved by the difference between
@@ -20,6 +20,9 @@ public struct SessionToken: Sendable, Hashable, CustomStringConvertible {
 
     /// `SessionToken(expiresAt: …)`, without the token.
     public var description: String { "SessionToken(expiresAt: \(expiresAt))" }
+
+    /// Only ``expiresAt``: `dump` and debuggers never show the token.
+    public var customMirror: Mirror { Mirror(self, children: ["expiresAt": expiresAt], displayStyle: .struct) }
 
     /// The longest token accepted from the service, in characters.
     static let maximumLength = 8 * 1024

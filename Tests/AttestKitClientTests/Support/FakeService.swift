@@ -23,6 +23,8 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
         case token(String, Date)
         /// 429 `attestation_deferred` with `Retry-After` set to this text (none for `nil`): the service's ramp.
         case deferred(String?)
+        /// A status with a body that is not the service's (a proxy's or a gateway's page).
+        case page(Int, String)
     }
 
     /// A request the app's server received: the proof it carried.
@@ -65,6 +67,11 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
     private var appAnswer: @Sendable (AppRequest) -> Answer? = { _ in nil }
     /// The service's clock, when the test set one: every answer then carries its `Date` header.
     private var serviceNow: (@Sendable () -> Date)?
+    /// The id every challenge answer carries, when the test set one (`c1`, `c2`, ... otherwise).
+    private var fixedChallengeID: String?
+
+    /// Every challenge answer carries `id` as its challenge id.
+    func answerChallengeIDs(_ id: String) { locked { fixedChallengeID = id } }
 
     /// The service's clock is `now`: challenges expire 300 s after it and every answer carries it as its `Date`
     /// header. Without it, challenges expire 300 s after the real time and answers carry no `Date` header.
@@ -124,7 +131,7 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
             }
             let bytes = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             let response = ChallengeResponse(
-                challengeId: "c\(number)", challenge: bytes, purpose: purpose,
+                challengeId: locked { fixedChallengeID } ?? "c\(number)", challenge: bytes, purpose: purpose,
                 expiresAt: APITime.format((serviceTime ?? Date()).addingTimeInterval(300)))
             body = String(decoding: try WireJSON.encode(response), as: UTF8.self)
             status = 201
@@ -199,6 +206,9 @@ final class FakeService: HTTPTransport, @unchecked Sendable {
             body = String(
                 decoding: try WireJSON.encode(TokenResponse(token: token, expiresAt: APITime.format(expiresAt))),
                 as: UTF8.self)
+        case .page(let code, let text):
+            status = code
+            body = text
         case .status(let code, let errorCode):
             if code >= 300 {
                 status = code
