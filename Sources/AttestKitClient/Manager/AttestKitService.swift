@@ -102,7 +102,8 @@ public struct AttestKitService: Sendable {
     public func registerAttestation(keyID: String, attestation: Data, challengeID: String) async throws {
         let request = AttestationRequest(
             keyId: keyID, attestation: attestation.base64EncodedString(), challengeId: challengeID)
-        let record = try await post("v1/attestations", request, answer: KeyRecordResponse.self, "the registration answer")
+        let record = try await post(
+            "v1/attestations", request, answer: KeyRecordResponse.self, "the registration answer")
         guard record.keyId == keyID else {
             throw AttestKitClientError(.invalidResponse, reason: "the registration answer names another key")
         }
