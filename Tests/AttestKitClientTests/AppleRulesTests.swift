@@ -351,6 +351,23 @@ struct AppleRulesTests {
         #expect(flaky.deviceCheck.tokenCount == 1)
     }
 
+    @Test("an assertion the app makes itself and sends on its own overtakes a request: no key is replaced")
+    func directAssertionOvertakes() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let keyID = try #require(app.keyID)
+        // A request of the client on its way; meanwhile the app signs one for its own stack (a WebSocket), which the
+        // service accepts first: the request's counter is then not above the last accepted one.
+        let (_, overtaken) = try await app.manager.signed(URLRequest(url: FakeService.appURL))
+        let own = try await app.manager.assertion(method: "GET", target: "/socket", body: Data())
+        #expect(own.keyID == keyID)
+        #expect(await app.manager.answered(overtaken, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
+        #expect(app.keyID == keyID && app.provider.calls.attestKey == 1)
+        // A refusal with no assertion signed after it is still a counter gone back: the key is replaced.
+        let (_, behind) = try await app.manager.signed(URLRequest(url: FakeService.appURL))
+        #expect(await app.manager.answered(behind, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
+    }
+
     @Test("counters per key: late answers for an old key neither reset the new key nor count for it")
     func countersAcrossKeyChange() async throws {
         let app = App()

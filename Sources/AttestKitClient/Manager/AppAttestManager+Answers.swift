@@ -56,7 +56,7 @@ extension AppAttestManager {
         pending[started] = PendingAssertion()
         let signedRequest: SignedRequest
         do {
-            signedRequest = try await assertion(
+            signedRequest = try await makeAssertion(
                 method: request.httpMethod ?? "GET", target: target, body: request.httpBody ?? Data())
         } catch {
             pending[started] = nil

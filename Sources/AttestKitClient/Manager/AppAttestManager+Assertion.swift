@@ -19,7 +19,30 @@ extension AppAttestManager {
     /// - Throws: ``AttestKitClientError``; ``AttestKitClientError/Code/unavailable`` when the device or the service
     ///   cannot help now; ``AttestKitClientError/Code/attestationDeferred`` while the service's ramp defers the
     ///   key's attestation.
+    ///
+    /// The manager does not see the answer to a request signed here, so it counts the assertion as accepted: a
+    /// request of its own refused as `counter_not_increasing` meanwhile was overtaken by it, and keeps its key
+    /// (before, such a refusal was taken for a counter gone back and the key replaced).
     public func assertion(method: String, target: String, body: Data) async throws -> SignedRequest {
+        clock += 1
+        let started = clock
+        pending[started] = PendingAssertion()
+        let signed: SignedRequest
+        do {
+            signed = try await makeAssertion(method: method, target: target, body: body)
+        } catch {
+            pending[started] = nil
+            throw error
+        }
+        clock += 1
+        let ticket = Ticket(
+            keyID: signed.keyID, started: started, finished: clock, timestamped: signed.freshness.kind == .timestamp)
+        _ = finish(ticket, counterRefused: false)
+        return signed
+    }
+
+    /// ``assertion(method:target:body:)`` without noting it: the caller tracks it.
+    func makeAssertion(method: String, target: String, body: Data) async throws -> SignedRequest {
         var replaced = false
         while true {
             let keyID = try await attestedKeyID()
