@@ -44,6 +44,19 @@ struct AttestationRampTests {
         #expect(abs(fraction - p) <= 5 * sigma, "admitted \(fraction) of a share of \(p) (σ \(sigma))")
     }
 
+    @Test("a share is exact in basis points: the place p is refused at a share of p/100 % and admitted just above")
+    func shareIsExactInBasisPoints() throws {
+        // Places whose share p/100 times 100 is above p in floating point (1.1 × 100 = 110.00000000000001).
+        let inexact = Self.keys.map { ($0, AttestationRamp.place(appID: Self.app, keyID: $0)) }.filter {
+            Double($0.1) < Double($0.1) / 100 * 100
+        }
+        try #require(inexact.count > 100, "\(inexact.count)")
+        for (key, place) in inexact {
+            #expect(!AttestationRamp(share: Double(place) / 100).admits(appID: Self.app, keyID: key), "\(place)")
+            #expect(AttestationRamp(share: Double(place + 1) / 100).admits(appID: Self.app, keyID: key), "\(place)")
+        }
+    }
+
     @Test("0 % admits no install, 100 % every one, and 100 % with no ceiling is off")
     func bounds() {
         #expect(Self.keys.prefix(2_000).allSatisfy { !AttestationRamp(share: 0).admits(appID: Self.app, keyID: $0) })

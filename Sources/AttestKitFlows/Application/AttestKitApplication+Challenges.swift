@@ -24,12 +24,17 @@ extension AttestKitApplication {
             // must be of that app.
             var appID: AppID?
             if purpose == .attest {
-                appID = try await admitToRamp(appId: request.appId, keyID: keyID)
+                appID = try admitToRamp(appId: request.appId, keyID: keyID)
             } else if request.appId != nil {
                 throw FlowError.invalidField("appId", "names the app of attest challenges only")
             }
             let challenge = try await challenges.issue(purpose: purpose, keyID: keyID, appID: appID)
-            if purpose == .attest { metrics.attestChallengeAdmitted() }
+            if purpose == .attest {
+                // The day's ceiling is spent once the challenge is stored, so that a challenge the store could not
+                // keep costs none. One stored and then deferred is never answered (nobody learns its id): it expires.
+                if let appID, configuration.ramp.isOn { try await spendRampCeiling(appID) }
+                metrics.attestChallengeAdmitted()
+            }
             return ChallengeResponse(
                 challengeId: challenge.id.string, challenge: Data(challenge.bytes).base64EncodedString(),
                 purpose: purpose.rawValue, expiresAt: APITime.format(challenge.expiresAt))

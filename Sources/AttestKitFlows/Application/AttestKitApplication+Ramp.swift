@@ -5,13 +5,13 @@ import Foundation
 extension AttestKitApplication {
     /// The attestation ramp's admission of an attest challenge (``AttestationRamp``), before it is issued: the app is
     /// the one `appId` names (one of the accepted apps), or the only accepted one; the install is its key id, which
-    /// the share must admit; then one attestation is taken from the app's ceiling for the UTC day, shared by every
-    /// replica through the store. Nothing is asked of the store while the ramp is off.
+    /// the share must admit. The day's ceiling is spent once the challenge is stored (``spendRampCeiling(_:)``).
+    /// Nothing is asked of the store here.
     ///
     /// - Returns: The app the challenge is admitted for, `nil` when neither the ramp nor `appId` names one.
-    /// - Throws: 429 `attestation_deferred` (counted by reason); `invalid_field` (`appId`, and `keyId` missing while
-    ///   the ramp is on); `apps_not_configured`; `storage_unavailable`.
-    func admitToRamp(appId: String?, keyID: KeyID?) async throws(FlowError) -> AppID? {
+    /// - Throws: 429 `attestation_deferred` (`share`, counted); `invalid_field` (`appId`, and `keyId` missing while
+    ///   the ramp is on); `apps_not_configured`.
+    func admitToRamp(appId: String?, keyID: KeyID?) throws(FlowError) -> AppID? {
         let ramp = configuration.ramp
         let appID: AppID
         if let appId {
@@ -30,7 +30,16 @@ extension AttestKitApplication {
         guard ramp.admits(appID: appID, keyID: keyID) else {
             throw deferred(.share, retryAfter: ramp.recheckAfter)
         }
-        guard ramp.dailyCeiling > 0 else { return appID }
+        return appID
+    }
+
+    /// Takes one attestation from `appID`'s ceiling for the UTC day (`ramp.daily-ceiling`), shared by every replica
+    /// through the store, once its challenge is stored: a challenge the store could not keep (a 503) spends none.
+    /// Nothing is asked of the store without a ceiling.
+    /// - Throws: 429 `attestation_deferred` (`ceiling`, counted); `storage_unavailable`.
+    func spendRampCeiling(_ appID: AppID) async throws(FlowError) {
+        let ramp = configuration.ramp
+        guard ramp.dailyCeiling > 0 else { return }
         let wait: Int?
         do {
             let at = now()
@@ -41,7 +50,6 @@ extension AttestKitApplication {
             throw FlowError(converting: error) ?? FlowError(.internalError, .internalFailure, "internal error")
         }
         if let wait { throw deferred(.ceiling, retryAfter: wait) }
-        return appID
     }
 
     /// At registration, once the attestation verified: the share must admit the attested key for the attested app

@@ -52,9 +52,11 @@ public struct AttestationRamp: Sendable, Hashable {
         return Int(value.multipliedFullWidth(by: UInt64(basisPoints)).high)
     }
 
-    /// Whether the share admits the key `keyID` of `appID`: its place below the share in basis points.
+    /// Whether the share admits the key `keyID` of `appID`: its place below the share in basis points. The share is
+    /// read in basis points to six decimals: `1.1` is exactly 110 (in binary floating point `1.1 * 100` is just above
+    /// 110, and admitted place 110 too).
     public func admits(appID: AppID, keyID: KeyID) -> Bool {
-        share >= 100 || Double(Self.place(appID: appID, keyID: keyID)) < share * 100
+        share >= 100 || Double(Self.place(appID: appID, keyID: keyID)) < (share * 1_000_000).rounded() / 10_000
     }
 
     /// Refuses a share outside 0 to 100, a negative or huge ceiling, a recheck outside 1 second to a week.

@@ -14,14 +14,18 @@ final class CountingStore: AttestationStore {
     private let beforeStoreReceipt: (@Sendable () async -> Void)?
     /// Asked before each `postponeReceiptRefresh` is forwarded: what it throws is the call's failure.
     private let beforePostpone: (@Sendable () async throws(StoreError) -> Void)?
+    /// Asked before each `insertChallenge` is forwarded: what it throws is the call's failure.
+    private let beforeInsertChallenge: (@Sendable () async throws(StoreError) -> Void)?
 
     init(
         _ base: any AttestationStore, beforeStoreReceipt: (@Sendable () async -> Void)? = nil,
-        beforePostpone: (@Sendable () async throws(StoreError) -> Void)? = nil
+        beforePostpone: (@Sendable () async throws(StoreError) -> Void)? = nil,
+        beforeInsertChallenge: (@Sendable () async throws(StoreError) -> Void)? = nil
     ) {
         self.base = base
         self.beforeStoreReceipt = beforeStoreReceipt
         self.beforePostpone = beforePostpone
+        self.beforeInsertChallenge = beforeInsertChallenge
     }
 
     /// How many times `operation` (`ping`, `keyCounts`) was called.
@@ -44,6 +48,7 @@ final class CountingStore: AttestationStore {
     }
 
     func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+        try await beforeInsertChallenge?()
         try await base.insertChallenge(challenge)
     }
 
