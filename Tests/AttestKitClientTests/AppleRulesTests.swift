@@ -475,6 +475,30 @@ struct AppleRulesTests {
         #expect(try await app.order() == .appAttest)
     }
 
+    @Test("a clock set back ends a DeviceCheck backoff and a kept key's deferral set while it was a year ahead")
+    func clockSetBackEndsOtherWaits() async throws {
+        let flaky = App(supported: false, strategy: AttestationStrategy(levels: [.deviceCheck, .degraded]))
+        let start = flaky.clock.now
+        flaky.clock.set(start.addingTimeInterval(365 * 86_400))
+        flaky.deviceCheck.failNextCalls(1)
+        #expect(try await flaky.order() == .degraded)
+        flaky.clock.set(start)
+        #expect(try await flaky.order() == .deviceCheck)
+
+        // The service's ramp defers an attestation over the app's bytes for an hour, a year ahead.
+        let app = App()
+        app.clock.set(start.addingTimeInterval(365 * 86_400))
+        app.service.answerAttestChallenges { _ in .deferred("3600") }
+        let deferred = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Data("user-42".utf8))
+        }
+        #expect(deferred?.code == .attestationDeferred)
+        app.clock.set(start)
+        app.service.answerAttestChallenges { _ in nil }
+        let bound = try await app.manager.attestKey(appData: Data("user-42".utf8))
+        #expect(bound.appData == Data("user-42".utf8).base64EncodedString())
+    }
+
     @Test("a key the service let expire (403 key_expired) is discarded: a new key attested, the request sent again")
     func expiredKey() async throws {
         let app = App()

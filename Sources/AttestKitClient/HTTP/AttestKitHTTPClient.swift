@@ -139,7 +139,9 @@ public struct AttestKitHTTPClient: Sendable {
     private func sendWithDeviceCheck(
         _ request: URLRequest, _ unavailable: inout AttestKitClientError?
     ) async throws -> (Data, HTTPURLResponse)? {
-        guard let deviceCheck, deviceCheck.isSupported, !levels.deviceCheckBackingOff(now()) else { return nil }
+        guard let deviceCheck, deviceCheck.isSupported,
+            !levels.deviceCheckBackingOff(now(), atMost: strategy.deviceCheckBackoff)
+        else { return nil }
         let token: Data
         do {
             token = try await deviceCheck.generateToken()
@@ -243,7 +245,14 @@ private final class LevelRecord: @unchecked Sendable {
         }
     }
 
-    func deviceCheckBackingOff(_ now: Date) -> Bool { locked { deviceCheckNotBefore.map { now < $0 } ?? false } }
+    /// Whether DeviceCheck is skipped at `now`: its wait is ahead, by no more than `longest` (the backoff it was set
+    /// with). One further ahead was set while the device's clock was ahead, and is over.
+    func deviceCheckBackingOff(_ now: Date, atMost longest: TimeInterval) -> Bool {
+        locked {
+            guard let remaining = deviceCheckNotBefore?.timeIntervalSince(now) else { return false }
+            return remaining > 0 && remaining <= longest
+        }
+    }
 
     func deviceCheckFailed(until date: Date) { locked { deviceCheckNotBefore = date } }
 

@@ -129,7 +129,10 @@ extension AppAttestManager {
     ) async throws -> PendingAttestation {
         let keyID: String
         if let kept = keptKeys[binding] {
-            if let until = kept.deferredUntil, now() < until { throw Self.deferral(until: until) }
+            // A deferral further ahead than the longest honoured was set by a clock that was ahead: it is over.
+            if let until = kept.deferredUntil, isWaiting(until: until, atMost: configuration.maximumDeferral) {
+                throw Self.deferral(until: until)
+            }
             keyID = kept.keyID
         } else {
             do {
