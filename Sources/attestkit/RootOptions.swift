@@ -18,7 +18,6 @@ struct RootOptions: ParsableArguments {
     }
 
     private static func load(_ path: String) throws -> TrustAnchor {
-        let pem = try String(contentsOfFile: path, encoding: .utf8)
-        return try TrustAnchor(pem: pem)
+        try TrustAnchor(pem: try InputFile.text(path))
     }
 }

@@ -16,6 +16,9 @@ struct VerifyCommand: AsyncParsableCommand {
             """
     )
 
+    /// The largest index, vector or JSON-lines file read (a vector is a few kilobytes; the real set is under 2 MiB).
+    static let maximumFileBytes = 256 << 20
+
     @Option(name: .long, help: "A directory with index.json and the vector files.")
     var vectors: String?
 
@@ -50,13 +53,15 @@ struct VerifyCommand: AsyncParsableCommand {
     private func runDirectory(_ path: String, runner: ConformanceRunner) async throws {
         let directory = URL(fileURLWithPath: path)
         let index = try JSONDecoder().decode(
-            [IndexEntry].self, from: Data(contentsOf: directory.appendingPathComponent("index.json")))
+            [IndexEntry].self,
+            from: InputFile.read(directory.appendingPathComponent("index.json").path, limit: Self.maximumFileBytes))
         var passed = 0
         var failed = 0
         for entry in index {
             let outcome: ConformanceOutcome
             do {
-                let data = try Data(contentsOf: directory.appendingPathComponent(entry.file))
+                let data = try InputFile.read(
+                    directory.appendingPathComponent(entry.file).path, limit: Self.maximumFileBytes)
                 let vector = try JSONDecoder().decode(ConformanceVector.self, from: data)
                 outcome = await runner.evaluate(vector)
             } catch {
@@ -88,7 +93,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 if batch.count == batchSize { try await flush() }
             }
         } else {
-            let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+            let text = try InputFile.text(path, limit: Self.maximumFileBytes)
             var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             if lines.last?.isEmpty == true { lines.removeLast() }
             for line in lines {

@@ -145,6 +145,35 @@ import Testing
         #expect(piped.status == 64)
     }
 
+    @Test("every file a command reads is bounded: an endless input is a usage error, never held")
+    func fileArgumentsAreBounded() async throws {
+        for arguments in [
+            ["receipt", "refresh", "--receipt", "/dev/zero"], ["verify", "--jsonl", "/dev/zero"],
+            ["verify", "--jsonl", "-", "--attestation-root", "/dev/zero"],
+        ] {
+            let endless = try await Self.run(arguments, input: "")
+            #expect(endless.status == 64, "\(arguments): a usage error, not a crash or a hang")
+        }
+    }
+
+    @Test("simulate refuses an index.json it cannot read rather than start it over")
+    func simulateKeepsAnUnreadableIndex() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-sim-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("vectors")
+        let state = directory.appendingPathComponent("state.json").path
+        let attestation = [
+            "simulate", "attestation", "--app-id", "ABCDE12345.com.example.app", "--environment", "development",
+            "--challenge", "aGVsbG8=", "--state", state, "--out", out.path,
+        ]
+        #expect(try await Self.run(attestation).status == 0)
+        let index = out.appendingPathComponent("index.json")
+        #expect(FileManager.default.fileExists(atPath: index.path))
+        try Data("{".utf8).write(to: index)
+        #expect(try await Self.run(attestation).status != 0)
+        #expect(try Data(contentsOf: index) == Data("{".utf8), "the index is left as it was")
+    }
+
     /// `attestkit load` end to end: a real server, its load generator's own HTTP framing, every answer 200.
     @Test func loadMeasuresEveryLevelWithEveryAnswerVerified() async throws {
         let result = try await Self.run(["load", "--keys", "1", "3", "--requests", "20", "--json"])

@@ -94,8 +94,8 @@ struct MockAppleCommand: AsyncParsableCommand {
 
     /// The PEM public key tokens must verify with: `--public-key`, or the public half of `--key-file`.
     private func verificationKey() throws -> String {
-        if let publicKey { return try String(contentsOfFile: publicKey, encoding: .utf8) }
-        guard let keyFile, let pem = try? String(contentsOfFile: keyFile, encoding: .utf8),
+        if let publicKey { return try InputFile.text(publicKey) }
+        guard let keyFile, let pem = try? InputFile.text(keyFile),
             let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
         else {
             throw AppleCommandFailure("--key-file is not a readable PEM P-256 private key (.p8)")

@@ -99,11 +99,7 @@ struct ReceiptCommand: AsyncParsableCommand {
 
         /// The file's receipt: raw BER, or Base64 text.
         private func readReceipt() throws -> [UInt8] {
-            guard let data = FileManager.default.contents(atPath: receipt) else {
-                throw AppleCommandFailure("cannot read \(receipt)")
-            }
-            guard data.count <= 1 << 20 else { throw AppleCommandFailure("\(receipt) is over 1 MiB") }
-            return InspectCommand.decodeIfText(Array(data))
+            InspectCommand.decodeIfText(Array(try InputFile.read(receipt)))
         }
 
         /// The App ID the receipt names (read unverified; the verification that follows checks it).

@@ -25,10 +25,7 @@ struct InspectCommand: AsyncParsableCommand {
 
     func run() async throws {
         // At most one byte past the limit is read: an endless pipe or a huge file is refused, never held.
-        let handle = file == "-" ? FileHandle.standardInput : try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
-        defer { if file != "-" { try? handle.close() } }
-        let raw = try handle.read(upToCount: Self.maximumBytes + 1) ?? Data()
-        guard raw.count <= Self.maximumBytes else { throw ValidationError("the input is over 1 MiB") }
+        let raw = try InputFile.read(file, limit: Self.maximumBytes)
         let bytes = Self.decodeIfText(Array(raw))
         let node = try Inspector.inspect(bytes)
         print(json ? try node.json() : node.text())

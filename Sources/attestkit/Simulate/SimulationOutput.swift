@@ -39,8 +39,15 @@ struct SimulationOutput {
 
         let indexURL = directory.appendingPathComponent("index.json")
         var index: [IndexEntry] = []
-        if let data = try? Data(contentsOf: indexURL) {
-            index = (try? JSONDecoder().decode([IndexEntry].self, from: data)) ?? []
+        if FileManager.default.fileExists(atPath: indexURL.path) {
+            // An index that cannot be read is refused, never started over: its entries would be dropped unsaid.
+            guard let data = try? InputFile.read(indexURL.path, limit: VerifyCommand.maximumFileBytes),
+                let entries = try? JSONDecoder().decode([IndexEntry].self, from: data)
+            else {
+                throw SimulationFailure(
+                    "\(indexURL.path) is not an index of vectors; repair or remove it, or use another --out")
+            }
+            index = entries
         }
         index.removeAll { $0.name == vector.name }
         index.append(IndexEntry(name: vector.name, kind: vector.kind, expect: vector.expect, file: file))
