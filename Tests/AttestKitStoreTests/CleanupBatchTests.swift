@@ -28,6 +28,25 @@ struct CleanupBatchTests {
         }
     }
 
+    @Test("a cancelled cleanup on SQLite reports what it deleted: a batch that committed is never reported failed")
+    func cancelledCleanupCountsWhatItDeleted() async throws {
+        try await StoreBackend.sqlite.withStore { store in
+            let sqlite = try #require(store as? SQLiteAttestationStore)
+            let sql = SQLStore(executor: sqlite.sql.executor, cleanupBatch: Self.batch)
+            let later = t0.addingTimeInterval(10)
+            for round in 0..<40 {
+                for _ in 0..<300 { _ = try await store.issueChallenge(purpose: .attest, ttl: .seconds(10), now: t0) }
+                let cleanup = Task { try await sql.deleteExpiredChallenges(now: later) }
+                try await Task.sleep(for: .microseconds(100 * (round % 20)))
+                cleanup.cancel()
+                let reported = try? await cleanup.value
+                // What is left is what the cancelled cleanup did not delete: all of it when it failed.
+                let left = try await sql.deleteExpiredChallenges(now: later)
+                #expect(left == 300 - (reported ?? 0), "round \(round): reported \(String(describing: reported))")
+            }
+        }
+    }
+
     private func backlog<Base: SQLExecutor>(
         _ store: any AttestationStore, _ recording: RecordingExecutor<Base>
     ) async throws {

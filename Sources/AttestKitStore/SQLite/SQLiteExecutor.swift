@@ -78,8 +78,13 @@ struct SQLiteExecutor: SQLExecutor {
 
     func changes(_ operation: StaticString, _ statement: SQLStatement) async throws(StoreError) -> Int {
         try await lease(.writer, operation) { connection in
-            _ = try await Self.run(statement, on: connection)
-            return try await connection.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+            // The statement and its count run together, out of the caller's cancellation: SQLiteNIO refuses a
+            // query of a cancelled task, so a cancellation between the two reported as failed a statement that had
+            // committed (a logout, a released challenge, a cleanup batch). PostgreSQL counts in the statement.
+            try await Task {
+                _ = try await Self.run(statement, on: connection)
+                return try await connection.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+            }.value
         }
     }
 
