@@ -1,6 +1,7 @@
 public import AttestKitFlows
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 extension APIError {
@@ -33,5 +34,16 @@ extension APIError {
         } else {
             self = .internalError
         }
+    }
+
+    /// ``init(any:)``, with a log line for an error nothing converts (a bug: 500 `internal_error`), by its type, as
+    /// the Vapor edge writes one; a flow's own failures were logged where they were decided, and an ``APIError`` was
+    /// mapped (and logged) before.
+    static func answering(_ error: any Error, logger: Logger) -> APIError {
+        let answer = APIError(any: error)
+        if answer.code == APIError.internalError.code, !(error is APIError), FlowError(converting: error) == nil {
+            FlowError.logUnexpected(error, logger: logger)
+        }
+        return answer
     }
 }

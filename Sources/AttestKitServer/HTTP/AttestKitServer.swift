@@ -162,7 +162,9 @@ public final class AttestKitServer: Service, Sendable {
         logger.info("attestkit serve stopped: the listener is closed, requests answered, background services stopped")
     }
 
-    /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:client:)``: this
+    /// The guard of a route group of this process, for ``AttestKitMiddleware/init(guard:bodyLimit:subject:client:)``
+    /// (``middleware(group:policy:bodyLimit:subject:)`` builds the middleware with this server's `http.body-limit` and
+    /// client naming behind `http.trusted-proxies`, which that initializer does not know of): this
     /// server's gate, debug tokens, DeviceCheck fallback, risk policy and metrics, under `policy`, or else under the
     /// configured enforcement of the group `group`: `default` (`enforcement.*`) or one of `enforcement.groups`.
     /// - Throws: ``ServerConfigurationError`` for a group that is not configured, as Vapor's middleware and the

@@ -27,7 +27,8 @@ struct RequestMetricsMiddleware: RouterMiddleware {
             // The request's store calls share one deadline (operation_timeout from the request's start).
             response = try await StoreRequestDeadline.withRequest { try await next(request, context) }
         } catch {
-            var failure = APIError(any: error)
+            // An error nothing converts is logged (once: the routes' errors arrive mapped already).
+            var failure = APIError.answering(error, logger: context.logger)
             var allow: String?
             if failure.code == "not_found" {
                 matched = "unmatched"
@@ -38,10 +39,6 @@ struct RequestMetricsMiddleware: RouterMiddleware {
                     allow = allowed.methods
                     matched = allowed.pattern
                 }
-            }
-            // A flow's internal failure was logged where it was decided; anything else answered 500 is logged here.
-            if failure.code == APIError.internalError.code, FlowError(converting: error) == nil {
-                FlowError.logUnexpected(error, logger: context.logger)
             }
             response = try failure.response(from: request, context: context)
             if let allow { response.headers[.allow] = allow }

@@ -51,6 +51,10 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     /// Creates the middleware of a route group guarded by `routeGuard` (mode, rollout, least trust, DeviceCheck and
     /// debug-token fallbacks), placing requests in the rollout by `subject` (`nil`: by the key id sent) and naming
     /// their sender by `client` (`nil`: the TCP peer).
+    ///
+    /// With an ``AttestKitServer``, prefer its ``AttestKitServer/middleware(group:policy:bodyLimit:subject:)``: this
+    /// initializer's `bodyLimit` is 64 KiB whatever `http.body-limit` says, and its default `client` is the TCP peer
+    /// even behind `http.trusted-proxies` (every client behind a proxy would share the proxy's budget).
     public init(
         guard routeGuard: RouteGuard, bodyLimit: Int = 65_536,
         subject: (@Sendable (Request, Context) -> String?)? = nil,
@@ -83,7 +87,7 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
             // The flows throw FlowErrors and a body over the limit a NIOTooManyBytesError, neither of them an
             // HTTPResponseError: unmapped, an application's router would answer 500 (or a bare 413). Mapped here, as
             // the API's own routes map them; the route's errors below are left alone.
-            throw APIError(any: error)
+            throw APIError.answering(error, logger: context.logger)
         }
         return try await next(request, context)
     }

@@ -144,13 +144,13 @@ struct AttestKitAPI: Sendable {
     /// The one mapping of a handler's error to its answer. The application's use cases throw ``FlowError``s and
     /// have logged a storage failure under them already; an error of the flows' modules raised by this edge
     /// itself (the dashboard reads the store) is logged once through the application; the rest by
-    /// ``APIError/init(any:)``.
+    /// ``APIError/answering(_:logger:)`` (an error nothing converts logged as a bug).
     func answer(_ error: any Error) -> APIError {
         switch error {
         case let error as APIError: error
         case let error as FlowError: APIError(error)
         case _ where FlowError(converting: error) != nil: APIError(application.failure(error))
-        default: APIError(any: error)
+        default: APIError.answering(error, logger: application.logger)
         }
     }
 
