@@ -56,6 +56,36 @@ struct ExtensionMapBindingTests {
         #expect(ValidationCategoryPolicy(allowed: [4]).check(unbound) != .meetsPolicy)
     }
 
+    @Test("an assertion's map of a key attested without one is not believed by the policies, straight from the core")
+    func assertionMapOfKeyWithoutOne() async throws {
+        let apple = try SoftwareApple()
+        let device = SimulatedDevice(
+            apple: apple, configuration: .init(appID: Self.appID, environment: .development, iOS27: false))
+        let keyID = device.generateKey()
+        let challenge = Array("a challenge of the service's making".utf8)
+        let attested = try await AttestationVerifier(
+            configuration: try .init(
+                appIDs: [Self.appID], environments: .development, trustAnchors: apple.trustAnchors)
+        ).verify(
+            try device.attestKey(keyID, clientDataHash: Array(SHA256.hash(data: challenge))), keyID: keyID,
+            clientData: .challenge(challenge))
+        let key = RegisteredKey(bundleVersion: attested.bundleVersion, validationCategory: attested.validationCategory)
+        #expect(key.bundleVersion == nil && key.validationCategory == nil)
+        // The app passes `map ‖ hash` and sends the map as the end of the authenticator data.
+        let hash = Array(SHA256.hash(data: Array("POST /orders".utf8)))
+        let signed = try device.generateAssertion(keyID, clientDataHash: Self.map + hash)
+        let authData = Array(try AssertionObject(bytes: signed).authenticatorData.bytes)
+        let forged = try Self.replacing(authData, with: authData + Self.map, in: signed)
+        let verified = try AssertionVerifier().verify(
+            forged, publicKey: attested.publicKey, appID: Self.appID, clientData: .clientDataHash(hash),
+            previousCounter: 0)
+        #expect(verified.validationCategory == 4, "the map parses and verifies")
+        #expect(ValidationCategoryPolicy(allowed: [4]).check(verified, of: key) != .meetsPolicy)
+        let minimum = try #require(BundleVersion("500"))
+        #expect(MinimumBundleVersionPolicy(minimum).check(verified, of: key) != .meetsPolicy)
+        #expect(verified.reported(for: key).validationCategory == nil)
+    }
+
     @Test("an iOS 27 device's own attestation, with its receipt: the map is believed")
     func genuineMap() async throws {
         let apple = try SoftwareApple()

@@ -121,4 +121,12 @@ public struct VerifiedAssertion: Sendable, Hashable {
         copy.extensionsReported = false
         return copy
     }
+
+    /// This assertion as the key `key` can vouch for it: without its map reported (``ignoringExtensions()``) when the
+    /// key's attestation reported none (neither a bundle version nor a validation category), as it is. What every
+    /// ``AssertionPolicy`` of this module reads, so that a policy checked on an assertion straight from
+    /// ``AssertionVerifier`` cannot be steered by a map an app put in its client data hash.
+    public func reported(for key: RegisteredKey) -> VerifiedAssertion {
+        key.bundleVersion == nil && key.validationCategory == nil ? ignoringExtensions() : self
+    }
 }

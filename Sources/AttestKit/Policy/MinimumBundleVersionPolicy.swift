@@ -59,9 +59,10 @@ public struct MinimumBundleVersionPolicy: AttestationPolicy, AssertionPolicy, Ha
     ///
     /// - Parameters:
     ///   - assertion: An assertion whose signature and counter verified.
-    ///   - key: Its key (not consulted).
+    ///   - key: Its key: one attested without the iOS 27 map reports none at its assertions
+    ///     (``VerifiedAssertion/reported(for:)``).
     /// - Returns: ``PolicyResult/meetsPolicy``, or `policy_bundle_version`.
     public func check(_ assertion: VerifiedAssertion, of key: RegisteredKey) -> PolicyResult {
-        check(bundleVersion: assertion.bundleVersion)
+        check(bundleVersion: assertion.reported(for: key).bundleVersion)
     }
 }

@@ -51,9 +51,10 @@ public struct ValidationCategoryPolicy: AttestationPolicy, AssertionPolicy, Hash
     ///
     /// - Parameters:
     ///   - assertion: An assertion whose signature and counter verified.
-    ///   - key: Its key (not consulted).
+    ///   - key: Its key: one attested without the iOS 27 map reports none at its assertions
+    ///     (``VerifiedAssertion/reported(for:)``).
     /// - Returns: ``PolicyResult/meetsPolicy``, or `policy_validation_category`.
     public func check(_ assertion: VerifiedAssertion, of key: RegisteredKey) -> PolicyResult {
-        check(category: assertion.validationCategory)
+        check(category: assertion.reported(for: key).validationCategory)
     }
 }

@@ -166,9 +166,7 @@ public struct AssertionGate: Sendable {
         // client data hash (`VerifiedAssertion.ignoringExtensions()`), so none is reported.
         let registered = RegisteredKey(
             bundleVersion: record.bundleVersion, validationCategory: record.validationCategory)
-        if registered.bundleVersion == nil && registered.validationCategory == nil {
-            verified = verified.ignoringExtensions()
-        }
+        verified = verified.reported(for: registered)
         if let policy, case .failsToMeetPolicy(let reason) = policy.check(verified, of: registered) {
             throw FlowError(reason.error())
         }
