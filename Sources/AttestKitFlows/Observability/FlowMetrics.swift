@@ -37,7 +37,7 @@ public struct FlowMetrics: Sendable {
         ).increment()
     }
 
-    /// A session token issued, by the trust level that bought it (`app_attest` or `debug`).
+    /// A session token issued, by the trust level that bought it (`app_attest`, `devicecheck` or `debug`).
     public func tokenIssued(trust: String) {
         Counter(label: "attestkit_tokens_issued_total", dimensions: [("trust", trust)], factory: factory).increment()
     }

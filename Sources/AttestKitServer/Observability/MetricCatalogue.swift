@@ -42,7 +42,7 @@ enum MetricCatalogue {
         "attestkit_validation_category_step_ups_total":
             "Assertions accepted with step-up asked for because the key's validation category changed since registration (policy.validation-category-change step-up), by route (assertion, guard, token).",
         "attestkit_tokens_issued_total":
-            "Session tokens issued, by the trust level that bought them (app_attest, debug).",
+            "Session tokens issued, by the trust level that bought them (app_attest, devicecheck, debug).",
     ]
 
     /// The help text of `name`, or a generic one.
