@@ -112,7 +112,10 @@ import Testing
     }
 
     /// The fixture's clock reads Sun, 12 Apr 2026 13:20:00 GMT.
-    @Test(arguments: [("Sun, 12 Apr 2026 13:20:03 GMT", Duration.seconds(3)), ("2", .seconds(2))])
+    @Test(arguments: [
+        ("Sun, 12 Apr 2026 13:20:03 GMT", Duration.seconds(3)), ("2", .seconds(2)), ("0000000002", .seconds(2)),
+        ("000000000000000000000000003", .seconds(3)),
+    ])
     func validRetryAftersAreWaited(_ value: String, _ expected: Duration) async throws {
         try await Self.withRateLimit(retryAfter: value) { client, sleeps, mock in
             try await client.validate(deviceToken: AppleFixture.deviceToken())
@@ -140,7 +143,7 @@ import Testing
     /// A malformed `Retry-After` is ignored, and one that asks for no wait is a floor below the backoff: either way
     /// the policy's jittered backoff is waited, never less.
     @Test(arguments: [
-        "Sun, 12 Apr 2026 13:19:00 GMT", "Sun, 12 Apr 2026 13:20:00 GMT", "0",  // no wait asked
+        "Sun, 12 Apr 2026 13:19:00 GMT", "Sun, 12 Apr 2026 13:20:00 GMT", "0", "0000000000000",  // no wait asked
         "-1", "-30", "+2", "1.5", "2s", "1 2", "soon", "0x10",
         "Sun, 12 Apr 2026 13:20:03 gmt",  // case matters
         "Mon, 12 Apr 2026 13:20:03 GMT",  // 12 April 2026 is a Sunday
