@@ -143,12 +143,13 @@ import Testing
         // The first attempt (429) must end well within the deadline even on a loaded machine, so that the retry
         // is made and then cut by the deadline: 20 s against a 40 s delay (with 2 s, a full test run on two cores
         // once answered the 429 after the deadline, so no retry was made; its first minute delays tasks that much).
-        let faults = [MockAppleFault(.status(429)), MockAppleFault(.delay(.seconds(40)))]
+        // The 429 asks for a second: the call's error keeps that wait, though the retry ended without an answer.
+        let faults = [MockAppleFault(.status(429, retryAfter: "1")), MockAppleFault(.delay(.seconds(40)))]
         let mock = try AppleFixture.mock(clock, faults: faults)
         try await mock.withRunning { baseURL in
             let transport = TransportConfiguration(
                 timeout: .seconds(20),
-                retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1)))
+                retry: RetryPolicy(baseDelay: .milliseconds(1), maximumDelay: .seconds(2)))
             let client = AppleFixture.deviceCheck(
                 baseURL, tokens: try AppleFixture.tokens(clock), clock: clock, transport: transport)
             let error = await AppleFixture.failure {
@@ -156,6 +157,7 @@ import Testing
             }
             #expect(error?.code == .timeout)
             #expect(error?.attempts == 2)
+            #expect(error?.retryAfter == .seconds(1))
         }
     }
 

@@ -78,10 +78,10 @@ public struct AppleServiceError: CodedError, Sendable {
     public var isRetryable: Bool { code.isRetryable }
 
     /// A copy with the number of attempts made.
-    func with(attempts: Int) -> AppleServiceError {
+    func with(attempts: Int, retryAfter: Duration? = nil) -> AppleServiceError {
         AppleServiceError(
-            code, reason, status: status, appleText: appleText, attempts: attempts, retryAfter: retryAfter, file: file,
-            line: line)
+            code, reason, status: status, appleText: appleText, attempts: attempts,
+            retryAfter: retryAfter ?? self.retryAfter, file: file, line: line)
     }
 
     /// An error value with the given code, for comparisons.

@@ -73,6 +73,9 @@ struct AppleHTTPTransport: Sendable {
         let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
         var generator = SystemRandomNumberGenerator()
         var attempt = 0
+        // Apple's last asked wait: kept when a retry then fails without an answer (the deadline cut it), so that
+        // the caller still learns how long Apple asked to wait.
+        var askedWait: Duration?
         while true {
             attempt += 1
             let outcome = try await once(request, deadline: deadline)
@@ -91,6 +94,7 @@ struct AppleHTTPTransport: Sendable {
                     return Response(status: status, body: body, attempts: attempt, retryAfter: after)
                 }
                 retryAfter = after
+                askedWait = after ?? askedWait
             case .failure(let error):
                 logger.debug(
                     "Apple call failed without an answer",
@@ -99,7 +103,7 @@ struct AppleHTTPTransport: Sendable {
                         "apple.attempt": "\(attempt)",
                     ])
                 guard error.isRetryable, attempt < policy.maximumAttempts, !Task.isCancelled else {
-                    throw error.with(attempts: attempt)
+                    throw error.with(attempts: attempt, retryAfter: error.retryAfter ?? askedWait)
                 }
                 retryAfter = nil
             }
