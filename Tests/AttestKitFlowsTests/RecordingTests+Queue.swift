@@ -75,6 +75,72 @@ extension RecordingTests {
         #expect(await recorder.bundleNames().count == 3)
     }
 
+    /// A recorder clock whose first calls each wait for a gate of their own.
+    final class Gates: Sendable {
+        private let calls = Mutex(0)
+        private let gates: [DispatchSemaphore]
+
+        init(_ count: Int) { gates = (0..<count).map { _ in DispatchSemaphore(value: 0) } }
+
+        func now() -> Date {
+            let call = calls.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            if call < gates.count { gates[call].wait() }
+            return Date()
+        }
+
+        /// Lets the `call`-th call (from 0) through.
+        func open(_ call: Int) { gates[call].signal() }
+    }
+
+    @Test("settled() waits for the bundles handed over before it, not for those handed over after")
+    func settledWaitsForEarlierBundlesOnly() async throws {
+        let gates = Gates(2)
+        let recorder = try VerificationRecorder(directory: Self.directory(), now: { gates.now() })
+        let bundle = try await Self.refusedBundle()
+        recorder.submit { bundle }
+        let settled = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await recorder.settled()
+                return true
+            }
+            group.addTask {
+                // Once the caller waits, a second bundle is handed over (and held), then the first is let through:
+                // a steady stream of refusals must not keep the caller waiting.
+                while recorder.waitingCallers == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+                recorder.submit { bundle }
+                gates.open(0)
+                try? await Task.sleep(for: .seconds(20))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        gates.open(1)
+        #expect(settled, "settled() waited for a bundle handed over after it")
+        #expect(await recorder.bundleNames().count == 2)
+        // A shutdown's wait gives up, and says so, when a bundle cannot be written in time.
+        let stuck = Hold()
+        let slow = try VerificationRecorder(directory: Self.directory(), now: { stuck.now() })
+        slow.submit { bundle }
+        #expect(await slow.settled(within: .milliseconds(200)) == false)
+        stuck.release()
+        #expect(await slow.settled(within: .seconds(60)))
+    }
+
+    /// A bundle of a refused assertion (an unknown key), as the gate hands one over.
+    static func refusedBundle() async throws -> VerificationBundle {
+        let scratch = try Self.recorder()
+        let bench = try FlowBench(recorder: scratch)
+        let device = try await FlowBench().registeredDevice()
+        let (assertion, binding) = try device.assertion(freshness: .timestamp(milliseconds: FlowBench.milliseconds()))
+        _ = try? await bench.gate.verify(keyID: device.keyID, assertion: assertion, binding: binding)
+        return try #require(try await Self.bundles(scratch).first)
+    }
+
     @Test("maximumPending is 1 to 100,000")
     func maximumPendingBounds() throws {
         for pending in [0, -1, 100_001] {

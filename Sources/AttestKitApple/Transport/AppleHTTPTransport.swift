@@ -112,7 +112,7 @@ struct AppleHTTPTransport: Sendable {
                 logger.debug(
                     "Apple call not retried: the deadline is too near",
                     metadata: ["apple.endpoint": "\(request.endpoint)"])
-                return try Self.finish(outcome, attempts: attempt)
+                return try Self.finish(outcome, attempts: attempt, askedWait: askedWait)
             }
             logger.debug(
                 "Retrying an Apple call",
@@ -123,17 +123,20 @@ struct AppleHTTPTransport: Sendable {
             do {
                 try await clock.sleep(for: delay)
             } catch {
-                return try Self.finish(outcome, attempts: attempt)
+                return try Self.finish(outcome, attempts: attempt, askedWait: askedWait)
             }
         }
     }
 
-    /// The last outcome as the call's result.
-    private static func finish(_ outcome: Outcome, attempts: Int) throws(AppleServiceError) -> Response {
+    /// The last outcome as the call's result; a failure without an answer keeps `askedWait`, the wait Apple asked
+    /// for in an earlier answer of the call.
+    private static func finish(
+        _ outcome: Outcome, attempts: Int, askedWait: Duration?
+    ) throws(AppleServiceError) -> Response {
         switch outcome {
         case .answer(let status, let body, let retryAfter):
             return Response(status: status, body: body, attempts: attempts, retryAfter: retryAfter)
-        case .failure(let error): throw error.with(attempts: attempts)
+        case .failure(let error): throw error.with(attempts: attempts, retryAfter: error.retryAfter ?? askedWait)
         }
     }
 

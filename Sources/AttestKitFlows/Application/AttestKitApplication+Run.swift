@@ -1,4 +1,5 @@
 import AttestKitStore
+import Logging
 
 extension AttestKitApplication {
     /// Runs one use case under the request's storage deadline (kept when an edge started it earlier), and turns
@@ -20,5 +21,17 @@ extension AttestKitApplication {
             ?? FlowError(.internalError, .internalFailure, "internal error", underlying: error)
         flow.signal(metrics: metrics, logger: logger)
         return flow
+    }
+}
+
+extension AttestKitApplication {
+    /// At shutdown, before the store closes: waits up to 5 s for the failure recorder's bundles still waiting to be
+    /// written (`record.*`: refusals are answered before their bundles are), so that a stop does not lose them or
+    /// have their store reads meet a closed store. Returns at once without a recorder.
+    public func settleRecording() async {
+        guard let recorder = gate.recorder else { return }
+        if await !recorder.settled(within: .seconds(5)) {
+            logger.warning("verification bundles still waiting at shutdown were not written in 5 s")
+        }
     }
 }

@@ -30,7 +30,8 @@ import Synchronization
 /// thread of the cooperative pool. The thread ends when the recorder is released. The gate and the registrar hand it
 /// their bundles (``submit(_:)``) and answer at once: a refusal never waits for its file, and at most
 /// ``maximumPending`` bundles wait to be written; past that (a flood faster than the disk) a bundle is dropped, and the
-/// drops are counted in one log line when the recorder catches up.
+/// drops are counted in one log line when the recorder has caught up (none left waiting). A shutdown waits a few
+/// seconds for the bundles still waiting (``settled(within:)``) before it closes the store.
 ///
 /// Files are created with mode 0600 (exclusively, never overwriting), the directory with 0700 when it is created
 /// here. Only refusals are recorded (malformed input, failed verification, replays); an unavailable store, a rate
@@ -95,13 +96,19 @@ public actor VerificationRecorder {
     private struct Queue {
         /// Handed over and not yet taken by the drain.
         var jobs: [@Sendable () async -> VerificationBundle] = []
-        /// Handed over and not yet written (taken or not).
-        var pending = 0
+        /// Taken by ``submit(_:)`` since the start (dropped ones not counted).
+        var submitted = 0
+        /// Written or given up since the start, in the order they were submitted.
+        var finished = 0
         /// Whether a drain runs.
         var draining = false
-        /// Dropped since the last written bundle.
+        /// Dropped since the recorder last caught up.
         var dropped = 0
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Callers of ``settled()``, each with the submission it waits for.
+        var waiters: [(upTo: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Handed over and not yet written.
+        var pending: Int { submitted - finished }
     }
 
     /// The recorder's own thread: file I/O blocks.
@@ -196,9 +203,10 @@ public actor VerificationRecorder {
         return loadIndex().map(\.name)
     }
 
-    /// Hands a bundle to the recorder's thread and returns at once: `make` (which may read the store) and the write
-    /// run there, one bundle after another in the order they were handed over. Past ``maximumPending`` waiting, the
-    /// bundle is dropped without `make` being called.
+    /// Hands a bundle to the recorder and returns at once: `make` (which may read the store) and the write run in
+    /// the recorder's own task, one bundle after another in the order they were handed over, outside the caller's
+    /// task (its cancellation and its request's storage deadline). Past ``maximumPending`` waiting, the bundle is
+    /// dropped without `make` being called.
     /// - Returns: Whether the bundle was taken.
     @discardableResult
     public nonisolated func submit(_ make: @escaping @Sendable () async -> VerificationBundle) -> Bool {
@@ -208,28 +216,62 @@ public actor VerificationRecorder {
                 return (false, false)
             }
             queue.jobs.append(make)
-            queue.pending += 1
+            queue.submitted += 1
             defer { queue.draining = true }
             return (true, !queue.draining)
         }
-        if start { Task { await self.drain() } }
+        // Detached: a task of the caller's would carry its task-locals (a request's storage deadline, which a drain
+        // outliving the request would then hold every later bundle's store read to).
+        if start { Task.detached { await self.drain() } }
         return taken
     }
 
-    /// Waits until every bundle handed over by ``submit(_:)`` so far is written or given up.
+    /// Waits until every bundle handed over by ``submit(_:)`` before this call is written or given up (not for
+    /// those handed over meanwhile: a steady stream of refusals does not keep it waiting).
     public nonisolated func settled() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let idle = queue.withLock { queue in
-                guard queue.pending > 0 else { return true }
-                queue.waiters.append(waiter)
+            let done = queue.withLock { queue in
+                guard queue.finished < queue.submitted else { return true }
+                queue.waiters.append((queue.submitted, waiter))
                 return false
             }
-            if idle { waiter.resume() }
+            if done { waiter.resume() }
         }
     }
 
-    /// Writes the bundles handed over, in order, until none is left; the drops are logged once per bundle written,
-    /// and the waiters resumed once none is pending.
+    /// How many callers of ``settled()`` wait (for tests).
+    package nonisolated var waitingCallers: Int { queue.withLock { $0.waiters.count } }
+
+    /// ``settled()``, giving up after `limit`: what a shutdown waits before it closes the store.
+    /// - Returns: Whether every bundle handed over before the call was written in time.
+    public nonisolated func settled(within limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.settled()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            if !first { self.resumeAllWaiters() }
+            return first
+        }
+    }
+
+    /// Resumes every waiter (a shutdown gave up waiting): their bundles may still be written later.
+    private nonisolated func resumeAllWaiters() {
+        let waiters = queue.withLock { queue in
+            defer { queue.waiters = [] }
+            return queue.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume() }
+    }
+
+    /// Writes the bundles handed over, in order, until none is left; resumes the waiters whose submissions are all
+    /// written, and logs the bundles dropped meanwhile, once, when it has caught up (none pending).
     private func drain() async {
         while true {
             let jobs = queue.withLock { queue in
@@ -240,19 +282,21 @@ public actor VerificationRecorder {
             guard !jobs.isEmpty else { return }
             for make in jobs {
                 record(await make())
-                let (dropped, waiters) = queue.withLock { queue in
-                    queue.pending -= 1
+                let (dropped, ready) = queue.withLock { queue in
+                    queue.finished += 1
+                    let finished = queue.finished
+                    let ready = queue.waiters.filter { $0.upTo <= finished }.map(\.continuation)
+                    queue.waiters.removeAll { $0.upTo <= finished }
+                    guard queue.pending == 0 else { return (0, ready) }
                     defer { queue.dropped = 0 }
-                    guard queue.pending == 0 else { return (queue.dropped, [CheckedContinuation<Void, Never>]()) }
-                    defer { queue.waiters = [] }
-                    return (queue.dropped, queue.waiters)
+                    return (queue.dropped, ready)
                 }
                 if dropped > 0 {
                     logger.warning(
                         "verification bundles were dropped: refusals came faster than they could be written",
                         metadata: ["dropped": "\(dropped)", "maximum-pending": "\(maximumPending)"])
                 }
-                for waiter in waiters { waiter.resume() }
+                for waiter in ready { waiter.resume() }
             }
         }
     }

@@ -254,6 +254,7 @@ public final class AttestKitServer: Service, Sendable {
     public func boundBackendPort() async throws -> Int { try await backendPort.value() }
 
     private func shutdown() async {
+        await application.settleRecording()
         if ownsStore { await store.close() }
         try? await httpClient.shutdown()
     }

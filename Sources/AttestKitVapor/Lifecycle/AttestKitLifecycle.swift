@@ -78,6 +78,7 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
             await group.triggerGracefulShutdown()
             await task.value
         }
+        await application.attestKit?.application.settleRecording()
         await application.attestKit?.application.store.close()
         // A store's client may wait for cancellation rather than graceful shutdown: end it either way.
         running.storeTask.cancel()
