@@ -37,6 +37,32 @@ import Testing
         }
     }
 
+    @Test("a service with a backend listener: --backend-target takes the assertion checks there, none fails")
+    func backendListener() async throws {
+        var options = ServerHarness.Options()
+        options.transport = .live
+        options.backendListener = true
+        try await ServerHarness.with(.sqlite, options) { harness in
+            #expect(harness.backendURL != harness.apiURL)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let state = directory.appendingPathComponent("device.json")
+            try SimulatedDevice(apple: Fixture.apple, configuration: .init(appID: Fixture.appID, environment: .development))
+                .save(to: state)
+            let load = ["load", "--target", harness.apiURL, "--device-state", state.path, "--keys", "1", "--duration", "1"]
+            let environment = ["ATTESTKIT_LOAD_BACKEND_TOKEN": Fixture.backendToken]
+            // Without it the assertion checks go to the public listener, which does not serve the backend route.
+            let publicOnly = try await ServeCommandLineTests.run(load, environment: environment)
+            #expect(publicOnly.status != 0, "\(publicOnly.output)")
+            let split = try await ServeCommandLineTests.run(
+                load + ["--backend-target", harness.backendURL], environment: environment)
+            #expect(split.status == 0, "\(split.output)")
+            let summary = try #require(split.output.split(separator: "\n").first { $0.hasPrefix("sent ") })
+            #expect(summary.hasSuffix(", 0 failed") && !summary.hasPrefix("sent 0 "), "\(summary)")
+        }
+    }
+
     @Test("failed requests are counted by kind and fail the run; a missing token is refused before sending")
     func countsFailures() async throws {
         try await Self.withService { url, state in

@@ -156,6 +156,12 @@ import Testing
         }
     }
 
+    @Test("load's --backend-target goes with --target")
+    func backendTargetNeedsTarget() async throws {
+        let alone = try await Self.run(["load", "--backend-target", "http://127.0.0.1:1"])
+        #expect(alone.status == 64, "a usage error")
+    }
+
     @Test("simulate refuses an index.json it cannot read rather than start it over")
     func simulateKeepsAnUnreadableIndex() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-sim-\(UUID())")

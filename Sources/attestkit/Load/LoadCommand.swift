@@ -28,9 +28,10 @@ struct LoadCommand: AsyncParsableCommand {
             say), as the device of --device-state (written by 'attestkit simulate device --state FILE --out DIR'; \
             the service must trust DIR's roots and allow its app in development), with the backend token of \
             $ATTESTKIT_LOAD_BACKEND_TOKEN: it registers --keys keys, prints 'sending', then for --duration seconds \
-            each key sends a challenge request and an assertion check in turn. It prints how many requests \
-            succeeded and failed (by kind: status and code, or a connection error) and exits non-zero when one \
-            failed.
+            each key sends a challenge request and an assertion check in turn. A service with a backend listener \
+            (http.backend-port) takes the assertion check there: give its URL as --backend-target. It prints how \
+            many requests succeeded and failed (by kind: status and code, or a connection error) and exits non-zero \
+            when one failed.
 
             With --population N it first writes N registered keys straight into the storage (rows only, a \
             benchmark path the server never takes; --signable-keys of them are keys this run can sign for, spread \
@@ -61,6 +62,11 @@ struct LoadCommand: AsyncParsableCommand {
         name: .long, help: "Drive the service at this URL instead of starting one (steady traffic, failures counted).")
     var target: String?
 
+    @Option(
+        name: .long,
+        help: "With --target: the backend listener's URL (http.backend-port) for the backend route; --target's without.")
+    var backendTarget: String?
+
     @Option(name: .long, help: "With --target: the state file of 'attestkit simulate device' whose roots it trusts.")
     var deviceState: String?
 
@@ -80,6 +86,7 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("--keys is 1 to 256")
         }
         guard (1...100_000).contains(requests) else { throw ValidationError("--requests is 1 to 100000") }
+        if backendTarget != nil, target == nil { throw ValidationError("--backend-target goes with --target") }
         if target != nil {
             guard deviceState != nil else { throw ValidationError("--target needs --device-state") }
             guard duration > 0, duration <= 3_600 else { throw ValidationError("--duration is 0 to 3600 seconds") }
@@ -169,7 +176,7 @@ struct LoadCommand: AsyncParsableCommand {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
         let outcome: TargetLoad.Outcome
         do {
-            let http = LoadHTTP(client: client, base: target, backendToken: token)
+            let http = LoadHTTP(client: client, base: target, backendToken: token, backendBase: backendTarget)
             let keyIDs = try await register(keys.max() ?? 1, device: device, http: http)
             FileHandle.standardOutput.write(Data("sending\n".utf8))
             outcome = await TargetLoad(http: http, device: device, keyIDs: keyIDs, duration: .seconds(duration)).run()

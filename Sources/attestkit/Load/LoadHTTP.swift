@@ -10,6 +10,8 @@ struct LoadHTTP: Sendable {
     let base: String
     /// The backend token, sent to the backend route `/v1/assertions/verify` only.
     let backendToken: String
+    /// Where the backend route is sent: the backend listener's URL (`http.backend-port`), or `base`.
+    var backendBase: String? = nil
 
     /// One answer: its status and body.
     struct Answer {
@@ -32,12 +34,11 @@ struct LoadHTTP: Sendable {
 
     /// POSTs JSON already encoded (so that a load run measures the server, not the encoder).
     func post(_ path: String, body: Data) async throws -> Answer {
-        var request = HTTPClientRequest(url: base + path)
+        let backend = path.hasPrefix("/v1/assertions/")
+        var request = HTTPClientRequest(url: (backend ? backendBase ?? base : base) + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        if path.hasPrefix("/v1/assertions/") {
-            request.headers.add(name: "Authorization", value: "Bearer \(backendToken)")
-        }
+        if backend { request.headers.add(name: "Authorization", value: "Bearer \(backendToken)") }
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
