@@ -64,7 +64,8 @@ struct LoadCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: "With --target: the backend listener's URL (http.backend-port) for the backend route; --target's without.")
+        help: "With --target: the backend listener's URL (http.backend-port) for the backend route; --target's without."
+    )
     var backendTarget: String?
 
     @Option(name: .long, help: "With --target: the state file of 'attestkit simulate device' whose roots it trusts.")
