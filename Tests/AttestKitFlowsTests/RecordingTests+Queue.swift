@@ -131,6 +131,40 @@ extension RecordingTests {
         #expect(await slow.settled(within: .seconds(60)))
     }
 
+    @Test("a shutdown's wait ends at its limit or when cancelled, whatever the drain does, and releases no one else")
+    func settledWithinEndsWhateverTheDrain() async throws {
+        let stuck = Hold()
+        let recorder = try VerificationRecorder(directory: Self.directory(), now: { stuck.now() })
+        let bundle = try await Self.refusedBundle()
+        recorder.submit { bundle }
+        let other = Task { await recorder.settled() }
+        while recorder.waitingCallers == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+        // Answered, or hung (then released after 20 s, so that the test ends either way).
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                let timedOut = await recorder.settled(within: .milliseconds(100))
+                let cancelled = Task { await recorder.settled(within: .seconds(600)) }
+                cancelled.cancel()
+                let waitedOn = await cancelled.value
+                return !timedOut && !waitedOn
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(20))
+                stuck.release()
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(ended, "a wait past its limit or its cancellation")
+        // The other caller still waits for its bundle: the shutdown's giving up released only its own waiter.
+        #expect(recorder.waitingCallers == 1)
+        stuck.release()
+        await other.value
+        #expect(recorder.waitingCallers == 0)
+    }
+
     /// A bundle of a refused assertion (an unknown key), as the gate hands one over.
     static func refusedBundle() async throws -> VerificationBundle {
         let scratch = try Self.recorder()

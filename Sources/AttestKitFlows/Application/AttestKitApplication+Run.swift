@@ -28,10 +28,12 @@ extension AttestKitApplication {
     /// At shutdown, before the store closes: waits up to 5 s for the failure recorder's bundles still waiting to be
     /// written (`record.*`: refusals are answered before their bundles are), so that a stop does not lose them or
     /// have their store reads meet a closed store. Returns at once without a recorder.
+    /// A stop that is itself cancelled (the grace period over) does not wait.
     public func settleRecording() async {
-        guard let recorder = gate.recorder else { return }
-        if await !recorder.settled(within: .seconds(5)) {
-            logger.warning("verification bundles still waiting at shutdown were not written in 5 s")
-        }
+        guard let recorder = gate.recorder, await !recorder.settled(within: .seconds(5)) else { return }
+        logger.warning(
+            Task.isCancelled
+                ? "verification bundles still waiting at shutdown were not written: the stop was cancelled"
+                : "verification bundles still waiting at shutdown were not written in 5 s")
     }
 }

@@ -104,8 +104,10 @@ public actor VerificationRecorder {
         var draining = false
         /// Dropped since the recorder last caught up.
         var dropped = 0
-        /// Callers of ``settled()``, each with the submission it waits for.
-        var waiters: [(upTo: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Callers of ``settled()``, each with its number and the submission it waits for.
+        var waiters: [(id: Int, upTo: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// The number of the last caller of ``settled()``.
+        var lastWaiter = 0
 
         /// Handed over and not yet written.
         var pending: Int { submitted - finished }
@@ -227,47 +229,54 @@ public actor VerificationRecorder {
     }
 
     /// Waits until every bundle handed over by ``submit(_:)`` before this call is written or given up (not for
-    /// those handed over meanwhile: a steady stream of refusals does not keep it waiting).
+    /// those handed over meanwhile: a steady stream of refusals does not keep it waiting), or until the calling task
+    /// is cancelled.
     public nonisolated func settled() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let done = queue.withLock { queue in
-                guard queue.finished < queue.submitted else { return true }
-                queue.waiters.append((queue.submitted, waiter))
-                return false
+        let id = queue.withLock { queue in
+            queue.lastWaiter += 1
+            return queue.lastWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                // Under the lock the cancellation handler takes too: cancelled before, it is seen here; after, the
+                // handler finds the waiter and resumes it.
+                let done = queue.withLock { queue in
+                    guard queue.finished < queue.submitted, !Task.isCancelled else { return true }
+                    queue.waiters.append((id, queue.submitted, waiter))
+                    return false
+                }
+                if done { waiter.resume() }
             }
-            if done { waiter.resume() }
+        } onCancel: {
+            let waiter = queue.withLock { queue -> CheckedContinuation<Void, Never>? in
+                guard let index = queue.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return queue.waiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 
     /// How many callers of ``settled()`` wait (for tests).
     package nonisolated var waitingCallers: Int { queue.withLock { $0.waiters.count } }
 
-    /// ``settled()``, giving up after `limit`: what a shutdown waits before it closes the store.
+    /// ``settled()``, giving up after `limit` (at once when the calling task is cancelled): what a shutdown waits
+    /// before it closes the store.
     /// - Returns: Whether every bundle handed over before the call was written in time.
     public nonisolated func settled(within limit: Duration) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 await self.settled()
-                return true
+                return !Task.isCancelled
             }
             group.addTask {
                 try? await Task.sleep(for: limit)
                 return false
             }
+            // The first to end decides; cancelling the other ends it at once (its waiter is taken out).
             let first = await group.next() ?? false
             group.cancelAll()
-            if !first { self.resumeAllWaiters() }
             return first
         }
-    }
-
-    /// Resumes every waiter (a shutdown gave up waiting): their bundles may still be written later.
-    private nonisolated func resumeAllWaiters() {
-        let waiters = queue.withLock { queue in
-            defer { queue.waiters = [] }
-            return queue.waiters
-        }
-        for waiter in waiters { waiter.continuation.resume() }
     }
 
     /// Writes the bundles handed over, in order, until none is left; resumes the waiters whose submissions are all
