@@ -55,6 +55,7 @@ import Testing
             // Without it the assertion checks go to the public listener, which does not serve the backend route.
             let publicOnly = try await ServeCommandLineTests.run(load, environment: environment)
             #expect(publicOnly.status != 0, "\(publicOnly.output)")
+            #expect(publicOnly.output.contains("× assertion: HTTP 404"), "\(publicOnly.output)")
             let split = try await ServeCommandLineTests.run(
                 load + ["--backend-target", harness.backendURL], environment: environment)
             #expect(split.status == 0, "\(split.output)")

@@ -30,7 +30,8 @@ import Synchronization
 /// thread of the cooperative pool. The thread ends when the recorder is released. The gate and the registrar hand it
 /// their bundles (``submit(_:)``) and answer at once: a refusal never waits for its file, and at most
 /// ``maximumPending`` bundles wait to be written; past that (a flood faster than the disk) a bundle is dropped, and the
-/// drops are counted in one log line when the recorder has caught up (none left waiting). A shutdown waits a few
+/// drops are counted in a log line when the recorder has caught up (none left waiting), and once a minute while a
+/// flood lasts. A shutdown waits a few
 /// seconds for the bundles still waiting (``settled(within:)``) before it closes the store.
 ///
 /// Files are created with mode 0600 (exclusively, never overwriting), the directory with 0700 when it is created
@@ -102,8 +103,10 @@ public actor VerificationRecorder {
         var finished = 0
         /// Whether a drain runs.
         var draining = false
-        /// Dropped since the recorder last caught up.
+        /// Dropped since the drops were last logged.
         var dropped = 0
+        /// When the drops were last logged.
+        var droppedLogged: ContinuousClock.Instant?
         /// Callers of ``settled()``, each with its number and the submission it waits for.
         var waiters: [(id: Int, upTo: Int, continuation: CheckedContinuation<Void, Never>)] = []
         /// The number of the last caller of ``settled()``.
@@ -280,7 +283,8 @@ public actor VerificationRecorder {
     }
 
     /// Writes the bundles handed over, in order, until none is left; resumes the waiters whose submissions are all
-    /// written, and logs the bundles dropped meanwhile, once, when it has caught up (none pending).
+    /// written, and logs the bundles dropped meanwhile when it has caught up (none pending), or once a minute while
+    /// it has not.
     private func drain() async {
         while true {
             let jobs = queue.withLock { queue in
@@ -296,8 +300,11 @@ public actor VerificationRecorder {
                     let finished = queue.finished
                     let ready = queue.waiters.filter { $0.upTo <= finished }.map(\.continuation)
                     queue.waiters.removeAll { $0.upTo <= finished }
-                    guard queue.pending == 0 else { return (0, ready) }
-                    defer { queue.dropped = 0 }
+                    // Logged once caught up, or once a minute while a flood lasts.
+                    let now = ContinuousClock.now
+                    let minuteAgo = queue.droppedLogged.map { now - $0 >= .seconds(60) } ?? true
+                    guard queue.dropped > 0, queue.pending == 0 || minuteAgo else { return (0, ready) }
+                    defer { (queue.dropped, queue.droppedLogged) = (0, now) }
                     return (queue.dropped, ready)
                 }
                 if dropped > 0 {
