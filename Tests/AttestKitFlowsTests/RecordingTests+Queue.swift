@@ -149,8 +149,8 @@ extension RecordingTests {
                 return !timedOut && !waitedOn
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(20))
-                stuck.release()
+                // Released only when the wait hung: cancelled (the wait ended), the drain must stay stuck.
+                if (try? await Task.sleep(for: .seconds(20))) != nil { stuck.release() }
                 return false
             }
             let first = await group.next() ?? false
