@@ -32,7 +32,7 @@ extension AttestKitApplication {
             if purpose == .attest {
                 // The day's ceiling is spent once the challenge is stored, so that a challenge the store could not
                 // keep costs none. One stored and then deferred is never answered (nobody learns its id): it expires.
-                if let appID, configuration.ramp.isOn { try await spendRampCeiling(appID) }
+                if let appID { try await spendRampCeiling(appID) }
                 metrics.attestChallengeAdmitted()
             }
             return ChallengeResponse(
