@@ -199,6 +199,29 @@ import Testing
         #expect(error?.code == .timeout)
     }
 
+    @Test func aCancelledCallIsCancelledNotAnAppleFailure() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(clock, faults: [MockAppleFault(.delay(.seconds(300)), count: 5)])
+        try await mock.withRunning { baseURL in
+            let client = AppleFixture.deviceCheck(
+                baseURL, tokens: try AppleFixture.tokens(clock), clock: clock,
+                transport: TransportConfiguration(timeout: .seconds(300)))
+            let call = Task {
+                await AppleFixture.failure { try await client.validate(deviceToken: AppleFixture.deviceToken()) }
+            }
+            // Cancelled once Apple holds the request: the service stopping mid-call.
+            while await mock.state.requestCount(.validateDeviceToken) == 0 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            call.cancel()
+            let error = await call.value
+            #expect(error?.code == AppleServiceError.Code.cancelled)
+            #expect(error?.isRetryable == false && error?.status == nil)
+            #expect(error?.attempts == 1)
+            #expect(await mock.state.requestCount(.validateDeviceToken) == 1)
+        }
+    }
+
     @Test func anUnusableURLIsAConfigurationError() async throws {
         let clock = TestTime()
         let client = AppleFixture.deviceCheck("nonsense", tokens: try AppleFixture.tokens(clock), clock: clock)

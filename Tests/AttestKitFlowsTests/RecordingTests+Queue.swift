@@ -28,8 +28,10 @@ extension RecordingTests {
     @Test("refusals are answered while the recorder's thread is held; past maximumPending their bundles are dropped")
     func refusalsDoNotWaitForTheRecorder() async throws {
         let hold = Hold()
+        let metrics = RecordingMetrics()
         let recorder = try VerificationRecorder(
-            directory: Self.directory(), maximumPending: 2, now: { hold.now() })
+            directory: Self.directory(), maximumPending: 2, metrics: FlowMetrics(factory: metrics),
+            now: { hold.now() })
         let bench = try FlowBench(recorder: recorder)
         // A key this store does not hold: anyone can send such refusals, as fast as they like.
         let device = try await FlowBench().registeredDevice()
@@ -63,6 +65,7 @@ extension RecordingTests {
         let bundles = try await Self.bundles(recorder)
         #expect(bundles.count == 2)
         #expect(bundles.allSatisfy { $0.outcome.code == "key_not_found" })
+        #expect(metrics.count("attestkit_verification_bundles_dropped_total", ["reason": "queue_full"]) == 3)
         // Once caught up, the recorder takes bundles again.
         guard let (assertion, binding) = try? device.assertion(freshness: .timestamp(milliseconds: now)) else {
             Issue.record("no assertion")

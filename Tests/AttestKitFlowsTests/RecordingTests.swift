@@ -383,6 +383,14 @@ struct RecordingTests {
         #expect(FileManager.default.fileExists(atPath: directory + "/notes.txt"))
         #expect(throws: FlowError.self) { try VerificationRecorder(directory: directory + "/notes.txt") }
         #expect(throws: FlowError.self) { try VerificationRecorder(directory: directory, maximumCount: 0) }
+
+        // A directory gone from under the recorder: the bundle is not kept, and counted.
+        let metrics = RecordingMetrics()
+        let gone = Self.directory()
+        let orphan = try VerificationRecorder(directory: gone, metrics: FlowMetrics(factory: metrics))
+        try FileManager.default.removeItem(atPath: gone)
+        #expect(await orphan.record(bundle) == nil)
+        #expect(metrics.count("attestkit_verification_bundles_dropped_total", ["reason": "unwritable"]) == 1)
     }
 
     @Test("a bundle is read strictly: every truncation, another format, mixed kinds and bad fields are bundle_invalid")

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitAppleMock
+import AttestKitFlows
 import AttestKitServer
 import AttestKitStore
 import AttestKitTestSupport
@@ -113,6 +114,33 @@ struct AppleErrorTests {
                 #expect(lines.first?.metadata["code"] == code)
             }
             #expect(!capture.logged.contains { "\($0.message) \($0.metadata)".contains(deviceToken) })
+        }
+    }
+}
+
+extension AppleErrorTests {
+    @Test("a DeviceCheck call its caller cancels while Apple holds it is not counted as Apple failing")
+    func cancelledCallNotCounted() async throws {
+        var options = ServerHarness.Options()
+        options.appleTimeout = 60
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let state = harness.mock.state
+            await state.inject(MockAppleFault(.delay(.seconds(300)), endpoint: .queryTwoBits, count: 3))
+            let application = harness.server.application
+            let call = Task {
+                try await application.deviceCheckQuery(DeviceTokenRequest(deviceToken: Fixture.deviceToken()))
+            }
+            while await state.requestCount(.queryTwoBits) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            call.cancel()
+            let error = await #expect(throws: FlowError.self) { try await call.value }
+            #expect(error?.code.rawValue == "apple_unavailable")
+            #expect(await state.requestCount(.queryTwoBits) == 1, "not retried")
+            let metrics = try await harness.get("/metrics").text
+            let counted = metrics.split(separator: "\n").filter {
+                $0.hasPrefix("attestkit_devicecheck_requests_total{") && $0.contains(#"operation="query""#)
+                    && !$0.hasSuffix(" 0")
+            }
+            #expect(counted.isEmpty, "\(counted)")
         }
     }
 }

@@ -86,6 +86,31 @@ struct ReceiptRefreshIsolationTests {
         }
     }
 
+    @Test("a round cancelled while Apple holds its calls (a stopping service) counts no Apple failure; keys stay due")
+    func cancelledRound() async throws {
+        var options = ServerHarness.Options()
+        options.appleTimeout = 60
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let devices = try await Self.dueKeys(harness)
+            let refresh = try #require(harness.server.receiptRefresh)
+            await harness.mock.state.inject(MockAppleFault(.delay(.seconds(300)), endpoint: .attestationData, count: 3))
+            let round = Task { await refresh.round() }
+            while await harness.mock.state.requestCount(.attestationData) == 0 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            round.cancel()
+            let outcome = await round.value
+            #expect(outcome.refreshed == 0 && outcome.postponed == 0, "\(outcome)")
+            let metrics = try await harness.get("/metrics").text
+            #expect(!metrics.contains(#"attestkit_receipt_refresh_total{result="transport"}"#), "\(metrics)")
+            #expect(!metrics.contains(#"attestkit_receipt_refresh_total{result="cancelled"}"#), "\(metrics)")
+            for device in devices {
+                let record = try #require(try await harness.store.key(device.keyID))
+                #expect((record.receiptRefreshAt ?? .distantFuture) <= harness.clock.now(), "still due")
+            }
+        }
+    }
+
     @Test("a 401 is about one receipt only when the receipt is of another team's app than the provider token's")
     func unauthorizedByTeam() throws {
         let ours = try AppID(teamID: "ABCDE12345", bundleID: "com.example.app")

@@ -20,7 +20,7 @@ extension AppleServiceError {
                 .incorrectEnvironment, .invalidAuthorizationToken, .authorizationTokenExpired, .forbidden,
                 .noData, .methodNotAllowed, .rateLimited, .serverError, .serviceUnavailable,
                 .transport, .timeout, .responseTooLarge, .unexpectedResponse, .receiptInvalid,
-                .privateKeyInvalid, .tokenSigningFailed, .invalidConfiguration,
+                .privateKeyInvalid, .tokenSigningFailed, .invalidConfiguration, .cancelled,
             ]
         }
 
@@ -69,6 +69,9 @@ extension AppleServiceError {
 
         /// The call's deadline passed (retries included).
         public static let timeout = Code("timeout")
+        /// The task making the call was cancelled (a stopping service, a caller gone): nothing is known of Apple,
+        /// and nothing is retried. Not a failure of Apple's: callers neither count it as one nor back off.
+        public static let cancelled = Code("cancelled")
         /// Apple's answer exceeded the response size cap.
         public static let responseTooLarge = Code("response_too_large")
         /// An answer this client does not understand: an unknown status, or a 200 whose body does not parse.

@@ -67,7 +67,8 @@ struct AppleHTTPTransport: Sendable {
     /// Sends `request` with retries and returns the last answer.
     ///
     /// - Throws: ``AppleServiceError/Code/timeout`` past the deadline, ``AppleServiceError/Code/transport`` when no
-    ///   answer came, ``AppleServiceError/Code/responseTooLarge``, or what `authorization` throws.
+    ///   answer came, ``AppleServiceError/Code/cancelled`` when the calling task was cancelled before one,
+    ///   ``AppleServiceError/Code/responseTooLarge``, or what `authorization` throws.
     func send(_ request: Request, logger: Logger) async throws(AppleServiceError) -> Response {
         let policy = request.retry ?? configuration.retry
         let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
@@ -179,8 +180,13 @@ struct AppleHTTPTransport: Sendable {
         }
     }
 
-    /// Maps an AsyncHTTPClient or NIO error to a code.
+    /// Maps an AsyncHTTPClient or NIO error to a code. A call whose task was cancelled is
+    /// ``AppleServiceError/Code/cancelled`` whatever the client made of it (AsyncHTTPClient reports a cancelled
+    /// request as `cancelled`, a closed connection or a read that ended): it says nothing of Apple.
     static func failure(_ error: any Error, deadline: NIODeadline) -> AppleServiceError {
+        if Task.isCancelled || error is CancellationError {
+            return AppleServiceError(.cancelled, "the call was cancelled before an answer")
+        }
         if error is NIOTooManyBytesError {
             return AppleServiceError(.responseTooLarge, "the answer is larger than the response size cap")
         }

@@ -102,6 +102,7 @@ extension AttestKitApplication {
     }
 
     /// Runs one Apple call, counting its outcome (`attestkit_devicecheck_requests_total`) and converting its error.
+    /// A call its caller cancelled is not counted: it says nothing of Apple.
     private func calling<Result>(
         _ operation: String, _ body: () async throws(AppleServiceError) -> Result
     ) async throws(FlowError) -> Result {
@@ -110,7 +111,7 @@ extension AttestKitApplication {
             metrics.deviceCheck(operation, outcome: "ok")
             return result
         } catch {
-            metrics.deviceCheck(operation, outcome: error.code.rawValue)
+            if error.code != .cancelled { metrics.deviceCheck(operation, outcome: error.code.rawValue) }
             throw FlowError(error)
         }
     }

@@ -110,7 +110,7 @@ public struct AttestKitApplication: Sendable {
                     maximumPerKey: min(record.maximumBundlesPerKey, record.maximumBundles),
                     unknownMaximumCount: record.unknownMaximumBundles,
                     unknownMaximumBytes: record.unknownMaximumBytes, policy: configuration.policy, logger: logger,
-                    now: now)
+                    metrics: metrics, now: now)
             } catch {
                 throw ConfigurationError("record.directory", error.reason)
             }

@@ -321,6 +321,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 metrics.receiptRefresh("not_modified")
                 return .postponed
             }
+        } catch let error as AppleServiceError where error.code == .cancelled {
+            // The round was cancelled (the service is stopping): Apple did not fail, so nothing is counted or logged;
+            // the round ends and the key goes back.
+            return .failed
         } catch let error as AppleServiceError {
             metrics.receiptRefresh(error.code.rawValue)
             guard Self.concernsOnlyThisReceipt(error.code, appID: record.appID, tokenTeamID: client.teamID) else {

@@ -60,9 +60,10 @@ extension FlowError {
     /// An answer from Apple, or the lack of one: Apple's refusal of the client's token or bits is malformed input;
     /// its refusal of what this server wrote (the timestamp, the payload's shape) is an upstream failure keeping its
     /// code (`bad_timestamp`, `bad_payload`: the server's clock or Apple, never the client's input); Apple rate
-    /// limiting us or being unreachable is `apple_rate_limited` / `apple_unavailable` (unavailable, with Apple's
-    /// `Retry-After` passed on in whole seconds, 1 to 3,600, when it sent one; 60 s for a rate limit without), Apple
-    /// refusing this server's key `apple_authorization_failed` and anything else `apple_error` (upstream failures).
+    /// limiting us or being unreachable (or the call cancelled before its answer) is `apple_rate_limited` /
+    /// `apple_unavailable` (unavailable, with Apple's `Retry-After` passed on in whole seconds, 1 to 3,600, when it
+    /// sent one; 60 s for a rate limit without), Apple refusing this server's key `apple_authorization_failed` and
+    /// anything else `apple_error` (upstream failures).
     public init(_ error: AppleServiceError) {
         let code = error.code.rawValue
         switch error.code {
@@ -75,7 +76,7 @@ extension FlowError {
             self.init(
                 Code("apple_rate_limited"), .unavailable(retryAfter: Self.seconds(error.retryAfter) ?? 60),
                 "Apple is rate limiting this server", underlying: error)
-        case .serverError, .serviceUnavailable, .transport, .timeout:
+        case .serverError, .serviceUnavailable, .transport, .timeout, .cancelled:
             self.init(
                 Code("apple_unavailable"), .unavailable(retryAfter: Self.seconds(error.retryAfter)),
                 "Apple's service did not answer: \(code)", underlying: error)

@@ -37,6 +37,22 @@ public struct FlowMetrics: Sendable {
         ).increment()
     }
 
+    /// Why a verification bundle was not kept: the label of `attestkit_verification_bundles_dropped_total`.
+    public enum BundleDropReason: String, Sendable, CaseIterable {
+        /// Refusals came faster than the disk took them: past the recorder's `maximumPending`.
+        case queueFull = "queue_full"
+        /// It could not be encoded, was over a bundle's size limit, or its file could not be created or written.
+        case unwritable
+    }
+
+    /// A verification bundle the recorder did not keep (`attestkit_verification_bundles_dropped_total`), by reason.
+    public func verificationBundleDropped(_ reason: BundleDropReason) {
+        Counter(
+            label: "attestkit_verification_bundles_dropped_total", dimensions: [("reason", reason.rawValue)],
+            factory: factory
+        ).increment()
+    }
+
     /// A session token issued, by the trust level that bought it (`app_attest`, `devicecheck` or `debug`).
     public func tokenIssued(trust: String) {
         Counter(label: "attestkit_tokens_issued_total", dimensions: [("trust", trust)], factory: factory).increment()

@@ -86,6 +86,7 @@ public actor VerificationRecorder {
     /// The deployment policy attestation bundles record (their replay applies it again).
     public nonisolated let policy: DeploymentPolicy?
     private let logger: Logger
+    private nonisolated let metrics: FlowMetrics?
     private let now: @Sendable () -> Date
     private var index: [Entry]?
     private nonisolated let executor: DedicatedThreadExecutor
@@ -143,13 +144,14 @@ public actor VerificationRecorder {
     ///   - maximumPending: Bundles handed over by ``submit(_:)`` that may wait to be written, 1 to 100,000
     ///     (default 256); past it a bundle is dropped.
     ///   - logger: Where failures to record are logged.
+    ///   - metrics: Where bundles not kept are counted (`attestkit_verification_bundles_dropped_total`), or `nil`.
     ///   - now: The clock (injected for tests).
     /// - Throws: `record_unavailable` (not configured) when the directory cannot be created or is not one, or
     ///   `invalid_field` for limits out of range.
     public init(
         directory: String, maximumCount: Int = 1_000, maximumBytes: Int = 100 << 20, maximumPerKey: Int? = nil,
         unknownMaximumCount: Int = 100, unknownMaximumBytes: Int = 10 << 20, policy: DeploymentPolicy? = nil,
-        maximumPending: Int = 256, logger: Logger = Logger(label: "attestkit.record"),
+        maximumPending: Int = 256, logger: Logger = Logger(label: "attestkit.record"), metrics: FlowMetrics? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(FlowError) {
         guard (1...100_000).contains(maximumPending) else {
@@ -190,6 +192,7 @@ public actor VerificationRecorder {
         self.maximumPending = maximumPending
         self.executor = DedicatedThreadExecutor(name: "attestkit.record")
         self.logger = logger
+        self.metrics = metrics
         self.now = now
     }
 
@@ -225,6 +228,7 @@ public actor VerificationRecorder {
             defer { queue.draining = true }
             return (true, !queue.draining)
         }
+        if !taken { metrics?.verificationBundleDropped(.queueFull) }
         // Detached: a task of the caller's would carry its task-locals (a request's storage deadline, which a drain
         // outliving the request would then hold every later bundle's store read to).
         if start { Task.detached { await self.drain() } }
@@ -333,10 +337,12 @@ public actor VerificationRecorder {
             bytes = try bundle.encoded()
         } catch {
             logger.warning("a verification bundle could not be encoded", metadata: ["code": "\(bundle.outcome.code)"])
+            metrics?.verificationBundleDropped(.unwritable)
             return nil
         }
         guard bytes.count <= VerificationBundle.maximumBytes else {
             logger.warning("a verification bundle was too large to record", metadata: ["bytes": "\(bytes.count)"])
+            metrics?.verificationBundleDropped(.unwritable)
             return nil
         }
         var entries = loadIndex()
@@ -349,7 +355,10 @@ public actor VerificationRecorder {
             String(repeating: "0", count: max(0, 15 - String(milliseconds).count)) + "\(milliseconds)-"
             + "\(bundle.kind.rawValue)-" + String(repeating: "0", count: 8 - suffix.count) + suffix
             + (quota == .known ? ".json" : "-unknown.json")
-        guard writeFile(bytes, to: directory + "/" + name) else { return nil }
+        guard writeFile(bytes, to: directory + "/" + name) else {
+            metrics?.verificationBundleDropped(.unwritable)
+            return nil
+        }
         let key = quota == .known ? bundle.assertion?.keyId ?? bundle.attestation?.keyId : nil
         // The name sorts after every other (its time prefix is past the newest's): the index stays in order.
         entries.append(Entry(name: name, bytes: bytes.count, quota: quota, key: key))

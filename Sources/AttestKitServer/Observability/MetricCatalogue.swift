@@ -41,6 +41,8 @@ enum MetricCatalogue {
             "Wrong credentials (bearer tokens, dashboard sessions and logins), by audience; past rate-limit.auth-failures-per-ip a client is refused with 429 (attestkit_rate_limited_total{limit=\"auth_failures_per_ip\"}).",
         "attestkit_validation_category_step_ups_total":
             "Assertions accepted with step-up asked for because the key's validation category changed since registration (policy.validation-category-change step-up), by route (assertion, guard, token).",
+        "attestkit_verification_bundles_dropped_total":
+            "Verification bundles of refused requests not kept (record.directory), by reason: queue_full (refusals came faster than the disk took them) or unwritable (encoding, size or a file error; logged).",
         "attestkit_tokens_issued_total":
             "Session tokens issued, by the trust level that bought them (app_attest, devicecheck, debug).",
     ]
