@@ -364,8 +364,9 @@ def check_kubernetes():
         drain, grace = keys.get("shutdown.drain-period"), keys.get("shutdown.grace-period")
         termination = pod.get("terminationGracePeriodSeconds", 30)
         if isinstance(drain, (int, float)) and isinstance(grace, (int, float)):
-            if not drain <= grace < termination:
-                problem(f"{name}: shutdown.drain-period ({drain}) <= shutdown.grace-period ({grace}) < "
+            # The server refuses to start unless the grace period is at least a second over the drain.
+            if not drain + 1 <= grace < termination:
+                problem(f"{name}: shutdown.drain-period ({drain}) + 1 <= shutdown.grace-period ({grace}) < "
                         f"terminationGracePeriodSeconds ({termination}) does not hold")
         labels = pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
         for kind, resource_name in resources:

@@ -18,4 +18,11 @@ public enum StoreRequestDeadline {
         if began != nil { return try await body() }
         return try await $began.withValue(.now) { try await body() }
     }
+
+    /// Runs `body` outside the current request's shared deadline: each store call it makes has its own whole
+    /// operation timeout. For a best-effort repair after a call of the request failed at that deadline (giving a
+    /// consumed challenge back), which the spent deadline would otherwise refuse at once.
+    public static func withOwnDeadlines<Result>(_ body: () async throws -> Result) async rethrows -> Result {
+        try await $began.withValue(nil) { try await body() }
+    }
 }

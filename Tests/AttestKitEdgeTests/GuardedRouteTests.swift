@@ -50,6 +50,9 @@ struct GuardedRouteTests {
             let device = try await EdgeDevice.registered(app)
             let valid = try device.headers("POST", "/orders", body: Self.body)
             func without(_ name: String) -> [(String, String)] { valid.filter { $0.0 != name } }
+            func timestamp(_ headers: [(String, String)]) -> String? {
+                headers.first { $0.0 == AttestKitHeaderNames.timestamp }?.1
+            }
             let cases: [([(String, String)], Int, String)] = [
                 ([], 401, "assertion_required"),
                 (without(AttestKitHeaderNames.keyID), 401, "assertion_required"),
@@ -65,6 +68,28 @@ struct GuardedRouteTests {
                     "invalid_freshness"
                 ),
                 (valid + [(AttestKitHeaderNames.keyID.lowercased(), device.keyID.base64)], 400, "header_repeated"),
+                // A repeated freshness header, or a fallback header repeated beside the assertion, is repeated too;
+                // so is a header a proxy (WSGI, Node) joined with a comma.
+                (
+                    without(AttestKitHeaderNames.timestamp) + [
+                        (
+                            AttestKitHeaderNames.timestamp,
+                            "\(try #require(timestamp(valid))),\(try #require(timestamp(valid)))"
+                        )
+                    ], 400, "header_repeated"
+                ),
+                (valid + [(AttestKitHeaderNames.deviceToken, "AAAA,BBBB")], 400, "header_repeated"),
+                (
+                    valid + [(AttestKitHeaderNames.timestamp.lowercased(), try #require(timestamp(valid)))], 400,
+                    "header_repeated"
+                ),
+                (
+                    valid + [
+                        (AttestKitHeaderNames.deviceToken, "AAAA"),
+                        (AttestKitHeaderNames.deviceToken.lowercased(), "AAAA"),
+                    ],
+                    400, "header_repeated"
+                ),
                 (without(AttestKitHeaderNames.keyID) + [(AttestKitHeaderNames.keyID, "AAAA")], 400, "key_id_malformed"),
                 (
                     without(AttestKitHeaderNames.assertion) + [(AttestKitHeaderNames.assertion, "***")], 400,

@@ -32,6 +32,12 @@ struct BindingTests {
             (
                 [
                     AttestKitHeaderNames.keyID: .value(keyID), AttestKitHeaderNames.assertion: .value("AAEC"),
+                    AttestKitHeaderNames.challenge: .repeated,
+                ], "header_repeated", .malformed
+            ),
+            (
+                [
+                    AttestKitHeaderNames.keyID: .value(keyID), AttestKitHeaderNames.assertion: .value("AAEC"),
                 ], "assertion_required", .unauthenticated
             ),
             (

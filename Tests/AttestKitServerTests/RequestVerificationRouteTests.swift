@@ -193,6 +193,22 @@ struct RequestVerificationRouteTests {
                 (valid.setting("client", "unknown"), "invalid_field"),
                 (valid.setting("client", .string(String(repeating: "a", count: 100_000))), "invalid_field"),
                 (valid.setting("client", "fe80::1%eth0"), "invalid_field"),
+                // Every member changes the decision: a misspelt one, a null one or one given twice is refused, never
+                // read as absent (the default group, an unchecked body) or as one of its two values.
+                (valid.setting("Group", "payments"), "invalid_json"),
+                (valid.setting("group", .null), "invalid_json"),
+                (valid.setting("subject", .null), "invalid_json"),
+                (valid.setting("bodySHA256", .string(hash)), "invalid_json"),
+                (valid.setting("body", nil).setting("body_sha256", .string(hash)), "invalid_json"),
+                (.raw("{\"group\":\"payments\"," + valid.setting("group", "default").text.dropFirst()), "invalid_json"),
+                (
+                    valid.setting(
+                        "headers",
+                        .object(
+                            headers.map { JSONValue.Member(key: $0.0, value: .string($0.1)) }
+                                + [JSONValue.Member(key: headers[0].0, value: .string(headers[0].1))])),
+                    "invalid_json"
+                ),
             ]
             for (request, code) in cases {
                 let answer = try await harness.post("/v1/requests/verify", request)
@@ -260,6 +276,9 @@ struct RequestVerificationRouteTests {
             }
             let subjectless = try await Self.decide(harness, unproved.setting("group", "beta"))
             #expect(!subjectless.allowed && subjectless.status == 401, "\(subjectless)")
+            // An empty subject (a backend's anonymous user) is no subject: placed as the request without one.
+            let empty = try await Self.decide(harness, unproved.setting("group", "beta").setting("subject", ""))
+            #expect(!empty.allowed && empty.status == 401, "\(empty)")
             let off = try await Self.decide(harness, unproved.setting("group", "off"))
             #expect(off.allowed && !off.enforced && off.error == nil && off.group == "off", "\(off)")
             let device = try await TestDevice.registered(harness)

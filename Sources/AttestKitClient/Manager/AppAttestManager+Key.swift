@@ -211,9 +211,11 @@ extension AppAttestManager {
             }
             // Posted before, by this run or one whose answer was lost: `challenge_consumed` then means registered,
             // and so may `challenge_not_found` (the service deletes a consumed challenge once it expired, so a
-            // re-post minutes later finds none).
+            // re-post minutes later finds none), and `key_exists` (an earlier post stored the key though it was
+            // answered 503, and the service gave the challenge back: only this device can attest this key id).
             let postedBefore = !firstPost
-            let registeredCodes: Set<String> = postedBefore ? ["challenge_consumed", "challenge_not_found"] : []
+            let registeredCodes: Set<String> =
+                postedBefore ? ["challenge_consumed", "challenge_not_found", "key_exists"] : []
             do {
                 try await service.registerAttestation(keyID: keyID, attestation: attestation, challengeID: challengeID)
             } catch let error as AttestKitClientError

@@ -39,13 +39,14 @@ extension AttestKitApplication {
         /// Admin tokens still accepted beside ``adminToken`` while a rotation reaches every replica and client
         /// (`admin.previous-tokens`): wherever the admin token opens a route (operator routes, the dashboard and its
         /// login, `/metrics`), each of these does too. Each at least 16 characters, none equal to ``adminToken`` or
-        /// to a backend token, and they need ``adminToken``. Dashboard sessions stay bound to ``adminToken`` alone.
+        /// to a backend token, and they need ``adminToken``. A dashboard session is bound to the token that opened it
+        /// (``adminToken`` or one of these): removing that token ends it.
         public var adminPreviousTokens: [String]
         /// The bearer tokens of the backend routes (`backend.tokens`), several at once for rotation; empty disables
         /// those routes (503 `backend_not_configured`). Each at least 16 characters.
         public var backendTokens: [String]
         /// Debug tokens (Simulator and CI builds) that guarded routes accept instead of an assertion, at the lowest
-        /// trust level (`debug.tokens`); each at least 32 characters. Refused while production keys are allowed.
+        /// trust level (`debug.tokens`); each 32 to 256 characters. Refused while production keys are allowed.
         public var debugTokens: [String]
         /// The enforcement of the `default` route group, and of every other group unless it says otherwise
         /// (`enforcement.*`).

@@ -55,13 +55,10 @@ extension AttestKitApplication {
     }
 
     /// Looks the AttestKit headers up in `headers`, by name case-insensitively: a name given twice in different
-    /// cases is ``AssertionHeaders/Lookup/repeated``.
+    /// cases, or a value the backend's server joined with commas, is ``AssertionHeaders/Lookup/repeated``.
     static func headerLookup(_ headers: [String: String]) -> (String) -> AssertionHeaders.Lookup {
-        var found: [String: AssertionHeaders.Lookup] = [:]
-        for (name, value) in headers {
-            let key = name.lowercased()
-            found[key] = found[key] == nil ? .value(value) : .repeated
-        }
-        return { name in found[name.lowercased()] ?? .absent }
+        var found: [String: [String]] = [:]
+        for (name, value) in headers { found[name.lowercased(), default: []].append(value) }
+        return { name in AssertionHeaders.Lookup(values: found[name.lowercased()] ?? []) }
     }
 }

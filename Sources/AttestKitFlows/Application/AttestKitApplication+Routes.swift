@@ -44,7 +44,10 @@ extension AttestKitApplication {
         case .verifyRequest:
             let bytes = try await body(JSONBody.decisionLimit(limit))
             return try json(
-                200, try await verifyRequest(try JSONBody.decode(RequestVerificationRequest.self, from: bytes)))
+                200,
+                try await verifyRequest(
+                    try JSONBody.decodeStrictly(
+                        RequestVerificationRequest.self, from: bytes, members: RequestVerificationRequest.members)))
         case .deviceCheckQuery:
             return try json(200, try await deviceCheckQuery(try await message(DeviceTokenRequest.self)))
         case .deviceCheckUpdate, .deviceCheckUnban:

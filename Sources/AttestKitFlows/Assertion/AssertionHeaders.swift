@@ -50,7 +50,9 @@ public struct AssertionHeaders: Sendable, Hashable {
                 .assertionRequired, .unauthenticated,
                 "this route needs \(Self.keyIDName) and \(Self.assertionName) headers")
         }
-        switch (lookup(Self.challengeName), lookup(Self.timestampName)) {
+        let (challenge, timestamp) = (lookup(Self.challengeName), lookup(Self.timestampName))
+        if challenge == .repeated || timestamp == .repeated { throw Self.repeated }
+        switch (challenge, timestamp) {
         case (.value(let id), .absent):
             freshness = .challenge(id)
         case (.absent, .value(let text)):
@@ -79,6 +81,18 @@ public struct AssertionHeaders: Sendable, Hashable {
 }
 
 extension AssertionHeaders.Lookup {
+    /// A header whose field lines carry `values`: absent without one, repeated with more than one, and repeated too
+    /// for one value holding a comma. No AttestKit header's value has a comma (Base64, a challenge id, digits, a
+    /// debug token of a comma-separated list), and a proxy, a WSGI server or Node joins the lines of a header sent
+    /// twice into one, with commas: such a value is the repeated header it was.
+    public init(values: some Collection<String>) {
+        guard let first = values.first else {
+            self = .absent
+            return
+        }
+        self = values.count == 1 && !first.utf8.contains(UInt8(ascii: ",")) ? .value(first) : .repeated
+    }
+
     /// The value of a header sent once, `nil` when absent.
     /// - Throws: `header_repeated` (malformed) when sent more than once.
     public func single() throws(FlowError) -> String? {

@@ -24,6 +24,39 @@ package enum JSONBody {
         }
     }
 
+    /// Decodes `T` from `bytes` as ``decode(_:from:emptyAsObject:)`` does, and strictly: the body is one JSON object
+    /// whose members are all among `members`, none `null` and none given twice (at any depth). For a request whose
+    /// members each change a decision (the decision route's): a misspelt `group` or `bodySha256` would otherwise be
+    /// ignored (the default group decides, the body goes unchecked), a `null` taken for an absent member, and a
+    /// member given twice read by a proxy or validator in front as the other of its two values.
+    package static func decodeStrictly<T: Decodable>(
+        _ type: T.Type, from bytes: [UInt8], members: Set<String>
+    ) throws(FlowError) -> T {
+        guard !bytes.isEmpty else { throw FlowError.invalidJSON("the body is empty; a JSON object is expected") }
+        let data = Data(bytes)
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw FlowError.invalidJSON("the body is not a JSON object")
+        }
+        for name in object.keys.sorted() {
+            guard members.contains(name) else {
+                throw FlowError.invalidJSON(
+                    "\(shown(name)): is not a member of this request (\(members.sorted().joined(separator: ", ")))")
+            }
+            if object[name] is NSNull { throw FlowError.invalidJSON("\(name): must not be null; leave it out") }
+        }
+        if let duplicate = JSONDuplicateKeys.first(in: data) {
+            throw FlowError.invalidJSON("\(shown(duplicate)): is given twice")
+        }
+        return try decode(type, from: bytes)
+    }
+
+    /// A name the request chose, as an error message shows it: printable ASCII (anything else `?`), at most 64
+    /// characters.
+    private static func shown(_ name: String) -> String {
+        let scalars = name.unicodeScalars.prefix(64).map { (0x20...0x7E).contains($0.value) ? Character($0) : "?" }
+        return String(scalars) + (name.unicodeScalars.count > 64 ? "…" : "")
+    }
+
     /// Decodes an assertion request: ``AssertionRequestReader`` for the usual shape, `JSONDecoder` for any other
     /// body (which it then accepts or refuses as for every other route).
     package static func decode(_ type: AssertionRequest.Type, from bytes: [UInt8]) throws(FlowError) -> AssertionRequest

@@ -70,7 +70,7 @@ public struct RouteGuard: Sendable {
     ///     (Vapor turns a path's `%3B` into `;`): each is tried, in order, only after a `signature_invalid`, which
     ///     changes nothing in the store.
     ///   - body: The body (collected by the edge up to its limit).
-    ///   - subject: The rollout subject the application names (a user id, say); `nil` uses the key id sent, in its
+    ///   - subject: The rollout subject the application names (a user id, say); `nil` (or empty) uses the key id sent, in its
     ///     canonical form. A request with neither is placed by ``EnforcementPolicy/enforcesWithoutSubject``.
     ///   - client: Who sent the request (its address, as the edge tells it), for the per-client budget of
     ///     DeviceCheck validations; `nil` shares one budget with every unnamed client.
@@ -108,7 +108,8 @@ public struct RouteGuard: Sendable {
             return RequestAttestation(
                 group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil, stepUp: false)
         }
-        let enforced = subject.map(policy.enforces) ?? enforcesByKey(lookup)
+        // An empty subject is no subject (a backend's anonymous user): the key id places the request, as without one.
+        let enforced = subject.flatMap { $0.isEmpty ? nil : $0 }.map(policy.enforces) ?? enforcesByKey(lookup)
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
             let (trust, accepted) = try await prove(
@@ -161,7 +162,11 @@ public struct RouteGuard: Sendable {
         lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: RequestBody,
         enforced: Bool, client: String?
     ) async throws(FlowError) -> (TrustLevel, AcceptedAssertion?) {
-        if !AssertionHeaders.presented(lookup: lookup) {
+        if AssertionHeaders.presented(lookup: lookup) {
+            // Not looked at beside an assertion, but a repeated header is refused wherever it is.
+            _ = try lookup(AttestKitHeaderNames.deviceToken).single()
+            _ = try lookup(AttestKitHeaderNames.debugToken).single()
+        } else {
             if let token = try lookup(AttestKitHeaderNames.deviceToken).single() {
                 guard let deviceTokens else {
                     throw FlowError(

@@ -6,9 +6,9 @@ public import Foundation
 /// Registers an app's key: consumes the one-time challenge, verifies the attestation (AttestKit's
 /// `AttestationVerifier`, whose policy holds the deployment's rules: ``DeploymentPolicy/attestationPolicy`` and any of
 /// the adopter's own, checked in the same call as Apple's), only then refuses a known key, lets the caller's `admit`
-/// hook refuse the verified app (a per-app budget), and stores the key. A refusal by `admit` gives the challenge
-/// back (`ChallengeStore.releaseChallenge(_:)`): it says "not now", not "not this attestation", so the same
-/// attestation may be posted again once the wait is over.
+/// hook refuse the verified app (a per-app budget), and stores the key. A refusal by `admit`, or the store
+/// unavailable after the challenge was consumed, gives the challenge back (`ChallengeStore.releaseChallenge(_:)`): it
+/// says "not now", not "not this attestation", so the same attestation may be posted again once the wait is over.
 ///
 /// Verify first, then tell: whether a key id is registered (`key_exists`) and which app key is bound to it
 /// (`app_key_mismatch`) is answered only to an attestation that verified for that key id, which only the device
@@ -62,7 +62,8 @@ public struct AttestationRegistrar: Sendable {
     ///   - now: The time of the request.
     ///   - admit: Called with the verified app before the key is stored; throw to refuse (for example a spent
     ///     per-app budget). Counted on verified attestations only, so forged objects naming an app cannot spend
-    ///     its budget. Its refusal leaves the challenge unconsumed, for a later post of the same attestation.
+    ///     its budget. Its refusal leaves the challenge unconsumed, for a later post of the same attestation, as
+    ///     does `storage_unavailable` after the challenge was consumed (given back, best effort).
     /// - Returns: The stored key.
     /// - Throws: ``FlowError``: `apps_not_configured`; the challenge's codes (`challenge_*`); AttestKit's
     ///   verification codes, `policy_*` (or an adopter's own code) from the verifier's policy, refused; after a
@@ -211,6 +212,7 @@ public struct AttestationRegistrar: Sendable {
         do throws(StoreError) {
             existing = try await store.key(keyID)
         } catch {
+            if error.code == .storageUnavailable { await Self.giveBack(challenge, to: store) }
             throw FlowError(error)
         }
         if let existing {
@@ -220,17 +222,25 @@ public struct AttestationRegistrar: Sendable {
         do throws(FlowError) {
             try await admit(verified.appID)
         } catch {
-            // "Not now" (the ramp, a budget) is no verdict on the attestation: the challenge is given back, so that
-            // the client's post of the same attestation after the wait can still register the key. Best effort: a
-            // store that cannot answer leaves it consumed, as before.
-            try? await store.releaseChallenge(challenge)
+            await Self.giveBack(challenge, to: store)
             throw error
         }
         do throws(StoreError) {
             let record = try await store.registerKey(KeyRegistration(verified, appKey: appKey), now: now)
             return Registered(record: record, attestation: verified, appData: appData)
         } catch {
+            // Unavailable: perhaps stored after all (a deadline past the commit); a post of the same attestation
+            // then finds the key and is answered `key_exists`, which the client takes as registered.
+            if error.code == .storageUnavailable { await Self.giveBack(challenge, to: store) }
             throw FlowError(error)
         }
+    }
+
+    /// Gives a consumed challenge back after a failure that is no verdict on the attestation ("not now": the ramp, a
+    /// budget, the store unavailable after the consumption), so that the client's post of the same attestation
+    /// later can still register the key: Apple attests a key once. Best effort, with a deadline of its own (the
+    /// request's may be what failed): a store that cannot answer leaves it consumed.
+    private static func giveBack(_ challenge: StoredChallenge, to store: some DecisionStore) async {
+        await StoreRequestDeadline.withOwnDeadlines { try? await store.releaseChallenge(challenge) }
     }
 }

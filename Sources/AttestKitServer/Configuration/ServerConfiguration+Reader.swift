@@ -65,7 +65,7 @@ extension ServerConfiguration {
     /// | `rate-limit.dashboard-logins-per-ip` | `ATTESTKIT_RATE_LIMIT_DASHBOARD_LOGINS_PER_IP` | `10` a minute (0: off) |
     /// | `rate-limit.auth-failures-per-ip` | `ATTESTKIT_RATE_LIMIT_AUTH_FAILURES_PER_IP` | `10` wrong credentials a minute, every credentialed route (0: off) |
     /// | `dashboard.session-lifetime` | `ATTESTKIT_DASHBOARD_SESSION_LIFETIME` | `3600` seconds (60 to 86400) |
-    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each at least 32 characters; refused while production keys are allowed |
+    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each 32 to 256 characters; refused while production keys are allowed |
     /// | `enforcement.mode` | `ATTESTKIT_ENFORCEMENT_MODE` | `enforce` (or `report`, `off`) for guarded route groups |
     /// | `enforcement.rollout` | `ATTESTKIT_ENFORCEMENT_ROLLOUT` | `1`: the share of devices enforced, 0 to 1 |
     /// | `enforcement.rollout-salt` | `ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT` | empty: mixed into the rollout hash |

@@ -25,8 +25,8 @@ extension ServerConfiguration {
             self.gracePeriod = gracePeriod
         }
 
-        /// Refuses a drain period outside 0 to 3600 seconds and a grace period below the drain period, not positive
-        /// or above 3600 seconds.
+        /// Refuses a drain period outside 0 to 3600 seconds and a grace period less than a second over the drain
+        /// period, not positive or above 3600 seconds.
         /// - Throws: ``ServerConfigurationError`` naming the setting.
         func validate() throws(ServerConfigurationError) {
             guard drainPeriod >= .zero, drainPeriod <= .seconds(3_600) else {

@@ -163,7 +163,7 @@ extension ServerSetting {
         ServerSetting("dashboard.session-lifetime", .number, default: "3600", "`3600` seconds (60 to 86400)"),
         ServerSetting(
             "debug.tokens", .strings, default: nil, secret: true,
-            "none: comma-separated, each at least 32 characters; refused while production keys are allowed"),
+            "none: comma-separated, each 32 to 256 characters; refused while production keys are allowed"),
         ServerSetting(
             "enforcement.mode", .choice, default: "enforce",
             "`enforce` (or `report`, `off`) for guarded route groups"),

@@ -107,14 +107,10 @@ public struct AttestKitMiddleware: AsyncMiddleware {
 
 /// The AttestKit headers of a Vapor request.
 enum VaporHeaders {
-    /// The one value of the header `name`: absent, one value, or repeated (presents nothing valid).
+    /// The one value of the header `name`: absent, one value, or repeated (sent twice or joined with commas:
+    /// presents nothing valid).
     static func lookup(_ name: String, in headers: HTTPHeaders) -> AssertionHeaders.Lookup {
-        let values = headers[name]
-        switch values.count {
-        case 0: return .absent
-        case 1: return .value(values[0])
-        default: return .repeated
-        }
+        AssertionHeaders.Lookup(values: headers[name])
     }
 }
 

@@ -14,7 +14,10 @@ public enum AttestKitHeaderNames: Sendable {
     /// `X-AttestKit-Timestamp`: the Unix milliseconds the client data names.
     public static let timestamp = "X-AttestKit-Timestamp"
     /// `X-AttestKit-Device-Token`: a DeviceCheck token, Base64 (the DeviceCheck fallback): the AttestKit
-    /// middlewares validate it with Apple; an app's own server may forward it to `POST /v1/devicecheck/validate`.
+    /// middlewares validate it with Apple and use it up (a second request with it is refused); an app's own server
+    /// in another language passes the request to `POST /v1/requests/verify`, which does the same.
+    /// (`POST /v1/devicecheck/validate` only asks Apple whether a token is genuine: it uses nothing up, so a server
+    /// that accepted requests on its answer would accept a replayed token.)
     public static let deviceToken = "X-AttestKit-Device-Token"
     /// `X-AttestKit-Debug-Token`: a debug token of the deployment's allow-list (Simulator and CI builds), accepted
     /// by the middlewares and `POST /v1/tokens` only where production keys are not allowed.

@@ -26,6 +26,12 @@ public struct RequestVerificationRequest: Codable, Sendable, Hashable {
     /// without one.
     public var client: String?
 
+    /// The JSON members of this request. The route refuses any other member, a `null` member and a member given twice
+    /// (400 `invalid_json`): each of them changes the decision, so a misspelling must not fall back to a default.
+    public static let members: Set<String> = [
+        "group", "method", "target", "body", "bodySha256", "headers", "subject", "client",
+    ]
+
     /// Creates a request.
     public init(
         group: String? = nil, method: String, target: String, body: String? = nil, bodySha256: String? = nil,

@@ -1,15 +1,17 @@
-import Foundation
+package import Foundation
 
-/// Finds a key written twice in one object of a JSON configuration file.
+/// Finds a key written twice in one object of a JSON text.
 ///
-/// `JSONSerialization` keeps the last of two equal keys and drops the first without a word, so a file with two
-/// `"policy"` objects loses every setting of the first (a validation-category list, say) and the default, which is
-/// weaker, applies. The file check refuses such a file; this scan, over text already parsed as valid JSON, names the
-/// key. Keys are compared as the parser reads them (`"a"` and `"\u0061"` are one key).
-enum JSONDuplicateKeys {
+/// Foundation's parsers keep one of two equal keys and drop the other without a word, and other languages' parsers
+/// may keep the other one: a configuration file with two `"policy"` objects loses every setting of one of them (a
+/// validation-category list, say), and a decision request with two `"group"` members is read by a proxy in front as
+/// another group than the one decided. The configuration file check and the decision route refuse such a text; this
+/// scan, over text already parsed as valid JSON, names the key. Keys are compared as the parser reads them (`"a"` and
+/// `"\u0061"` are one key).
+package enum JSONDuplicateKeys {
     /// The dotted path of the first key given twice in one object of `data`, or `nil` when none is.
     /// - Parameter data: Valid JSON (as `JSONSerialization` accepted it).
-    static func first(in data: Data) -> String? {
+    package static func first(in data: Data) -> String? {
         let bytes = [UInt8](data)
         var stack: [Level] = []
         var index = 0
