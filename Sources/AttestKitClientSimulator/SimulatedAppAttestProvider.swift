@@ -22,7 +22,8 @@ public final class SimulatedAppAttestProvider: AppAttestProvider, Sendable {
 
     private struct State {
         var supported: Bool
-        var invalidated: Set<String> = []
+        /// Keyed by the decoded identifier: any Base64 spelling of a forgotten key is refused.
+        var invalidated: Set<KeyID> = []
         var unavailableCalls = 0
         var failures: [Call: (error: DeviceServiceError, remaining: Int)] = [:]
         var attestedHashes: [String: [Data]] = [:]
@@ -71,9 +72,11 @@ public final class SimulatedAppAttestProvider: AppAttestProvider, Sendable {
     public var calls: Calls { state.withLock { $0.calls } }
 
     /// Makes the device forget `keyID`: every later call with it throws `DeviceServiceError.invalidKey`, as
-    /// after the app is reinstalled or the key store is reset.
+    /// after the app is reinstalled or the key store is reset, whatever Base64 spelling names it (standard or
+    /// base64url, padded or not). A `keyID` that is not a key identifier names no key: calls with it fail anyway.
     public func invalidate(_ keyID: String) {
-        state.withLock { _ = $0.invalidated.insert(keyID) }
+        guard let key = try? KeyID(string: keyID) else { return }
+        state.withLock { _ = $0.invalidated.insert(key) }
     }
 
     /// Sets the counter of `keyID` back to `counter`, as restoring an old backup of the device would.
@@ -142,7 +145,7 @@ public final class SimulatedAppAttestProvider: AppAttestProvider, Sendable {
                 state.unavailableCalls -= 1
                 return .serverUnavailable
             }
-            if let keyID, state.invalidated.contains(keyID) { return .invalidKey }
+            if let keyID, let key = try? KeyID(string: keyID), state.invalidated.contains(key) { return .invalidKey }
             return nil
         }
         if let failure { throw failure }

@@ -15,9 +15,11 @@ package struct ConformanceOutcome: Encodable, Sendable, Equatable {
     package var counter: UInt32?
     /// For receipts: the parsed fields.
     package var fields: [String: String]?
-    /// Attestations and assertions: the iOS 27 bundle version the object reports.
+    /// Attestations and assertions: the iOS 27 bundle version the object reports (an assertion's only when the key's
+    /// attestation, the vector's `registered`, reported a map: `VerifiedAssertion.reported(for:)`).
     package var bundleVersion: String?
-    /// Attestations and assertions: the iOS 27 validation category the object reports.
+    /// Attestations and assertions: the iOS 27 validation category the object reports (an assertion's as
+    /// ``bundleVersion``).
     package var validationCategory: UInt32?
     /// A human-readable reason for rejects (not part of the stable contract).
     package var reason: String?

@@ -15,8 +15,13 @@ package struct ConformanceRunner: Sendable {
         self.anchors = anchors
     }
 
-    /// Evaluates one vector. Never throws: every failure becomes a `reject` outcome.
+    /// Evaluates one vector. Never throws: every failure becomes a `reject` outcome, a vector that cannot be read
+    /// (a `verifyAt` that is not an ISO-8601 time) one with check `format`, before any verification.
     package func evaluate(_ vector: ConformanceVector) async -> ConformanceOutcome {
+        // Verifying "now" instead would judge the object at a moment the vector never named.
+        if vector.verifyAt != nil, vector.verificationTime == nil {
+            return Self.malformed(vector.name, "verifyAt is not an ISO-8601 time")
+        }
         do throws(AttestKitError) {
             switch vector.kind {
             case "attestation": return try await attestation(vector)
@@ -38,11 +43,16 @@ package struct ConformanceRunner: Sendable {
         do {
             vector = try JSONDecoder().decode(ConformanceVector.self, from: Data(line.utf8))
         } catch {
-            return ConformanceOutcome(
-                name: "", outcome: .reject, check: AttestKitError.Check.format.rawValue,
-                code: "vector_malformed", reason: "the line is not a vector object")
+            return Self.malformed("", "the line is not a vector object")
         }
         return await evaluate(vector)
+    }
+
+    /// The outcome of a vector that cannot be read: a `reject` with check `format`, code `vector_malformed`.
+    private static func malformed(_ name: String, _ reason: String) -> ConformanceOutcome {
+        ConformanceOutcome(
+            name: name, outcome: .reject, check: AttestKitError.Check.format.rawValue, code: "vector_malformed",
+            reason: reason)
     }
 
     private func attestation(_ vector: ConformanceVector) async throws(AttestKitError) -> ConformanceOutcome {
@@ -80,17 +90,20 @@ package struct ConformanceRunner: Sendable {
             try bytes(vector.data, .assertionMalformed),
             publicKeyX963: try bytes(vector.publicKey, .publicKeyMalformed),
             appID: try appID(vector), clientData: clientData, previousCounter: previous)
-        if let policy = vector.policy {
-            let key = RegisteredKey(
-                bundleVersion: vector.registered?.bundleVersion,
-                validationCategory: vector.registered?.validationCategory)
-            if case .failsToMeetPolicy(let reason) = try policy.assertionPolicy().check(result, of: key) {
-                throw reason.error()
-            }
+        // What the key's attestation reported (`registered`; none when the vector does not say): an assertion's
+        // map is believed only for a key attested with one (docs/apple-formats.md §3a), for the policy and the
+        // output alike.
+        let key = RegisteredKey(
+            bundleVersion: vector.registered?.bundleVersion, validationCategory: vector.registered?.validationCategory)
+        let reported = result.reported(for: key)
+        if let policy = vector.policy,
+            case .failsToMeetPolicy(let reason) = try policy.assertionPolicy().check(reported, of: key)
+        {
+            throw reason.error()
         }
         return ConformanceOutcome(
-            name: vector.name, outcome: .valid, counter: result.counter, bundleVersion: result.bundleVersion,
-            validationCategory: result.validationCategory)
+            name: vector.name, outcome: .valid, counter: result.counter, bundleVersion: reported.bundleVersion,
+            validationCategory: reported.validationCategory)
     }
 
     private func receipt(_ vector: ConformanceVector) async throws(AttestKitError) -> ConformanceOutcome {

@@ -34,7 +34,8 @@ package struct ConformanceVector: Decodable, Sendable {
     /// The deployment policy to judge the object under, after Apple's checks (the software Apple's policy vectors);
     /// absent for Apple's checks alone.
     package var policy: ConformancePolicy?
-    /// Assertions judged under a policy: what the key's attestation reported at registration.
+    /// Assertions: what the key's attestation reported at registration, which the policy compares with and without
+    /// which an assertion's iOS 27 extension map is not reported (absent: the attestation reported none).
     package var registered: Registration?
 
     /// What a key's attestation reported, for an assertion policy.
@@ -45,7 +46,8 @@ package struct ConformanceVector: Decodable, Sendable {
         package var validationCategory: UInt32?
     }
 
-    /// Parses `verifyAt`, accepting fractional seconds.
+    /// Parses `verifyAt`, accepting fractional seconds: `nil` when it is absent or is not an ISO-8601 time (which
+    /// ``ConformanceRunner/evaluate(_:)`` refuses as a `format` reject rather than verifying now).
     package var verificationTime: Date? {
         guard let verifyAt else { return nil }
         let fractional = ISO8601DateFormatter()

@@ -127,6 +127,45 @@ import Testing
         }
     }
 
+    @Test("the bits are a team's, as Apple keeps them: another team's token finds no bit state for the device")
+    func bitsArePerTeamAndDevice() async throws {
+        let clock = TestTime()
+        // Any team's tokens are accepted, so that two teams call the same mock.
+        let mock = try MockAppleServer(
+            configuration: .init(
+                verificationKeyPEM: AppleFixture.publicKeyPEM, keyID: AppleFixture.keyID, now: clock.closure),
+            softwareApple: AppleFixture.apple)
+        try await mock.withRunning { baseURL in
+            let other = "FGHIJ67890"
+            let teamA = [("Authorization", "Bearer \(try await AppleFixture.tokens(clock).token())")]
+            let teamB = [("Authorization", "Bearer \(try await AppleFixture.tokens(clock, teamID: other).token())")]
+            let device = AppleFixture.deviceToken()
+            let update = baseURL + "/v1/update_two_bits"
+            let query = baseURL + "/v1/query_two_bits"
+            let body = Self.body(deviceToken: device)
+
+            let set = Self.body(deviceToken: device, extra: "\"bit0\":true")
+            #expect(try await Self.send(update, headers: teamA, body: set).status == 200)
+            #expect(try await Self.send(query, headers: teamB, body: body) == (200, "Failed to find bit state"))
+            #expect(
+                try await Self.send(query, headers: teamA, body: body)
+                    == (200, "{\"bit0\":true,\"bit1\":false,\"last_update_time\":\"2026-04\"}"))
+
+            // Team B's update is its own: team A's bits stay as they were.
+            let setOther = Self.body(deviceToken: device, extra: "\"bit1\":true")
+            #expect(try await Self.send(update, headers: teamB, body: setOther).status == 200)
+            #expect(
+                try await Self.send(query, headers: teamA, body: body)
+                    == (200, "{\"bit0\":true,\"bit1\":false,\"last_update_time\":\"2026-04\"}"))
+            #expect(
+                try await Self.send(query, headers: teamB, body: body)
+                    == (200, "{\"bit0\":false,\"bit1\":true,\"last_update_time\":\"2026-04\"}"))
+            #expect(await mock.state.bits(for: device, team: AppleFixture.teamID)?.bit1 == false)
+            #expect(await mock.state.bits(for: device, team: other)?.bit1 == true)
+            #expect(await mock.state.bits(for: device, team: "KLMNO12345") == nil)
+        }
+    }
+
     @Test func theReceiptExchangeWantsABareTokenAndABase64TextBody() async throws {
         let clock = TestTime()
         try await AppleFixture.mock(clock).withRunning { baseURL in
@@ -215,6 +254,40 @@ import Testing
         await #expect(throws: (any Error).self) {
             _ = try await Self.send(baseURL + "/v1/query_two_bits", timeout: .milliseconds(300))
         }
+    }
+
+    @Test("an IPv6 host is bracketed in the base URL, which then reaches the mock")
+    func anIPv6HostIsBracketed() async throws {
+        let clock = TestTime()
+        let mock = try MockAppleServer(
+            configuration: .init(verificationKeyPEM: AppleFixture.publicKeyPEM, host: "::1", now: clock.closure),
+            softwareApple: AppleFixture.apple)
+        try await mock.withRunning { (baseURL: String) async throws in
+            #expect(baseURL == "http://[::1]:\(try await mock.port())")
+            #expect(try await Self.send(baseURL + "/v1/query_two_bits", method: .GET).status == 405)
+        }
+    }
+
+    /// A status no HTTP answer carries (HTTPTypes traps on one beyond 999, and a 1xx is not a final answer) is
+    /// refused when the mock is made, and by `inject`, rather than met on a request.
+    @Test(arguments: [-1, 0, 99, 100, 199, 600, 999, 1_000, Int.max])
+    func aFaultStatusThatIsNoAnswerIsRefused(_ status: Int) async throws {
+        let clock = TestTime()
+        #expect(throws: MockAppleError(.invalidConfiguration, "")) {
+            try AppleFixture.mock(clock, faults: [MockAppleFault(.status(429)), MockAppleFault(.status(status))])
+        }
+        let mock = try AppleFixture.mock(clock)
+        try await mock.withRunning { (baseURL: String) async throws in
+            let refused = await mock.state.inject(MockAppleFault(.status(429)), MockAppleFault(.status(status)))
+            #expect(refused?.code == .invalidConfiguration)
+            #expect(await mock.state.pendingFaults.isEmpty)
+            // No fault pending: the mock answers as usual (no token: 400).
+            #expect(try await Self.send(baseURL + "/v1/validate_device_token").status == 400)
+            #expect(await mock.state.inject(MockAppleFault(.status(599)), MockAppleFault(.status(200))) == nil)
+            #expect(try await Self.send(baseURL + "/v1/validate_device_token").status == 599)
+            #expect(try await Self.send(baseURL + "/v1/validate_device_token").status == 200)
+        }
+        #expect(await MockAppleState(faults: [MockAppleFault(.status(status))]).pendingFaults.isEmpty)
     }
 
     @Test func aPortInUseFailsToStart() async throws {

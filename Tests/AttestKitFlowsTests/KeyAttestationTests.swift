@@ -252,7 +252,7 @@ struct KeyAttestationTests {
         key caKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         notBefore: Date = Date(timeIntervalSinceNow: -3_600), notAfter: Date = Date(timeIntervalSinceNow: 86_400 * 365),
         isCA: Bool = true, keyUsage: KeyUsage? = KeyUsage(keyCertSign: true),
-        validity: Duration = AppKeyAuthority.defaultValidity
+        validity: Duration = AppKeyAuthority.defaultValidity, rawSubjectKeyIdentifier: [UInt8]? = nil
     ) throws -> (AppKeyAuthority, Certificate) {
         let key = Certificate.PrivateKey(caKey)
         let name = try DistinguishedName {
@@ -265,7 +265,13 @@ struct KeyAttestationTests {
             extensions: try Certificate.Extensions {
                 Critical(isCA ? BasicConstraints.isCertificateAuthority(maxPathLength: 0) : .notCertificateAuthority)
                 if let keyUsage { Critical(keyUsage) }
-                SubjectKeyIdentifier(hash: key.publicKey)
+                if let rawSubjectKeyIdentifier {
+                    Certificate.Extension(
+                        oid: .X509ExtensionID.subjectKeyIdentifier, critical: false,
+                        value: ArraySlice(rawSubjectKeyIdentifier))
+                } else {
+                    SubjectKeyIdentifier(hash: key.publicKey)
+                }
             },
             issuerPrivateKey: key)
         return (try AppKeyAuthority(certificate: certificate, privateKey: key, validity: validity), certificate)
@@ -378,6 +384,8 @@ struct KeyAttestationTests {
         let invalid = FlowError(.keyAttestationCAInvalid, .notConfigured, "")
         #expect(throws: invalid) { try AppKeyAuthority(certificate: certificate, privateKey: otherKey) }
         #expect(throws: invalid) { try Self.authority(isCA: false) }
+        // A subjectKeyIdentifier that does not parse (a NULL): every issue would fail after its key was stored.
+        #expect(throws: invalid) { try Self.authority(rawSubjectKeyIdentifier: [0x05, 0x00]) }
         for validity: Duration in [.seconds(299), .seconds(2_592_001)] {
             #expect(throws: invalid) { try Self.authority(validity: validity) }
         }

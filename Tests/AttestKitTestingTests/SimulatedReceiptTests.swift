@@ -22,6 +22,28 @@ import Testing
         return order
     }
 
+    /// The value of each field of a receipt payload, by field number.
+    static func fieldValues(_ receipt: [UInt8]) throws -> [Int: [UInt8]] {
+        let content = try ReceiptContainer(berEncoded: receipt).content
+        var values: [Int: [UInt8]] = [:]
+        try BER.set(BER.parse(content), identifier: .set) { attributes in
+            while let attribute = attributes.next() {
+                try BER.sequence(attribute, identifier: .sequence) { parts in
+                    let type = try Int(berEncoded: &parts)
+                    _ = try Int(berEncoded: &parts)
+                    values[type] = Array(try ASN1OctetString(berEncoded: &parts).bytes)
+                }
+            }
+        }
+        return values
+    }
+
+    /// The times of a receipt (fields 12, 19 and 21) as written.
+    static func times(_ receipt: [UInt8]) throws -> [String?] {
+        let values = try fieldValues(receipt)
+        return [12, 19, 21].map { field in values[field].map { String(decoding: $0, as: UTF8.self) } }
+    }
+
     static func attestReceipt() throws -> (SimulatedDevice, KeyID, [UInt8]) {
         let (device, keyID, object) = try Fixture.attested(.development)
         return (device, keyID, try #require(try AttestationObject(bytes: object).receipt))
@@ -87,6 +109,40 @@ import Testing
         }
         let next = try device.refreshReceipt(for: keyID, riskMetric: 8, at: later.addingTimeInterval(2 * 86_400))
         #expect(next != refreshed)
+    }
+
+    /// Apple writes a receipt's times to the millisecond without the fraction's trailing zeros
+    /// (`2020-11-27T22:41:40.46Z` in a real receipt), and so does the software Apple: a whole second has no fraction.
+    @Test(
+        arguments: [
+            (460, "2026-04-12T14:20:00.46Z", "2026-04-13T14:20:00.46Z", "2026-07-11T14:20:00.46Z"),
+            (500, "2026-04-12T14:20:00.5Z", "2026-04-13T14:20:00.5Z", "2026-07-11T14:20:00.5Z"),
+            (50, "2026-04-12T14:20:00.05Z", "2026-04-13T14:20:00.05Z", "2026-07-11T14:20:00.05Z"),
+            (5, "2026-04-12T14:20:00.005Z", "2026-04-13T14:20:00.005Z", "2026-07-11T14:20:00.005Z"),
+            (801, "2026-04-12T14:20:00.801Z", "2026-04-13T14:20:00.801Z", "2026-07-11T14:20:00.801Z"),
+            (0, "2026-04-12T14:20:00Z", "2026-04-13T14:20:00Z", "2026-07-11T14:20:00Z"),
+        ] as [(Int64, String, String, String)])
+    func receiptTimesAreWrittenAsApplesAre(
+        milliseconds: Int64, created: String, notBefore: String, expires: String
+    ) async throws {
+        let (_, keyID, receipt) = try Self.attestReceipt()
+        // Fixture.time is a whole second: the ATTEST receipt's times have no fraction.
+        #expect(try Self.times(receipt) == ["2026-04-12T13:20:00Z", nil, "2026-07-11T13:20:00Z"])
+
+        let time = Date(timeIntervalSince1970: Double(1_776_003_600_000 + milliseconds) / 1_000)
+        let refreshed = try Fixture.apple.refresh(receipt, at: time)
+        #expect(try Self.times(refreshed) == [created, notBefore, expires])
+        // AttestKit reads them back to the millisecond.
+        let verified = try await ReceiptVerifier(anchor: Fixture.apple.trustAnchors.receipt).verify(
+            refreshed, appID: Fixture.appID, keyID: keyID, expectedType: .receipt, environment: .development,
+            maximumAge: 300, at: time)
+        func inMilliseconds(_ date: Date?) -> Int64? {
+            date.map { Int64(($0.timeIntervalSince1970 * 1_000).rounded()) }
+        }
+        let createdAt = 1_776_003_600_000 + milliseconds
+        #expect(inMilliseconds(verified.creationTime) == createdAt)
+        #expect(inMilliseconds(verified.notBefore) == createdAt + 86_400_000)
+        #expect(inMilliseconds(verified.expirationTime) == createdAt + 90 * 86_400_000)
     }
 
     @Test func refreshRefusesReceiptsItDidNotSign() throws {

@@ -3,7 +3,8 @@ import Foundation
 
 /// The mock's DeviceCheck two-bit API (docs/apple-formats.md §6), with Apple's quirks: `Authorization: Bearer <JWT>`, a
 /// JSON body with a Base64 `device_token` without line breaks, a `transaction_id` and a `timestamp` in milliseconds,
-/// and a query on a device never set answered 200 `Failed to find bit state`.
+/// and a query on a device whose bits the token's team (`iss`) never set answered 200 `Failed to find bit state`:
+/// Apple keeps the bits per device for each team, so another team's token does not read them.
 ///
 /// Checks run in Apple's apparent order: the token (400 when missing or not a JWS, 401 when it does not verify or
 /// is older than an hour), then the payload, the device token, the transaction id, the timestamp (an integer
@@ -18,11 +19,12 @@ struct MockDeviceCheck: Sendable {
 
     func answer(_ endpoint: MockAppleEndpoint, authorization: String?, body: [UInt8]) async -> MockAppleAnswer {
         guard let authorization, authorization.hasPrefix("Bearer ") else { return .badAuthorization }
+        let teamID: String
         switch await tokens.verify(String(authorization.dropFirst("Bearer ".count)), at: now()) {
         case .malformed: return .badAuthorization
         case .unverifiable: return .unverifiedToken
         case .expired: return .expiredToken
-        case .valid: break
+        case .valid(let team): teamID = team
         }
         guard let fields = try? JSONDecoder().decode([String: MockJSONValue].self, from: Data(body)) else {
             return .badPayload
@@ -42,7 +44,7 @@ struct MockDeviceCheck: Sendable {
         }
         switch endpoint {
         case .queryTwoBits:
-            guard let bits = await state.bits(for: deviceToken) else { return .bitStateNotFound }
+            guard let bits = await state.bits(for: deviceToken, team: teamID) else { return .bitStateNotFound }
             let json = "{\"bit0\":\(bits.bit0),\"bit1\":\(bits.bit1),\"last_update_time\":\"\(bits.lastUpdateTime)\"}"
             return MockAppleAnswer(status: 200, text: json, contentType: "application/json")
         case .updateTwoBits:
@@ -57,7 +59,8 @@ struct MockDeviceCheck: Sendable {
                 case .some: return .badBits
                 }
             }
-            await state.update(deviceToken, bit0: values[0], bit1: values[1], month: DeviceCheckMonth(date: time))
+            await state.update(
+                deviceToken, team: teamID, bit0: values[0], bit1: values[1], month: DeviceCheckMonth(date: time))
             return .ok
         case .validateDeviceToken:
             return .ok

@@ -10,8 +10,9 @@
 public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
     /// What happens to a request.
     public enum Action: Sendable, Hashable {
-        /// Answer this status with this text, or with Apple's text for the status when `nil`, and a `Retry-After`
-        /// header with this value when it is not `nil` (sent as is, so that clients can be fed malformed ones).
+        /// Answer this status (200 to 599: ``MockAppleFault/statuses``) with this text, or with Apple's text for the
+        /// status when `nil`, and a `Retry-After` header with this value when it is not `nil` (sent as is, so that
+        /// clients can be fed malformed ones).
         case status(Int, text: String? = nil, retryAfter: String? = nil)
         /// Wait this long, then answer normally.
         case delay(Duration)
@@ -68,7 +69,7 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
             throw Self.invalid(text)
         }
         let action: Action
-        if let status = Int(parts[1]), (200...599).contains(status) {
+        if let status = Int(parts[1]), Self.statuses.contains(status) {
             action = .status(status, retryAfter: retryAfter)
         } else if retryAfter != nil {
             throw Self.invalid(text)  // only a status carries a header
@@ -102,6 +103,20 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
         case .stall(let duration): action = "stall=\(RetryMilliseconds.of(duration))ms"
         }
         return "\(endpoint?.rawValue ?? "all"):\(action):\(count)\(option)"
+    }
+
+    /// The statuses a fault can answer: a final HTTP status, as Apple's services answer them (an informational 1xx
+    /// is not an answer, and HTTP has no status beyond 599).
+    public static let statuses = 200...599
+
+    /// Throws when the mock cannot play this fault: a status outside ``statuses``.
+    ///
+    /// - Throws: ``MockAppleError/Code/invalidConfiguration``.
+    func validate() throws(MockAppleError) {
+        if case .status(let status, _, _) = action, !Self.statuses.contains(status) {
+            throw MockAppleError(
+                .invalidConfiguration, "a fault's status is between 200 and 599; got \(status) in \(self)")
+        }
     }
 
     /// The option that adds a `Retry-After` header to a status.

@@ -13,10 +13,9 @@ public import ServiceLifecycle
 ///
 /// It serves `POST /v1/query_two_bits`, `/v1/update_two_bits`, `/v1/validate_device_token` (DeviceCheck, see
 /// ``MockAppleServer/Configuration``) and `/v1/attestationData` (the receipt exchange, backed by a software Apple),
-/// checks provider tokens against the configured public key, keeps bits per device in memory, and injects faults
-/// (``MockAppleFault``): statuses such as 429 and 503 (with a `Retry-After` if asked), slow answers, dropped
-/// connections. Other methods on these
-/// paths get 405.
+/// checks provider tokens against the configured public key, keeps bits per team and device in memory, and injects
+/// faults (``MockAppleFault``): statuses such as 429 and 503 (with a `Retry-After` if asked), slow answers, dropped
+/// connections. Other methods on these paths get 405.
 ///
 /// ```swift
 /// let mock = try MockAppleServer(
@@ -46,7 +45,8 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
     ///   - configuration: Address, token key, environment, risk metric, faults and clock.
     ///   - softwareApple: The software Apple that signed the receipts the mock will exchange, and signs new ones.
     ///   - logger: Receives a debug line per request (endpoint and status; never tokens or bodies). Silent by default.
-    /// - Throws: ``MockAppleError/Code/invalidConfiguration`` when the key is not a PEM P-256 public key.
+    /// - Throws: ``MockAppleError/Code/invalidConfiguration`` when the key is not a PEM P-256 public key, the risk
+    ///   metric is negative, or a fault's status is outside ``MockAppleFault/statuses``.
     public init(configuration: Configuration, softwareApple: SoftwareApple, logger: Logger? = nil)
         throws(MockAppleError)
     {
@@ -59,6 +59,7 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
         guard configuration.riskMetric >= 0 else {
             throw MockAppleError(.invalidConfiguration, "the risk metric is not negative")
         }
+        for fault in configuration.faults { try fault.validate() }
         let tokens = MockTokenVerifier(
             publicKey: publicKey, keyID: configuration.keyID, teamID: configuration.teamID,
             lifetime: configuration.tokenLifetime)
@@ -112,9 +113,16 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
     }
 
     /// `http://HOST:PORT`, once the mock listens: the base URL of both DeviceCheck and the receipt exchange
-    /// (whose URL is the base URL followed by `/v1/attestationData`).
+    /// (whose URL is the base URL followed by `/v1/attestationData`). An IPv6 host is bracketed, as a URL writes it:
+    /// `http://[::1]:PORT`.
     public func baseURL() async throws -> String {
-        "http://\(configuration.host):\(try await port())"
+        Self.baseURL(host: configuration.host, port: try await port())
+    }
+
+    /// `http://HOST:PORT`, an IPv6 literal HOST in brackets (its zone's `%` escaped as `%25`, RFC 6874).
+    static func baseURL(host: String, port: Int) -> String {
+        guard host.contains(":"), !host.hasPrefix("[") else { return "http://\(host):\(port)" }
+        return "http://[\(host.replacing("%", with: "%25"))]:\(port)"
     }
 
     /// Runs the mock, calls `body` with its base URL once it listens, then stops it.

@@ -2,11 +2,12 @@ public import AttestKitApple
 import AttestKitTesting
 import Foundation
 
-/// What the mock remembers: each device's two bits and the month of their last update (a simulated device's tokens
+/// What the mock remembers: two bits and the month of their last update per team and device, as Apple keeps them
+/// (a team reads and writes its own bits only: another team's token finds no bit state; a simulated device's tokens
 /// name their device, `SimulatedDeviceToken`; any other token is a device of its own), the faults still to
 /// inject, and how many requests each endpoint received. In memory only: a restarted mock starts empty.
 public actor MockAppleState {
-    /// A device's stored bits.
+    /// A team's stored bits for a device.
     public struct Bits: Sendable, Hashable {
         /// Bit 0.
         public var bit0: Bool
@@ -16,7 +17,8 @@ public actor MockAppleState {
         public var lastUpdateTime: DeviceCheckMonth
     }
 
-    private var bits: [String: Bits] = [:]
+    /// The bits by team (the provider token's `iss`) and device (``device(of:)``).
+    private var bits: [BitsKey: Bits] = [:]
     private var faults: [MockAppleFault] = []
     private var requests: [MockAppleEndpoint: Int] = [:]
     private var trades: [[UInt8]: Int] = [:]
@@ -27,20 +29,41 @@ public actor MockAppleState {
     /// The most arrival times kept per endpoint (the latest).
     public static let maximumArrivalTimes = 10_000
 
-    /// Creates a state with faults to inject.
+    /// Creates a state with faults to inject; those the mock cannot play (a status outside
+    /// ``MockAppleFault/statuses``) are left out, as ``inject(_:)`` refuses them.
     public init(faults: [MockAppleFault] = []) {
-        self.faults = faults
+        self.faults = faults.filter { (try? $0.validate()) != nil }
     }
 
-    /// The bits stored for the device of `deviceToken`, or `nil` when they were never set.
-    public func bits(for deviceToken: String) -> Bits? { bits[Self.device(of: deviceToken)] }
+    /// Where bits are kept: Apple keeps two bits per device for each developer team.
+    private struct BitsKey: Hashable {
+        var team: String
+        var device: String
+    }
 
-    /// Updates the given bits of the device of `deviceToken` (a bit left `nil` keeps its value, `false` when never
-    /// set) and records `month` as the last update.
-    public func update(_ deviceToken: String, bit0: Bool?, bit1: Bool?, month: DeviceCheckMonth) {
-        let device = Self.device(of: deviceToken)
-        let previous = bits[device]
-        bits[device] = Bits(
+    /// The bits the team `teamID` stored for the device of `deviceToken`, or `nil` when that team never set them
+    /// (another team's bits for the same device are not its).
+    ///
+    /// - Parameters:
+    ///   - deviceToken: A device token, Base64.
+    ///   - teamID: The team, as provider tokens name it in `iss`.
+    public func bits(for deviceToken: String, team teamID: String) -> Bits? {
+        bits[BitsKey(team: teamID, device: Self.device(of: deviceToken))]
+    }
+
+    /// Updates the given bits the team `teamID` keeps for the device of `deviceToken` (a bit left `nil` keeps its
+    /// value, `false` when never set) and records `month` as the last update.
+    ///
+    /// - Parameters:
+    ///   - deviceToken: A device token, Base64.
+    ///   - teamID: The team, as provider tokens name it in `iss`.
+    ///   - bit0: The new bit 0, or `nil` to keep it.
+    ///   - bit1: The new bit 1, or `nil` to keep it.
+    ///   - month: The month of the update.
+    public func update(_ deviceToken: String, team teamID: String, bit0: Bool?, bit1: Bool?, month: DeviceCheckMonth) {
+        let key = BitsKey(team: teamID, device: Self.device(of: deviceToken))
+        let previous = bits[key]
+        bits[key] = Bits(
             bit0: bit0 ?? previous?.bit0 ?? false, bit1: bit1 ?? previous?.bit1 ?? false, lastUpdateTime: month)
     }
 
@@ -54,9 +77,20 @@ public actor MockAppleState {
         return "token:" + bytes.base64EncodedString()
     }
 
-    /// Adds faults after those still pending.
-    public func inject(_ faults: MockAppleFault...) {
+    /// Adds faults after those still pending, unless one of them cannot be played (a status outside
+    /// ``MockAppleFault/statuses``, which no HTTP answer carries): then none is added, and the refusal is returned.
+    ///
+    /// - Returns: `nil` when the faults were added, else the ``MockAppleError/Code/invalidConfiguration`` that
+    ///   refused them all.
+    @discardableResult
+    public func inject(_ faults: MockAppleFault...) -> MockAppleError? {
+        do {
+            for fault in faults { try fault.validate() }
+        } catch {
+            return error
+        }
         self.faults += faults
+        return nil
     }
 
     /// Drops every pending fault.

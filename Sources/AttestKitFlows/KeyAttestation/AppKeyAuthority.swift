@@ -65,8 +65,8 @@ public struct AppKeyAuthority: Sendable {
     /// A CA from its certificate and private key.
     /// - Throws: `key_attestation_ca_invalid` (not configured) when the key is not the certificate's, the
     ///   certificate is not a CA (basicConstraints `CA:TRUE`), its keyUsage (when it has one) does not allow
-    ///   signing certificates (`keyCertSign`: relying parties would refuse every certificate it issues), or the
-    ///   validity is outside 5 minutes to 30 days.
+    ///   signing certificates (`keyCertSign`: relying parties would refuse every certificate it issues), its
+    ///   subjectKeyIdentifier (when it has one) does not parse, or the validity is outside 5 minutes to 30 days.
     public init(
         certificate: Certificate, privateKey: Certificate.PrivateKey, validity: Duration = defaultValidity
     ) throws(FlowError) {
@@ -84,6 +84,12 @@ public struct AppKeyAuthority: Sendable {
         if let keyUsage, !keyUsage.keyCertSign {
             throw FlowError.keyAttestationCAInvalid(
                 "the certificate's keyUsage does not allow signing certificates (keyCertSign)", .certificate)
+        }
+        // Read at every issue (the issued certificates' authority key identifier): one that does not parse would
+        // fail each of them after its key was registered, so it is refused here.
+        guard (try? certificate.extensions.subjectKeyIdentifier) != nil else {
+            throw FlowError.keyAttestationCAInvalid(
+                "the certificate's subjectKeyIdentifier does not parse", .certificate)
         }
         guard privateKey.publicKey == certificate.publicKey else {
             throw FlowError.keyAttestationCAInvalid("the private key does not match the CA certificate", .privateKey)

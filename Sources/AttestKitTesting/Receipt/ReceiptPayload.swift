@@ -57,11 +57,34 @@ struct ReceiptPayload: Sendable {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
-    /// `2026-04-21T18:13:12.153Z`: ISO-8601 UTC with milliseconds, as Apple writes receipt times.
+    /// A receipt time as Apple writes it: ISO-8601 UTC to the millisecond, with the fraction's trailing zeros
+    /// dropped, and no fraction on a whole second: `2021-01-23T12:13:35.801Z`, `2020-11-27T22:41:40.46Z`,
+    /// `2026-10-01T12:00:00Z`. Apple's real receipts write 3 digits, or 2 where the third is 0 (19 of the 178
+    /// times in the 78 receipts of `Tests/AttestKitTests/Vectors`); none falls on a multiple of 100 ms or on a whole
+    /// second, where this follows the same rule (AttestKit reads a fraction of any length, or none).
     static func timestamp(_ date: Date) -> [UInt8] {
+        var milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var fraction = milliseconds % 1000
+        if fraction < 0 { fraction += 1000 }
+        milliseconds -= fraction
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        // `…SSZ`, then `.` and the fraction's digits without trailing zeros before the `Z`.
+        var text = Array(formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000)).utf8)
+        guard fraction != 0, text.last == UInt8(ascii: "Z") else { return text }
+        var digits = [fraction / 100, fraction / 10 % 10, fraction % 10].map { UInt8(ascii: "0") + UInt8($0) }
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        text.insert(contentsOf: [UInt8(ascii: ".")] + digits, at: text.count - 1)
+        return text
+    }
+
+    /// `2026-04-21T18:13:12.150Z`: ISO-8601 UTC with three fractional digits always (a vector's `verifyAt`, not a
+    /// receipt's time).
+    static func iso8601Milliseconds(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         formatter.timeZone = TimeZone(secondsFromGMT: 0)
-        return Array(formatter.string(from: milliseconds(date)).utf8)
+        return formatter.string(from: milliseconds(date))
     }
 }

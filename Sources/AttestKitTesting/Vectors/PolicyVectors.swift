@@ -272,7 +272,8 @@ public enum PolicyVectors {
                 asserting.name = "simulated_policy_\(name)_assertion_\(judge.label)"
                 asserting.verifyAt = SimulatedVector.timestamp(time)
                 asserting.registered = registered
-                Self.judge(&asserting, judge.policy, judge.assertion, reported: Self.reported(asserted))
+                Self.judge(
+                    &asserting, judge.policy, judge.assertion, reported: Self.reported(asserted, for: registered))
                 vectors.append(asserting)
             }
         }
@@ -304,9 +305,18 @@ public enum PolicyVectors {
                 keyAccessControl: control)
         }
 
-        /// An assertion's facts: no key access control (only the attestation's certificate carries one).
-        static func reported(_ facts: SimulatedVector.Reported) -> SimulatedVector.Reported {
-            SimulatedVector.Reported(bundleVersion: facts.bundleVersion, validationCategory: facts.validationCategory)
+        /// An assertion's facts as the verifier must read them for a key whose attestation reported `registered`
+        /// (`VerifiedAssertion.reported(for:)`): its extension map only when the attestation carried one (an
+        /// assertion's map is believed only then, docs/apple-formats.md §3a), and no key access control (only the
+        /// attestation's certificate carries one).
+        static func reported(
+            _ facts: SimulatedVector.Reported, for registered: SimulatedVector.Reported
+        ) -> SimulatedVector.Reported {
+            guard registered.bundleVersion != nil || registered.validationCategory != nil else {
+                return SimulatedVector.Reported()
+            }
+            return SimulatedVector.Reported(
+                bundleVersion: facts.bundleVersion, validationCategory: facts.validationCategory)
         }
     }
 }

@@ -51,7 +51,8 @@ public struct SimulatedVector: Codable, Sendable, Hashable {
     public var policy: Policy?
     /// For a refusal: the stable error code expected (`policy_validation_category`, ...).
     public var expectCode: String?
-    /// What the object reports (iOS 27 data, key access control), as the verifier must read it.
+    /// What the object reports (iOS 27 data, key access control), as the verifier must read it: for an assertion,
+    /// its extension map only when the key's attestation (``registered``) reported one.
     public var reported: Reported?
     /// Assertions judged under a policy: what the key's attestation reported at registration.
     public var registered: Reported?
@@ -186,6 +187,6 @@ public struct SimulatedVector: Codable, Sendable, Hashable {
 
     private static func base64(_ bytes: some Sequence<UInt8>) -> String { Base64.encode(bytes) }
 
-    /// ISO-8601 UTC with milliseconds.
-    static func timestamp(_ date: Date) -> String { String(decoding: ReceiptPayload.timestamp(date), as: UTF8.self) }
+    /// ISO-8601 UTC with three fractional digits (`verifyAt`).
+    static func timestamp(_ date: Date) -> String { ReceiptPayload.iso8601Milliseconds(date) }
 }
