@@ -31,6 +31,17 @@ struct ChallengeAppTests {
             keyID: device.keyID, attestation: attestation, challengeID: challenge.id, now: Date())
     }
 
+    @Test("an assert challenge cannot be bound to an app: an assertion answers to its key's app, not a challenge's")
+    func assertChallengeWithApp() async throws {
+        let bench = try FlowBench()
+        let device = try await bench.registeredDevice()
+        let refusal = await #expect(throws: FlowError.self) {
+            _ = try await bench.issuer.issue(purpose: .assert, keyID: device.keyID, appID: Self.otherApp)
+        }
+        #expect(refusal?.code.rawValue == "invalid_field" && refusal?.kind == .malformed)
+        #expect(try await bench.issuer.issue(purpose: .assert, keyID: device.keyID).rpIDHash == nil)
+    }
+
     @Test("a challenge for another app refuses the attestation after it verified; one for the app registers it")
     func bound() async throws {
         let bench = try FlowBench()

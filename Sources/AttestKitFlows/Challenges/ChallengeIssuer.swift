@@ -39,10 +39,15 @@ public struct ChallengeIssuer: Sendable {
     /// asserts, an attest challenge to the key the app generated (the one the attestation ramp admitted), which
     /// ``AttestationRegistrar`` then requires the attestation to be of; an attest challenge also to `appID` when
     /// given (the app the ramp admitted it for, or the one the request named), which the attestation must be of too.
-    /// - Throws: The store's codes.
+    /// - Throws: `invalid_field` (`appId`) for an assert challenge bound to an app: an assertion is checked against
+    ///   its key's registered app, never a challenge's, so the binding would promise what nothing enforces; the
+    ///   store's codes.
     public func issue(
         purpose: ChallengePurpose, keyID: KeyID? = nil, appID: AppID? = nil
     ) async throws(FlowError) -> StoredChallenge {
+        if purpose == .assert, appID != nil {
+            throw FlowError.invalidField("appId", "names the app of attest challenges only")
+        }
         do {
             return try await store.issueChallenge(purpose: purpose, keyID: keyID, appID: appID, ttl: ttl, now: now())
         } catch {
