@@ -11,7 +11,22 @@ service's status, error envelope and ``Retry-After``. Anything else (no answer w
 refused, a 401 for a wrong backend token, a 400, a body that is not a decision) is no decision: the request is
 refused with 503 ``verification_unavailable`` (fail closed).
 
-Copy this file into your app; it needs Flask and requests.
+The guard must see the body first. Werkzeug keeps no copy of a body it parsed as a form: once ``request.form`` (or
+``request.files``, ``request.values``) was read before the guard, by a ``before_request`` hook or an extension (a
+CSRF check, say), or the stream was read without caching, the body's bytes are gone, and a guard sending what is
+left (nothing) would let an assertion signed for an empty body carry any form. The guard refuses such a request
+when it can tell (fewer bytes left than ``Content-Length`` says; for a chunked body, a form parsed with nothing
+left), 503 ``verification_unavailable``, logged as an error: the app is misconfigured. Reading the body through
+``request.get_data()`` (cached by default) or ``request.get_json()`` before the guard is fine.
+
+A request target that is not a path starting with ``/`` (the absolute form ``http://host/path``, ``*``, or a path
+without its ``/``, which werkzeug routes as if it had one) is refused with 400 ``invalid_target``, as the decision
+route refuses it, without asking the service. A repeated ``X-AttestKit-*`` header reaches the app joined with commas
+(WSGI joins the lines of a repeated header): it is forwarded as it is, and the service refuses it
+(``header_repeated``).
+
+Copy this file into your app; it needs Flask and requests, with urllib3 2.2 or later (its ``read1``), as
+requirements.txt pins them.
 """
 
 from __future__ import annotations
@@ -21,12 +36,15 @@ import dataclasses
 import functools
 import hashlib
 import ipaddress
+import json
 import logging
 import os
+import time
 from typing import Any, Callable
 from urllib.parse import quote
 
 import requests
+import urllib3
 from flask import Response, g, jsonify, request
 
 logger = logging.getLogger("attestkit")
@@ -38,6 +56,9 @@ HEADER_PREFIX = "x-attestkit-"
 #: Bodies up to this size are sent as Base64; larger ones as their SHA-256 (the decision route's own request body is
 #: bounded by the service's ``http.body-limit``, 64 KiB by default, and Base64 grows a body by a third).
 INLINE_BODY_LIMIT = 32 * 1024
+
+#: The longest answer of the decision route read (a decision is a few hundred bytes): a longer one is no decision.
+ANSWER_LIMIT = 64 * 1024
 
 #: The status and code of a request refused because no decision could be had.
 UNAVAILABLE_STATUS = 503
@@ -70,7 +91,10 @@ class AttestKitGuard:
 
     Configure it with arguments, or from the environment: ``ATTESTKIT_URL`` (the service, e.g.
     ``http://127.0.0.1:8080``), ``ATTESTKIT_BACKEND_TOKEN`` (one of the service's ``backend.tokens``) and
-    ``ATTESTKIT_TIMEOUT`` (seconds for the whole call, default 2).
+    ``ATTESTKIT_TIMEOUT`` (seconds for the call, default 2): the answer must be whole by then, else there is no
+    decision. requests' own timeout bounds each step only (connecting, then each wait for data), so the guard reads
+    the answer against its deadline itself (``_read_answer``); connecting and waiting for the answer's status line
+    and headers are each bounded by requests at this many seconds (``attestkit serve`` sends its headers at once).
     """
 
     def __init__(
@@ -117,11 +141,25 @@ class AttestKitGuard:
     def check(self, group: str) -> Response | None:
         """Decides about the current request: ``None`` when it may go on (the decision is then on
         ``flask.g.attestkit``), else the response to refuse it with."""
-        body = request.get_data(cache=True)
+        target = request_target(request.environ)
+        if not target.startswith("/"):
+            # Not a path: the absolute form (`POST http://host/path`), `*`, or a path without its `/`, which werkzeug
+            # routes as if it had one. The app signs paths only, and the decision route refuses any other target
+            # (invalid_target): refused here, without asking.
+            return _error(400, "invalid_target", "The request target must be a path starting with /.")
+        body = _request_body()
+        if body is None:
+            logger.error(
+                "attestkit: no decision: the body was read before the guard (request.form or request.stream in a "
+                "before_request hook or an extension?); guard the route before anything reads its body"
+            )
+            return _error(UNAVAILABLE_STATUS, UNAVAILABLE_CODE, "The request could not be verified.")
         question: dict[str, Any] = {
             "group": group,
             "method": request.method,
-            "target": request_target(request.environ),
+            "target": target,
+            # As received: a header sent twice arrives joined with a comma (WSGI joins the lines of a repeated
+            # header), which the service refuses (header_repeated); neither split nor trimmed here.
             "headers": {
                 name: value for name, value in request.headers.items() if name.lower().startswith(HEADER_PREFIX)
             },
@@ -135,10 +173,11 @@ class AttestKitGuard:
             subject = self.subject()
             if subject:
                 question["subject"] = subject
-        if _is_ip_address(request.remote_addr):
+        client = _client_address(request.remote_addr)
+        if client is not None:
             # The address the DeviceCheck fallback budgets by; behind a proxy, let werkzeug's ProxyFix set it. The
             # service takes an IP address only (a Unix socket's peer has none: one shared budget then).
-            question["client"] = request.remote_addr
+            question["client"] = client
 
         answer = self._ask(question)
         if answer is None:
@@ -159,22 +198,32 @@ class AttestKitGuard:
     def _ask(self, question: dict) -> dict | None:
         """The decision, or ``None`` when the service gave none (logged without the request's headers or the
         token)."""
+        deadline = time.monotonic() + self.timeout
         try:
-            response = self.session.post(
+            # Streamed, so that the answer is read against the deadline rather than requests' per-step timeout.
+            with self.session.post(
                 self.endpoint,
                 json=question,
                 headers={"Authorization": self._authorization},
                 timeout=self.timeout,
                 allow_redirects=False,
-            )
-        except requests.RequestException as error:
+                stream=True,
+            ) as response:
+                content = _read_answer(response, deadline)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as error:
+            # requests' errors until the answer's headers arrived; urllib3's and the socket's while reading it.
             logger.warning("attestkit: no decision: %s", type(error).__name__)
             return None
+        if content is None:
+            logger.warning(
+                "attestkit: no decision: no whole answer of at most %d bytes within %g s", ANSWER_LIMIT, self.timeout
+            )
+            return None
         if response.status_code != 200:
-            logger.warning("attestkit: no decision: the service answered %d %s", response.status_code, _code(response))
+            logger.warning("attestkit: no decision: the service answered %d %s", response.status_code, _code(content))
             return None
         try:
-            answer = response.json()
+            answer = json.loads(content)
         except ValueError:
             logger.warning("attestkit: no decision: the answer is not JSON")
             return None
@@ -193,22 +242,19 @@ def request_target(environ: dict) -> str:
     """The request target as the client sent it on the request line: path and query, percent-encoding and
     parameter order preserved, which is what the app signed.
 
-    ``RAW_URI`` (gunicorn, werkzeug) or ``REQUEST_URI`` (uWSGI, mod_wsgi, werkzeug) hold it. A server that sets
-    neither leaves only the decoded ``PATH_INFO``: the target is then rebuilt by percent-encoding it again, which
-    matches what the app signed only when the app encoded the path the same way (not for an encoded ``/``, ``%2F``,
-    nor for lower-case or unneeded escapes); such a request is refused (403 ``signature_invalid``), never let
-    through.
+    ``RAW_URI`` (gunicorn, werkzeug) or ``REQUEST_URI`` (uWSGI, mod_wsgi, werkzeug) hold it, returned unchanged: a
+    target that is not a path starting with ``/`` (the absolute form ``http://host/path``, ``*``) is left as it is,
+    for the guard to refuse. Cutting a path out of it would hand the service another target than the one werkzeug
+    routes (``v1/pay/mallory?x=://h/v1/pay/alice`` is routed as ``v1/pay/mallory``, its "path" after ``://`` is
+    ``/v1/pay/alice``). A server that sets neither leaves only the decoded ``PATH_INFO``: the target is then rebuilt
+    by percent-encoding it again, which matches what the app signed only when the app encoded the path the same way
+    (not for an encoded ``/``, ``%2F``, nor for lower-case or unneeded escapes); such a request is refused (403
+    ``signature_invalid``), never let through.
     """
     raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
     if raw:
         # WSGI strings carry bytes as Latin-1; a target outside printable ASCII is refused by the service.
-        target = raw
-        if not target.startswith("/") and "://" in target:
-            # Absolute form (`GET http://host/path HTTP/1.1`): the path and query are what the app signed.
-            rest = target.split("://", 1)[1]
-            slash = rest.find("/")
-            target = rest[slash:] if slash >= 0 else "/"
-        return target
+        return raw
     path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
     path = quote(path.encode("latin-1"), safe="/:@!$&'()*+,;=-._~")
     query = environ.get("QUERY_STRING", "")
@@ -237,21 +283,68 @@ def _error(status: int, code: str, message: str) -> Response:
     return response
 
 
-def _code(response: requests.Response) -> str:
+def _request_body() -> bytes | None:
+    """The current request's body, its exact bytes, or ``None`` when something read them before the guard.
+
+    ``get_data(cache=True)`` keeps the bytes for the view. It returns what is left of the stream: nothing once werkzeug
+    parsed a form from it (``request.form`` caches the fields, not the bytes) or once someone read
+    ``request.stream``; fewer bytes than ``Content-Length`` announced, then. Without a ``Content-Length`` (a chunked
+    body), a form parsed (werkzeug's cached ``form``, in ``request.__dict__``) with an empty body left is taken as
+    read too. A stream read before the guard of a chunked body that is not a form cannot be told apart: guard the
+    route before anything reads its body.
+    """
+    body = request.get_data(cache=True)
+    length = request.content_length
+    if length is not None:
+        return body if len(body) == length else None
+    if not body and "form" in request.__dict__:
+        return None
+    return body
+
+
+def _read_answer(response: requests.Response, deadline: float) -> bytes | None:
+    """The answer's body, or ``None`` when it is not whole by ``deadline`` (``time.monotonic()``) or is longer than
+    ``ANSWER_LIMIT``.
+
+    Read as it arrives (urllib3's ``read1``: what one wait brings), each wait bounded by the time left, so that a
+    service trickling its answer, or stalling halfway, is given up on at the deadline. A wait that runs out raises
+    urllib3's ``ReadTimeoutError`` (or ``TimeoutError``), which the caller takes as no decision.
+    """
+    content = bytearray()
+    connection = response.raw.connection
+    while len(content) <= ANSWER_LIMIT:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if connection is not None and connection.sock is not None:
+            connection.sock.settimeout(left)
+        chunk = response.raw.read1(8192, decode_content=True)
+        if not chunk:
+            return bytes(content)
+        content += chunk
+    return None
+
+
+def _code(content: bytes) -> str:
     """The error code of an error answer, for the log (bounded, never the body)."""
     try:
-        code = response.json()["error"]["code"]
+        code = json.loads(content)["error"]["code"]
     except (ValueError, KeyError, TypeError):
         return ""
     return code if isinstance(code, str) and len(code) <= 64 else ""
 
 
-def _is_ip_address(text: str | None) -> bool:
-    """Whether ``text`` is an IPv4 or IPv6 address, as the decision route's ``client`` must be."""
+def _client_address(text: str | None) -> str | None:
+    """``text`` as the decision route's ``client``, an IPv4 or IPv6 address, or ``None`` when it is none.
+
+    A link-local IPv6 peer may carry its zone (``fe80::1%eth0``), which Python's ``ipaddress`` accepts but the
+    service refuses (400 ``invalid_field``: every request would be refused, 503): it is sent without it.
+    """
     if not text:
-        return False
+        return None
+    address = text.split("%", 1)[0]
     try:
-        ipaddress.ip_address(text)
+        ipaddress.ip_address(address)
     except ValueError:
-        return False
-    return True
+        return None
+    return address

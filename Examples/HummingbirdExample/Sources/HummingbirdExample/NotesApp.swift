@@ -23,11 +23,12 @@ struct NoteReceipt: ResponseCodable {
 enum NotesApp {
     /// The app over `store`, listening on `host` and `port`: the store and AttestKit's challenge cleanup run beside
     /// it, the store prepared before it listens. Keep `attestKit` while the app runs.
+    /// - Throws: when the guarded route's group is not configured (``router(_:)``).
     static func build(
         attestKit: AttestKitServer, store: any AttestationStore, host: String = "127.0.0.1", port: Int = 8080
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         var app = Application(
-            router: router(attestKit),
+            router: try router(attestKit),
             configuration: .init(address: .hostname(host, port: port)),
             services: [store, attestKit.challengeCleanup])
         app.beforeServerStarts { try await store.prepare() }
@@ -35,10 +36,17 @@ enum NotesApp {
     }
 
     /// The routes: AttestKit's, and the guarded `POST /v1/notes`.
-    static func router(_ attestKit: AttestKitServer) -> Router<ServerRequestContext> {
+    /// - Throws: `ServerConfigurationError` when the guarded route's group is not configured (`default` always is;
+    ///   another group must be in `enforcement.groups`), so that a misnamed group stops the app at start.
+    static func router(_ attestKit: AttestKitServer) throws -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
         attestKit.controller.addRoutes(to: router)
-        router.group("v1").add(middleware: AttestKitMiddleware<ServerRequestContext>(gate: attestKit.gate))
+        // The server's middleware for the route group `default`, as its configuration says: `enforcement.*` (by
+        // default enforced for everyone, App Attest only), the DeviceCheck and debug-token fallbacks, the risk policy
+        // (step-up), metrics, `http.body-limit`, and each client named as the server's own routes name it (behind
+        // `http.trusted-proxies`, the forwarded address). `AttestKitMiddleware(gate:)` would ignore all of that.
+        let guarded: AttestKitMiddleware<ServerRequestContext> = try attestKit.middleware(group: "default")
+        router.group("v1").add(middleware: guarded)
             .post("notes") { request, context -> NoteReceipt in
                 // Set by the middleware: the request carried a valid assertion of this registered key.
                 guard let key = context.attestedKey else { throw HTTPError(.unauthorized) }

@@ -16,7 +16,8 @@ import Testing
 
 /// The Hummingbird example, live on a socket with its store and services, with a simulated device: its key
 /// registered through the app's routes, then a note posted with an assertion bound to the request; a replay, a
-/// tampered note and a request without headers refused.
+/// tampered note and a request without headers refused, and a signed note over the configured `http.body-limit`
+/// refused (the route's middleware is the server's configured one, not `AttestKitMiddleware(gate:)`'s defaults).
 @Suite("Hummingbird example")
 struct NotesAppTests {
     @Test func aSimulatedDevicePostsANoteOnceAndTamperingIsRefused() async throws {
@@ -30,9 +31,10 @@ struct NotesAppTests {
         let attestKit = try AttestKitServer(
             configuration: ServerConfiguration(
                 appIDs: [appID], environments: .development, storageURL: "sqlite:\(path)",
-                trustAnchors: apple.trustAnchors, logLevel: .critical),
+                // 16 KiB: room for an attestation (about 8 KiB of JSON), below the 64 KiB a bare middleware takes.
+                trustAnchors: apple.trustAnchors, bodyLimit: 16_384, logLevel: .critical),
             store: store, logger: Logger(label: "example", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let app = NotesApp.build(attestKit: attestKit, store: store, port: 0)
+        let app = try NotesApp.build(attestKit: attestKit, store: store, port: 0)
         try await app.test(.live) { client in
             let device = SimulatedDevice(apple: apple, configuration: .init(appID: appID, environment: .development))
             let keyID = device.generateKey()
@@ -76,6 +78,15 @@ struct NotesAppTests {
             }
             try await client.execute(uri: "/v1/notes", method: .post, body: ByteBuffer(bytes: note)) {
                 #expect($0.status == .unauthorized)
+            }
+            // The middleware follows the server's configuration: a signed note over its `http.body-limit` (16 KiB
+            // here) is refused before verification, 413; `AttestKitMiddleware(gate:)` would hash up to 64 KiB and
+            // accept it.
+            let large = Array(("{\"text\":\"" + String(repeating: "x", count: 20_000) + "\"}").utf8)
+            let signed = try assertionHeaders(device, keyID, target: "/v1/notes", body: large)
+            try await client.execute(uri: "/v1/notes", method: .post, headers: signed, body: ByteBuffer(bytes: large)) {
+                let answer = String(buffer: $0.body)
+                #expect($0.status.code == 413 && answer.contains("payload_too_large"), "\(answer)")
             }
         }
     }
