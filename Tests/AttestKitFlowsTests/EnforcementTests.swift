@@ -37,7 +37,8 @@ struct EnforcementTests {
 
     // MARK: Rollout
 
-    @Test("a rollout enforces a fixed share of many keys, within tolerance", arguments: [0.0, 0.01, 0.1, 0.5, 0.9, 1.0])
+    @Test(
+        "a rollout enforces a fixed share of many keys, within tolerance", arguments: [0.0, 0.01, 0.1, 0.5, 0.9, 1.0])
     func rolloutShare(fraction: Double) throws {
         let rollout = try Rollout(fraction: fraction, salt: "orders")
         let subjects = (0..<20_000).map { "key-\($0)" }
@@ -57,7 +58,9 @@ struct EnforcementTests {
             if low.includes(subject) { #expect(high.includes(subject)) }
         }
         let salted = try Rollout(fraction: 0.5, salt: "other")
-        let differing = (0..<1_000).filter { salted.includes("d\($0)") != (try? Rollout(fraction: 0.5))?.includes("d\($0)") }
+        let differing = (0..<1_000).filter {
+            salted.includes("d\($0)") != (try? Rollout(fraction: 0.5))?.includes("d\($0)")
+        }
         #expect(differing.count > 300, "another salt draws another sample")
     }
 
@@ -143,6 +146,12 @@ struct EnforcementTests {
     @Test("debug tokens: at least 32 characters, refused while production is allowed, accepted at trust debug")
     func debugTokens() async throws {
         #expect(throws: FlowError.self) { try DebugTokens(["short"], environments: .development) }
+        // A comma: the header would be taken for a repeated one joined by a proxy, so it could never be presented.
+        #expect(throws: FlowError.self) {
+            try DebugTokens(
+                [String(repeating: "a", count: 20) + "," + String(repeating: "b", count: 20)],
+                environments: .development)
+        }
         let production = #expect(throws: FlowError.self) {
             try DebugTokens([Self.debugToken], environments: .both)
         }
@@ -211,7 +220,8 @@ struct EnforcementTests {
         #expect(validator.cachedCount == 2, "bounded")
         failing.withLock { $0 = true }
         let down = await #expect(throws: FlowError.self) {
-            try await Self.check(routeGuard, [AttestKitHeaderNames.deviceToken: Data("fresh".utf8).base64EncodedString()])
+            try await Self.check(
+                routeGuard, [AttestKitHeaderNames.deviceToken: Data("fresh".utf8).base64EncodedString()])
         }
         #expect(down?.code.rawValue == "apple_unavailable")
         // Answered from the cache: the bad token's second presentation (a used token never gets that far).
@@ -285,7 +295,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
             counts.filter { entry in
                 entry.label == label && matching.allSatisfy { key, value in entry.dimensions[key] == value }
             }
-                .map(\.value).reduce(0, +)
+            .map(\.value).reduce(0, +)
         }
     }
 

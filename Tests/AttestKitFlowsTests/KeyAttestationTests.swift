@@ -252,7 +252,8 @@ struct KeyAttestationTests {
         key caKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         notBefore: Date = Date(timeIntervalSinceNow: -3_600), notAfter: Date = Date(timeIntervalSinceNow: 86_400 * 365),
         isCA: Bool = true, keyUsage: KeyUsage? = KeyUsage(keyCertSign: true),
-        validity: Duration = AppKeyAuthority.defaultValidity, rawSubjectKeyIdentifier: [UInt8]? = nil
+        validity: Duration = AppKeyAuthority.defaultValidity, rawSubjectKeyIdentifier: [UInt8]? = nil,
+        withSubjectKeyIdentifier: Bool = true
     ) throws -> (AppKeyAuthority, Certificate) {
         let key = Certificate.PrivateKey(caKey)
         let name = try DistinguishedName {
@@ -269,7 +270,7 @@ struct KeyAttestationTests {
                     Certificate.Extension(
                         oid: .X509ExtensionID.subjectKeyIdentifier, critical: false,
                         value: ArraySlice(rawSubjectKeyIdentifier))
-                } else {
+                } else if withSubjectKeyIdentifier {
                     SubjectKeyIdentifier(hash: key.publicKey)
                 }
             },
@@ -386,6 +387,13 @@ struct KeyAttestationTests {
         #expect(throws: invalid) { try Self.authority(isCA: false) }
         // A subjectKeyIdentifier that does not parse (a NULL): every issue would fail after its key was stored.
         #expect(throws: invalid) { try Self.authority(rawSubjectKeyIdentifier: [0x05, 0x00]) }
+        // None at all is fine: the certificates it issues then name no authority key identifier.
+        let (withoutIdentifier, _) = try Self.authority(withSubjectKeyIdentifier: false)
+        var generator = SystemRandomNumberGenerator()
+        let issued = try withoutIdentifier.issue(
+            for: try AppKey(subjectPublicKeyInfo: Self.appKey()), keyID: try FlowBench().device().keyID,
+            appID: FlowBench.appID, now: Date(), using: &generator)
+        #expect(!issued.isEmpty)
         for validity: Duration in [.seconds(299), .seconds(2_592_001)] {
             #expect(throws: invalid) { try Self.authority(validity: validity) }
         }

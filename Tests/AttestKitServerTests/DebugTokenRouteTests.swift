@@ -90,6 +90,12 @@ struct DebugTokenRouteTests {
             headers.append((AttestKitHeaderNames.debugToken, Self.debugToken))
             let mixed = try await harness.send(.POST, "/v1/tokens", headers: headers)
             #expect(mixed.status == 403 && mixed.errorCode == "signature_invalid", "\(mixed)")
+            // A fallback header sent twice (or joined with a comma by a proxy) beside a valid assertion: refused, as
+            // on every guarded route, before the assertion is spent.
+            let valid = try device.guardedHeaders(method: "POST", target: "/v1/tokens", body: [], freshness: device.now)
+            let joined = try await harness.send(
+                .POST, "/v1/tokens", headers: valid + [(AttestKitHeaderNames.deviceToken, "AAAA,BBBB")])
+            #expect(joined.status == 400 && joined.errorCode == "header_repeated", "\(joined)")
             // A key id alone (no assertion) beside the debug token: still an assertion request, incomplete.
             let partial = try await harness.send(
                 .POST, "/v1/tokens",

@@ -40,7 +40,8 @@ public struct AssertionHeaders: Sendable, Hashable {
 
     /// Parses the headers `lookup` finds (by the names above).
     /// - Throws: `assertion_required` (unauthenticated) without the key, assertion or freshness headers;
-    ///   `header_repeated`, `invalid_freshness`, `key_id_malformed`, `invalid_field` (malformed).
+    ///   `header_repeated` (any AttestKit header sent twice, the fallback tokens' too), `invalid_freshness`,
+    ///   `key_id_malformed`, `invalid_field` (malformed).
     public init(lookup: (String) -> Lookup) throws(FlowError) {
         let keyText = lookup(Self.keyIDName)
         let assertionText = lookup(Self.assertionName)
@@ -51,7 +52,9 @@ public struct AssertionHeaders: Sendable, Hashable {
                 "this route needs \(Self.keyIDName) and \(Self.assertionName) headers")
         }
         let (challenge, timestamp) = (lookup(Self.challengeName), lookup(Self.timestampName))
-        if challenge == .repeated || timestamp == .repeated { throw Self.repeated }
+        // The fallback tokens are not looked at beside an assertion, but a repeated header is refused wherever it is.
+        let fallbacks = [lookup(AttestKitHeaderNames.deviceToken), lookup(AttestKitHeaderNames.debugToken)]
+        if challenge == .repeated || timestamp == .repeated || fallbacks.contains(.repeated) { throw Self.repeated }
         switch (challenge, timestamp) {
         case (.value(let id), .absent):
             freshness = .challenge(id)

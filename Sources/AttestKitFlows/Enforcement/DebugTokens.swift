@@ -21,7 +21,7 @@ public struct DebugTokens: Sendable {
 
     /// An allow-list for a deployment accepting `environments`.
     /// - Throws: `debug_tokens_refused` (not configured) when `environments` allows production and the list is not
-    ///   empty; `invalid_field` for a token shorter than 32 or longer than 256 bytes.
+    ///   empty; `invalid_field` for a token shorter than 32 or longer than 256 bytes, or holding a comma.
     public init(_ tokens: [String], environments: EnvironmentPolicy) throws(FlowError) {
         guard !tokens.isEmpty else {
             self.init(checked: [])
@@ -34,6 +34,11 @@ public struct DebugTokens: Sendable {
         }
         for token in tokens where !(Self.minimumLength...Self.maximumLength).contains(token.utf8.count) {
             throw FlowError.invalidField("debug.tokens", "holds tokens of 32 to 256 characters")
+        }
+        // A header value with a comma is a repeated header joined by a proxy (`AssertionHeaders.Lookup`): such a
+        // token could never be presented.
+        for token in tokens where token.utf8.contains(UInt8(ascii: ",")) {
+            throw FlowError.invalidField("debug.tokens", "holds tokens without commas")
         }
         self.init(checked: tokens.map { Array($0.utf8) })
     }

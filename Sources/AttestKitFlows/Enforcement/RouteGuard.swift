@@ -162,11 +162,7 @@ public struct RouteGuard: Sendable {
         lookup: (String) -> AssertionHeaders.Lookup, method: String, targets: [String], body: RequestBody,
         enforced: Bool, client: String?
     ) async throws(FlowError) -> (TrustLevel, AcceptedAssertion?) {
-        if AssertionHeaders.presented(lookup: lookup) {
-            // Not looked at beside an assertion, but a repeated header is refused wherever it is.
-            _ = try lookup(AttestKitHeaderNames.deviceToken).single()
-            _ = try lookup(AttestKitHeaderNames.debugToken).single()
-        } else {
+        if !AssertionHeaders.presented(lookup: lookup) {
             if let token = try lookup(AttestKitHeaderNames.deviceToken).single() {
                 guard let deviceTokens else {
                     throw FlowError(

@@ -85,9 +85,11 @@ public struct AppKeyAuthority: Sendable {
             throw FlowError.keyAttestationCAInvalid(
                 "the certificate's keyUsage does not allow signing certificates (keyCertSign)", .certificate)
         }
-        // Read at every issue (the issued certificates' authority key identifier): one that does not parse would
-        // fail each of them after its key was registered, so it is refused here.
-        guard (try? certificate.extensions.subjectKeyIdentifier) != nil else {
+        // Read at every issue (the issued certificates' authority key identifier; none without one): one that does
+        // not parse would fail each of them after its key was registered, so it is refused here.
+        do {
+            _ = try certificate.extensions.subjectKeyIdentifier
+        } catch {
             throw FlowError.keyAttestationCAInvalid(
                 "the certificate's subjectKeyIdentifier does not parse", .certificate)
         }

@@ -59,6 +59,9 @@ public final class ServerMetrics: Sendable {
             counter("attestkit_attestations_deferred_total", [("reason", reason.rawValue)])
         }
         counter("attestkit_storage_errors_total", [])
+        for reason in FlowMetrics.BundleDropReason.allCases {
+            counter("attestkit_verification_bundles_dropped_total", [("reason", reason.rawValue)])
+        }
         for audience in Self.credentialAudiences {
             counter("attestkit_auth_failures_total", [("audience", audience)])
         }

@@ -19,7 +19,7 @@ public struct RequestVerificationRequest: Codable, Sendable, Hashable {
     /// names are case-insensitive, other headers are ignored. A name given twice in different cases is a repeated
     /// header, refused.
     public var headers: [String: String]
-    /// The rollout subject (a user id, say); absent: the key id the request sends.
+    /// The rollout subject (a user id, say); absent or empty: the key id the request sends.
     public var subject: String?
     /// The IP address of the app's client, for the per-client budget of DeviceCheck validations (an IPv6 address
     /// counted by its /64; anything but an IP address is refused); absent: one budget shared by every request
