@@ -154,10 +154,11 @@ struct AppleRulesTests {
     }
 
     @Test(
-        "a lost registration answer: the retry's challenge_consumed (or challenge_not_found) means it registered",
-        arguments: [(409, "challenge_consumed"), (403, "challenge_not_found")])
+        "a lost registration answer: the retry's challenge_consumed (or challenge_not_found, key_exists) means it registered",
+        arguments: [(409, "challenge_consumed"), (403, "challenge_not_found"), (409, "key_exists")])
     func registrationAnswerLost(status: Int, code: String) async throws {
         // challenge_not_found: the service deleted the consumed challenge once it expired (a re-post minutes later).
+        // key_exists: the service stored the key but answered 503 and gave the challenge back.
         let app = App()
         app.service.scriptRegistrations([.drop, .status(status, code)])
         #expect(try await app.order() == .deviceCheck)
