@@ -52,15 +52,6 @@ extension AttestKitApplication {
         if let wait { throw deferred(.ceiling, retryAfter: wait) }
     }
 
-    /// At registration, once the attestation verified: the share must admit the attested key for the attested app
-    /// too, so that an install admitted under one app's share cannot attest another app outside that app's share.
-    /// - Throws: 429 `attestation_deferred` (`share`).
-    func checkRamp(appID: AppID, keyID: KeyID) throws(FlowError) {
-        let ramp = configuration.ramp
-        guard ramp.share < 100, !ramp.admits(appID: appID, keyID: keyID) else { return }
-        throw deferred(.share, retryAfter: ramp.recheckAfter)
-    }
-
     /// The name of the ceiling's daily budget of `appID` in the store: `ramp/` and the hex SHA-256 of the App ID
     /// (bounded, whatever the App ID's length), to which ``RateBudget/daily(name:ceiling:now:)`` adds the day.
     static func rampBudgetName(_ appID: AppID) -> String {

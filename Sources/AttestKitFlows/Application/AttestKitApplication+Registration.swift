@@ -74,7 +74,7 @@ extension AttestKitApplication {
         )
     }
 
-    /// Runs a registration of `keyID` with the attestation ramp's share and the per-app budget as its `admit` hook,
+    /// Runs a registration of `keyID` with the per-app budget as its `admit` hook,
     /// and counts and logs its outcome (both routes are attestation verifications, for the metrics and alerts).
     private func registering<Answer>(
         _ keyID: KeyID,
@@ -82,8 +82,9 @@ extension AttestKitApplication {
     ) async throws(FlowError) -> Answer {
         let start = ContinuousClock.now
         do {
+            // The ramp decided when the challenge was given (bound to the key and the app it admitted, which the
+            // registrar requires): an attestation is already spent here, so deferring it would only cost another.
             let (record, answer) = try await register { appID throws(FlowError) in
-                try checkRamp(appID: appID, keyID: keyID)
                 // Per-app budget against token farming: counted on verified attestations only, so that forged
                 // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
                 // database share it.
