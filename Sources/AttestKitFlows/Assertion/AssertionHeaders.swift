@@ -88,12 +88,14 @@ extension AssertionHeaders.Lookup {
     /// for one value holding a comma. No AttestKit header's value has a comma (Base64, a challenge id, digits, a
     /// debug token of a comma-separated list), and a proxy, a WSGI server or Node joins the lines of a header sent
     /// twice into one, with commas: such a value is the repeated header it was.
-    public init(values: some Collection<String>) {
-        guard let first = values.first else {
+    /// Reads `values` up to the second at most (an edge passes its fields lazily, filtered by name).
+    public init(values: some Sequence<String>) {
+        var iterator = values.makeIterator()
+        guard let first = iterator.next() else {
             self = .absent
             return
         }
-        self = values.count == 1 && !first.utf8.contains(UInt8(ascii: ",")) ? .value(first) : .repeated
+        self = iterator.next() == nil && !first.utf8.contains(UInt8(ascii: ",")) ? .value(first) : .repeated
     }
 
     /// The value of a header sent once, `nil` when absent.

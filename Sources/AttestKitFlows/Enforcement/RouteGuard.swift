@@ -70,8 +70,9 @@ public struct RouteGuard: Sendable {
     ///     (Vapor turns a path's `%3B` into `;`): each is tried, in order, only after a `signature_invalid`, which
     ///     changes nothing in the store.
     ///   - body: The body (collected by the edge up to its limit).
-    ///   - subject: The rollout subject the application names (a user id, say); `nil` (or empty) uses the key id sent, in its
-    ///     canonical form. A request with neither is placed by ``EnforcementPolicy/enforcesWithoutSubject``.
+    ///   - subject: The rollout subject the application names (a user id, say); `nil` (or empty) uses the key id
+    ///     sent, in its canonical form. A request with neither is placed by
+    ///     ``EnforcementPolicy/enforcesWithoutSubject``.
     ///   - client: Who sent the request (its address, as the edge tells it), for the per-client budget of
     ///     DeviceCheck validations; `nil` shares one budget with every unnamed client.
     /// - Returns: The decision, for the request's context.

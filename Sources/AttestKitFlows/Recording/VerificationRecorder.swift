@@ -30,9 +30,9 @@ import Synchronization
 /// thread of the cooperative pool. The thread ends when the recorder is released. The gate and the registrar hand it
 /// their bundles (``submit(_:)``) and answer at once: a refusal never waits for its file, and at most
 /// ``maximumPending`` bundles wait to be written; past that (a flood faster than the disk) a bundle is dropped, and the
-/// drops are counted in a log line when the recorder has caught up (none left waiting), and once a minute while a
-/// flood lasts. A shutdown waits a few
-/// seconds for the bundles still waiting (``settled(within:)``) before it closes the store.
+/// drops are counted (`attestkit_verification_bundles_dropped_total`, with the `metrics` of the initializer) and
+/// logged in a line when the recorder has caught up (none left waiting), and once a minute while a flood lasts. A
+/// shutdown waits a few seconds for the bundles still waiting (``settled(within:)``) before it closes the store.
 ///
 /// Files are created with mode 0600 (exclusively, never overwriting), the directory with 0700 when it is created
 /// here. Only refusals are recorded (malformed input, failed verification, replays); an unavailable store, a rate
