@@ -48,6 +48,36 @@ struct ClientAddressTests {
         #expect(address.rateLimitKey(peer: nil, headers: [:]) == "unknown")
     }
 
+    @Test("IPv6 by the configured prefix: a /56 is one client, clamped to 32 to 64")
+    func configuredPrefix() throws {
+        let byFiftySix = ClientAddress(trustedProxies: [], ipv6PrefixLength: 56)
+        let first = byFiftySix.rateLimitKey(peer: try Self.peer("2001:db8:1:200::1"), headers: [:])
+        let second = byFiftySix.rateLimitKey(peer: try Self.peer("2001:db8:1:2ff:bbbb::1"), headers: [:])
+        let other = byFiftySix.rateLimitKey(peer: try Self.peer("2001:db8:1:300::1"), headers: [:])
+        #expect(first == "2001:db8:1:200:0:0:0:0/56" && first == second && first != other)
+        #expect(byFiftySix.rateLimitKey(peer: try Self.peer("192.0.2.10"), headers: [:]) == "192.0.2.10")
+        #expect(ClientAddress.rateLimitKey(address: "2001:db8:1:2ff::9", ipv6PrefixLength: 56) == first)
+        #expect(ClientAddress.rateLimitKey(address: "2001:db8:1:2ff::9") == "2001:db8:1:2ff:0:0:0:0/64")
+        #expect(ClientAddress(trustedProxies: [], ipv6PrefixLength: 128).ipv6PrefixLength == 64)
+        #expect(ClientAddress(trustedProxies: [], ipv6PrefixLength: 0).ipv6PrefixLength == 32)
+        #expect(
+            ClientAddress.rateLimitKey(address: "2001:db8:1:2ff::9", ipv6PrefixLength: 200)?.hasSuffix("/64") == true)
+    }
+
+    @Test("rate-limit.ipv6-prefix-length is read, 32 to 64")
+    func prefixSetting() async throws {
+        let read = try await ServerConfigurationSource.load(environment: [
+            "ATTESTKIT_RATE_LIMIT_IPV6_PREFIX_LENGTH": "48"
+        ])
+        #expect(read.rateLimits.ipv6PrefixLength == 48)
+        #expect(try await ServerConfigurationSource.load(environment: [:]).rateLimits.ipv6PrefixLength == 64)
+        for bad in ["31", "65", "0", "128", "56.5"] {
+            await #expect(throws: ServerConfigurationError.self, "\(bad)") {
+                try await ServerConfigurationSource.load(environment: ["ATTESTKIT_RATE_LIMIT_IPV6_PREFIX_LENGTH": bad])
+            }
+        }
+    }
+
     @Test("forwarding headers count only from trusted proxies, walked from the right")
     func forwarded() throws {
         let proxies = [try #require(IPNetwork("10.0.0.0/8")), try #require(IPNetwork("2001:db8:ffff::/48"))]
@@ -67,7 +97,10 @@ struct ClientAddressTests {
             ([], "10.0.0.5"),
             // A client's header of any length, with the proxy's hop appended: the hop counts, never the proxy.
             ([("X-Forwarded-For", String(repeating: "1.2.3.4,", count: 1_000) + " 198.51.100.7")], "198.51.100.7"),
-            ([("X-Forwarded-For", String(repeating: "x", count: 600)), ("X-Forwarded-For", "198.51.100.7")], "198.51.100.7"),
+            (
+                [("X-Forwarded-For", String(repeating: "x", count: 600)), ("X-Forwarded-For", "198.51.100.7")],
+                "198.51.100.7"
+            ),
             ([("X-Forwarded-For", String(repeating: "é", count: 3_000) + ", 198.51.100.7")], "198.51.100.7"),
             // One element longer than what is read: an unreadable hop.
             ([("X-Forwarded-For", String(repeating: "9", count: 5_000))], "10.0.0.5"),
@@ -114,6 +147,27 @@ struct ClientAddressTests {
                     "/v1/challenges", .object([]), headers: [("X-Forwarded-For", client)])
                 #expect(limited.status == 429 && limited.errorCode == "rate_limited", "\(client): \(limited)")
             }
+        }
+    }
+
+    @Test("over HTTP: with rate-limit.ipv6-prefix-length 56, a subscriber's /64s share one challenge budget")
+    func prefixThroughTheServer() async throws {
+        var options = ServerHarness.Options()
+        options.transport = .live  // the peer's address (a trusted proxy on 127.0.0.1) is the subject
+        options.rateLimits = .init(
+            attestationsPerIP: 0, attestationsPerApp: 0, challengesPerIP: 2, ipv6PrefixLength: 56)
+        options.trustedProxies = [try #require(IPNetwork("127.0.0.1"))]
+        try await ServerHarness.with(.sqlite, options) { harness in
+            var statuses: [Int] = []
+            for subnet in ["2001:db8:1:200::1", "2001:db8:1:201::1", "2001:db8:1:2ff::1"] {
+                let answer = try await harness.post(
+                    "/v1/challenges", .object([]), headers: [("X-Forwarded-For", subnet)])
+                statuses.append(answer.status)
+            }
+            let elsewhere = try await harness.post(
+                "/v1/challenges", .object([]), headers: [("X-Forwarded-For", "2001:db8:1:300::1")])
+            statuses.append(elsewhere.status)
+            #expect(statuses == [201, 201, 429, 201])
         }
     }
 

@@ -130,6 +130,26 @@ struct VaporRoutesTests {
         }
     }
 
+    @Test("rate-limit.ipv6-prefix-length: a subscriber's /64s behind a trusted proxy share one budget")
+    func ipv6Prefix() async throws {
+        try await VaporBench.withApplication(
+            configure: {
+                $0.rateLimits.challengesPerIP = 2
+                $0.rateLimits.ipv6PrefixLength = 48
+            }, trustedProxies: [try #require(IPNetwork("127.0.0.1"))]
+        ) { app in
+            let body = ByteBuffer(string: #"{"purpose":"attest"}"#)
+            let tester = try app.testing(method: .running(port: 0))
+            var statuses: [UInt] = []
+            for client in ["2001:db8:1:1::1", "2001:db8:1:ff::1", "2001:db8:1:ffff::1", "2001:db8:2::1"] {
+                try await tester.test(.POST, "/v1/challenges", headers: ["X-Forwarded-For": client], body: body) {
+                    statuses.append($0.status.code)
+                }
+            }
+            #expect(statuses == [201, 201, 429, 201])
+        }
+    }
+
     @Test(
         "session tokens: issued for an assertion over the request, consumed once; the keys at /.well-known/jwks.json",
         arguments: await VaporStoreKind.available())

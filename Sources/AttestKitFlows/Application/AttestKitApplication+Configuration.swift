@@ -280,20 +280,25 @@ extension AttestKitApplication.Configuration {
         /// and monitoring bearers, dashboard sessions and logins); once spent, that client's credentials are refused
         /// with 429 before they are checked. Right ones spend nothing.
         public var authFailuresPerIP: Int
+        /// The prefix length, 32 to 64, an IPv6 client is counted by in every per-address budget: 64 (a /64, the
+        /// smallest prefix a subscriber is given) by default; 56 or 48 where subscribers hold a /56 or a /48, so
+        /// that one cannot multiply its budgets by the /64s it owns. An IPv4 client is counted by its address.
+        public var ipv6PrefixLength: Int
 
         /// Creates rate limits.
         public init(
             attestationsPerIP: Int = 30, attestationsPerApp: Int = 6_000, challengesPerIP: Int = 120,
-            dashboardLoginsPerIP: Int = 10, authFailuresPerIP: Int = 10
+            dashboardLoginsPerIP: Int = 10, authFailuresPerIP: Int = 10, ipv6PrefixLength: Int = 64
         ) {
             self.attestationsPerIP = attestationsPerIP
             self.attestationsPerApp = attestationsPerApp
             self.challengesPerIP = challengesPerIP
             self.dashboardLoginsPerIP = dashboardLoginsPerIP
             self.authFailuresPerIP = authFailuresPerIP
+            self.ipv6PrefixLength = ipv6PrefixLength
         }
 
-        /// Refuses a budget outside 0 (off) to 1,000,000 a minute.
+        /// Refuses a budget outside 0 (off) to 1,000,000 a minute and an IPv6 prefix length outside 32 to 64.
         /// - Throws: ``ConfigurationError`` naming the `rate-limit.*` key.
         public func validate() throws(ConfigurationError) {
             for (name, value) in [
@@ -304,6 +309,9 @@ extension AttestKitApplication.Configuration {
                 ("rate-limit.auth-failures-per-ip", authFailuresPerIP),
             ] where value < 0 || value > 1_000_000 {
                 throw ConfigurationError(name, "is 0 (off) to 1000000")
+            }
+            guard (32...64).contains(ipv6PrefixLength) else {
+                throw ConfigurationError("rate-limit.ipv6-prefix-length", "is 32 to 64")
             }
         }
     }

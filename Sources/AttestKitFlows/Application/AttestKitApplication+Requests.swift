@@ -24,10 +24,12 @@ extension AttestKitApplication {
             } catch {
                 throw FlowError(error)
             }
-            // Counted as the edges count a client: an IPv6 address by its /64, so that one subscriber's prefix is one
-            // budget, and never by free text a backend passed on (a forwarded header's whole value, say).
+            // Counted as the edges count a client: an IPv6 address by its prefix (`rate-limit.ipv6-prefix-length`), so
+            // that one subscriber's prefix is one budget, and never by free text a backend passed on (a forwarded
+            // header's whole value, say).
             let client = try request.client.map { text throws(FlowError) in
-                guard let key = ClientAddress.rateLimitKey(address: text) else {
+                let length = configuration.rateLimits.ipv6PrefixLength
+                guard let key = ClientAddress.rateLimitKey(address: text, ipv6PrefixLength: length) else {
                     throw FlowError.invalidField("client", "is not an IP address")
                 }
                 return key

@@ -1,17 +1,24 @@
 /// Who a request comes from, as far as rate limits can tell: the TCP peer, or, when the peer is a trusted proxy,
-/// the address the proxies forwarded in the one header they own (``header``); an IPv6 client counted by its /64
-/// (one subscriber's whole prefix). Framework-free: each edge gives the peer's address as text and a lookup of the
-/// request's header lines, and gets the rate-limit key every per-address budget of the application counts by.
+/// the address the proxies forwarded in the one header they own (``header``); an IPv6 client counted by its prefix
+/// (``ipv6PrefixLength``: a /64 by default, one subscriber's whole prefix). Framework-free: each edge gives the
+/// peer's address as text and a lookup of the request's header lines, and gets the rate-limit key every per-address
+/// budget of the application counts by.
 public struct ClientAddress: Sendable {
     /// The proxies whose forwarding headers are believed; empty: only the TCP peer counts.
     public let trustedProxies: [IPNetwork]
     /// The header the trusted proxies write; the other forwarding header is never read, whatever it says.
     public let header: ClientAddressHeader
+    /// The prefix length an IPv6 client is counted by (`rate-limit.ipv6-prefix-length`), 32 to 64.
+    public let ipv6PrefixLength: Int
 
-    /// Believes `header` from the `trustedProxies` only.
-    public init(trustedProxies: [IPNetwork], header: ClientAddressHeader = .xForwardedFor) {
+    /// Believes `header` from the `trustedProxies` only, and counts an IPv6 client by its first `ipv6PrefixLength`
+    /// bits (clamped to 32 to 64; a /64 by default).
+    public init(
+        trustedProxies: [IPNetwork], header: ClientAddressHeader = .xForwardedFor, ipv6PrefixLength: Int = 64
+    ) {
         self.trustedProxies = trustedProxies
         self.header = header
+        self.ipv6PrefixLength = Self.clamped(ipv6PrefixLength)
     }
 
     /// The most forwarding hops read from the headers.
@@ -20,28 +27,34 @@ public struct ClientAddress: Sendable {
     static let maximumHeaderBytes = 4_096
 
     /// The rate-limit key of a request from `peer` with the header lines `headers` gives by name:
-    /// `192.0.2.1`, `2001:db8:0:1::/64` or `unknown`.
+    /// `192.0.2.1`, `2001:db8:0:1:0:0:0:0/64` or `unknown`.
     ///
     /// - Parameters:
     ///   - peer: The TCP peer's IP address as text (`SocketAddress.ipAddress`), `nil` when unknown (a Unix socket).
     ///   - headers: The values of every line of a header, by name (case-insensitively).
     public func rateLimitKey(peer: String?, headers: (String) -> [String]) -> String {
         guard let address = client(peer: peer, headers: headers) else { return "unknown" }
-        return Self.rateLimitKey(of: address)
+        return Self.rateLimitKey(of: address, ipv6PrefixLength: ipv6PrefixLength)
     }
 
     /// The rate-limit key of a client address given as text (the decision route's `client`, as a backend saw it):
-    /// `192.0.2.1` or `2001:db8:0:1::/64`, the key the edges count the same client by; `nil` when `text` is not an
-    /// IP address.
-    public static func rateLimitKey(address text: String) -> String? {
+    /// `192.0.2.1` or `2001:db8:0:1:0:0:0:0/64`, the key the edges count the same client by when they count an IPv6
+    /// client by the same `ipv6PrefixLength` (clamped to 32 to 64); `nil` when `text` is not an IP address.
+    public static func rateLimitKey(address text: String, ipv6PrefixLength: Int = 64) -> String? {
         guard let address = IPNetwork.addressBytes(text) else { return nil }
-        return rateLimitKey(of: address)
+        return rateLimitKey(of: address, ipv6PrefixLength: clamped(ipv6PrefixLength))
     }
 
-    /// The key of an address's bytes: an IPv4 address itself, an IPv6 one by its /64.
-    private static func rateLimitKey(of address: [UInt8]) -> String {
+    /// The key of an address's bytes: an IPv4 address itself, an IPv6 one by its prefix.
+    private static func rateLimitKey(of address: [UInt8], ipv6PrefixLength: Int) -> String {
         if address.count == 4 { return IPNetwork.text(of: address) }
-        return IPNetwork.text(of: IPNetwork.masked(address, to: 64)) + "/64"
+        return IPNetwork.text(of: IPNetwork.masked(address, to: ipv6PrefixLength)) + "/\(ipv6PrefixLength)"
+    }
+
+    /// `length` within 32 to 64: longer would give one subscriber a budget per /64 it holds, shorter would put a
+    /// whole provider's customers in one budget.
+    private static func clamped(_ length: Int) -> Int {
+        min(max(length, 32), 64)
     }
 
     /// The client's address bytes: walking from the peer towards the origin, each trusted proxy is replaced by the

@@ -10,6 +10,7 @@ extension AttestKitApplication.Configuration.RateLimits {
         if let limit = try settings.int("challenges-per-ip") { limits.challengesPerIP = limit }
         if let limit = try settings.int("dashboard-logins-per-ip") { limits.dashboardLoginsPerIP = limit }
         if let limit = try settings.int("auth-failures-per-ip") { limits.authFailuresPerIP = limit }
+        if let length = try settings.int("ipv6-prefix-length") { limits.ipv6PrefixLength = length }
         return limits
     }
 }

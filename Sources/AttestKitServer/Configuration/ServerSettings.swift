@@ -160,6 +160,10 @@ extension ServerSetting {
         ServerSetting(
             "rate-limit.auth-failures-per-ip", .integer, default: "10",
             "`10` wrong credentials a minute, every credentialed route (0: off)"),
+        ServerSetting(
+            "rate-limit.ipv6-prefix-length", .integer, default: "64",
+            "`64`: an IPv6 client counts by its /64 in every per-address budget (32 to 64; 56 or 48 where "
+                + "subscribers hold a /56 or /48)"),
         ServerSetting("dashboard.session-lifetime", .number, default: "3600", "`3600` seconds (60 to 86400)"),
         ServerSetting(
             "debug.tokens", .strings, default: nil, secret: true,

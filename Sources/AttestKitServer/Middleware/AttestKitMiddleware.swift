@@ -40,7 +40,8 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     /// Who sent a request, for the per-client budget of DeviceCheck validations, or `nil` for the TCP peer's address
     /// (an IPv6 peer by its /64) when the context knows it (`RemoteAddressRequestContext`). Behind a proxy, name
     /// the client from the header the proxy owns. An IP address is counted as the peer's would be (an IPv6 address
-    /// by its /64); any other text is the budget's key as it is.
+    /// by its /64: with an ``AttestKitServer``, its ``AttestKitServer/middleware(group:policy:bodyLimit:subject:)``
+    /// names clients by `rate-limit.ipv6-prefix-length`); any other text is the budget's key as it is.
     public let client: (@Sendable (Request, Context) -> String?)?
 
     /// Creates the middleware: enforced for everyone, App Attest only.

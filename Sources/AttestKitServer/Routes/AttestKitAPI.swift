@@ -31,7 +31,8 @@ struct AttestKitAPI: Sendable {
         self.metrics = metrics
         self.dashboard = Dashboard(application: application, sessionLifetime: configuration.dashboardSessionLifetime)
         self.clientAddress = ClientAddress(
-            trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader)
+            trustedProxies: configuration.trustedProxies, header: configuration.clientAddressHeader,
+            ipv6PrefixLength: application.configuration.rateLimits.ipv6PrefixLength)
     }
 
     /// The store the application shares.

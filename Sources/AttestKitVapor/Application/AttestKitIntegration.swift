@@ -23,8 +23,8 @@ public import Vapor
 public struct AttestKitIntegration: Sendable {
     /// The decisions, composed once: every route and ``AttestKitMiddleware`` call its use cases.
     public let application: AttestKitApplication
-    /// Who a request comes from, for the per-address budgets: the TCP peer (an IPv6 peer by its /64), or behind a
-    /// trusted proxy the address it forwarded in the one header it owns.
+    /// Who a request comes from, for the per-address budgets: the TCP peer (an IPv6 peer by its prefix,
+    /// `rate-limit.ipv6-prefix-length`), or behind a trusted proxy the address it forwarded in the one header it owns.
     public let clientAddress: ClientAddress
     /// What `GET /metrics` prints (Prometheus' text format, `text/plain; version=0.0.4`), or `nil` (the route answers
     /// 503 `metrics_not_configured` to a caller with the monitoring credential): the exposition of the registry the
@@ -51,14 +51,16 @@ public struct AttestKitIntegration: Sendable {
         dashboardSessionLifetime: TimeInterval = 3_600
     ) {
         self.application = application
-        self.clientAddress = ClientAddress(trustedProxies: trustedProxies, header: clientAddressHeader)
+        self.clientAddress = ClientAddress(
+            trustedProxies: trustedProxies, header: clientAddressHeader,
+            ipv6PrefixLength: application.configuration.rateLimits.ipv6PrefixLength)
         self.exposition = exposition
         self.dashboard = Dashboard(
             application: application, sessionLifetime: min(max(dashboardSessionLifetime, 60), 86_400))
     }
 
     /// The rate-limit key of the client that sent `request` (`ClientAddress`): `192.0.2.1`,
-    /// `2001:db8:0:1:0:0:0:0/64` or `unknown`.
+    /// `2001:db8:0:1:0:0:0:0/64` (by `rate-limit.ipv6-prefix-length`) or `unknown`.
     public func client(of request: Request) -> String {
         let headers = request.headers
         return clientAddress.rateLimitKey(peer: request.remoteAddress?.ipAddress) { headers[$0] }
