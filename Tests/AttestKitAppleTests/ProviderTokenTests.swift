@@ -163,8 +163,10 @@ import Testing
         }
     }
 
-    @Test func renewalAgeIsWithinAnHour() {
-        for age in [0.5, 3_601] {
+    @Test func renewalAgeLeavesAMarginWithinAnHour() throws {
+        _ = try AppleTokenProvider(
+            privateKeyPEM: AppleFixture.privateKeyPEM, keyID: "ABC123DEFG", teamID: "ABCDE12345", renewalAge: 3_300)
+        for age in [0.5, 3_301, 3_600, 3_601] {
             #expect(throws: AppleServiceError.code(.invalidConfiguration)) {
                 try AppleTokenProvider(
                     privateKeyPEM: AppleFixture.privateKeyPEM, keyID: "ABC123DEFG", teamID: "ABCDE12345",

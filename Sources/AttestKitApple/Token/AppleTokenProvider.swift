@@ -34,6 +34,10 @@ public actor AppleTokenProvider {
 
     /// The default age at which a token is renewed: 50 minutes, well within Apple's hour.
     public static let defaultRenewalAge: TimeInterval = 50 * 60
+    /// The longest renewal age: 55 minutes, five short of Apple's hour, so that a token used at the end of its life
+    /// is not refused as expired by an Apple whose clock runs a few minutes ahead of this server's (a token renewed
+    /// at 60 minutes would be, for its last seconds, by any clock ahead at all).
+    public static let maximumRenewalAge: TimeInterval = 55 * 60
 
     /// Creates a provider for a `.p8` key.
     ///
@@ -41,7 +45,8 @@ public actor AppleTokenProvider {
     ///   - privateKeyPEM: The contents of `AuthKey_KEYID.p8`: a PKCS#8 PEM P-256 private key.
     ///   - keyID: The key identifier Apple shows for the key (letters and digits).
     ///   - teamID: The Apple Developer Team ID (letters and digits).
-    ///   - renewalAge: The age in seconds at which a token is replaced; between 1 s and one hour.
+    ///   - renewalAge: The age in seconds at which a token is replaced; between 1 s and 55 minutes
+    ///     (``maximumRenewalAge``).
     ///   - now: The clock that dates tokens; inject one in tests.
     /// - Throws: ``AppleServiceError/Code/privateKeyInvalid`` for a key that is not a P-256 PEM private key,
     ///   ``AppleServiceError/Code/invalidConfiguration`` for a malformed key id, team id or renewal age.
@@ -58,8 +63,8 @@ public actor AppleTokenProvider {
         guard Self.isIdentifier(teamID) else {
             throw AppleServiceError(.invalidConfiguration, "the team id is 1 to 64 letters and digits")
         }
-        guard renewalAge >= 1, renewalAge <= 3_600 else {
-            throw AppleServiceError(.invalidConfiguration, "the renewal age is between 1 s and one hour")
+        guard renewalAge >= 1, renewalAge <= Self.maximumRenewalAge else {
+            throw AppleServiceError(.invalidConfiguration, "the renewal age is between 1 s and 55 minutes")
         }
         do {
             self.privateKey = try ES256PrivateKey(pem: privateKeyPEM)
