@@ -226,6 +226,22 @@ import Testing
         }
     }
 
+    @Test("a stall on an answer without a body (an update's 200) delays it whole and adds no body")
+    func aStalledEmptyAnswerStaysEmpty() async throws {
+        let clock = TestTime()
+        let mock = try AppleFixture.mock(
+            clock, faults: [MockAppleFault(.stall(.milliseconds(300)), endpoint: .updateTwoBits)])
+        try await mock.withRunning { (baseURL: String) async throws in
+            let token = try await AppleFixture.tokens(clock).token()
+            let started = ContinuousClock.now
+            let answer = try await Self.send(
+                baseURL + "/v1/update_two_bits", headers: [("Authorization", "Bearer \(token)")],
+                body: Self.body(extra: "\"bit0\":true,\"bit1\":false"))
+            #expect(answer.status == 200 && answer.text.isEmpty, "\(answer)")
+            #expect(ContinuousClock.now - started >= .milliseconds(300))
+        }
+    }
+
     @Test func aStatusFaultSendsItsRetryAfterVerbatim() async throws {
         let clock = TestTime()
         let date = "Sun, 12 Apr 2026 13:20:03 GMT"

@@ -4,7 +4,7 @@
 /// faults were added; a request takes at most one fault. On the command line: `ENDPOINT:ACTION[:COUNT]`, with
 /// ENDPOINT `query`, `update`, `validate`, `receipt` or `all`, and ACTION an HTTP status (`429`, `503`, ...), `drop`,
 /// `delay=DURATION` (`delay=2s`, `delay=500ms`) or `stall=DURATION` (the answer's headers at once, its body that much
-/// later), e.g. `--fault query:429:2 --fault receipt:drop`. A status may
+/// later; a body-less answer that much later), e.g. `--fault query:429:2 --fault receipt:drop`. A status may
 /// carry a `Retry-After` header, sent verbatim: `ENDPOINT:STATUS[:COUNT]:retry-after=VALUE`, e.g.
 /// `query:429:1:retry-after=2` or `all:503:retry-after=Sun, 12 Apr 2026 13:20:03 GMT` (the value may hold colons).
 public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
@@ -19,7 +19,7 @@ public struct MockAppleFault: Sendable, Hashable, CustomStringConvertible {
         /// Close the connection without an answer.
         case drop
         /// Send the answer's status and headers at once and its body this long after (a connection that stalls
-        /// mid-answer).
+        /// mid-answer); an answer without a body (a 304, an update's 200) is sent whole this long after.
         case stall(Duration)
     }
 

@@ -186,20 +186,25 @@ public final class MockAppleServer: Service, Sendable, CustomStringConvertible {
         }
         logger.debug("mock-apple answered", metadata: ["endpoint": "\(endpoint)", "status": "\(answer.status)"])
         guard let stall else { return Self.response(answer) }
+        guard !answer.text.isEmpty else {
+            // Nothing to hold back but the answer itself (a 304, an update's empty 200): it waits whole, rather than
+            // gaining a body its status has none of (a 304's stray byte would be read as the next answer).
+            try? await Task.sleep(for: stall)
+            return Self.response(answer)
+        }
         return Self.response(answer, bodyAfter: stall)
     }
 
-    /// The HTTP response of an answer whose status and headers go at once and whose body (at least one byte) goes
-    /// `stall` later.
+    /// The HTTP response of an answer whose status and headers go at once and whose body (not empty) goes `stall`
+    /// later.
     private static func response(_ answer: MockAppleAnswer, bodyAfter stall: Duration) -> Response {
         var headers = HTTPFields()
         if let contentType = answer.contentType { headers[.contentType] = contentType }
-        let text = answer.text.isEmpty ? " " : answer.text
         return Response(
             status: HTTPResponse.Status(code: answer.status), headers: headers,
             body: ResponseBody { writer in
                 try await Task.sleep(for: stall)
-                try await writer.write(ByteBuffer(string: text))
+                try await writer.write(ByteBuffer(string: answer.text))
                 try await writer.finish(nil)
             })
     }
