@@ -93,6 +93,9 @@ struct KeyLifecycleRouteTests {
                 #expect(refused.status == 401 && refused.errorCode == "admin_unauthorized", "\(headers): \(refused)")
             }
             #expect(try await harness.store.key(device.keyID) != nil)
+            // An accepted assertion: the gate now keeps the key's record in memory.
+            let before = try await device.verify(try device.verifyBody(freshness: device.now))
+            #expect(before.status == 200, "\(before)")
 
             let deleted = try await harness.send(.DELETE, path, headers: ServerHarness.admin)
             #expect(deleted.status == 204 && deleted.body.isEmpty, "\(deleted)")
@@ -107,6 +110,10 @@ struct KeyLifecycleRouteTests {
             #expect(report.status == 404 && report.errorCode == "key_not_found", "\(report)")
             let malformed = try await harness.send(.DELETE, "/v1/keys/not-a-key", headers: ServerHarness.admin)
             #expect(malformed.status == 400 && malformed.errorCode == "key_id_malformed", "\(malformed)")
+            // Nothing of the key is read from memory after its deletion: an assertion the key's record would have
+            // refused for its App ID is refused as a key the service does not know.
+            let forged = try await device.verify(try device.verifyBody(freshness: device.now, fault: .wrongAppID))
+            #expect(forged.status == 403 && forged.errorCode == "key_not_found", "\(forged)")
             // The device's assertions are refused as a key the service does not know; the other key is untouched.
             let assertion = try await device.verify(try device.verifyBody(freshness: device.now))
             #expect(assertion.status == 403 && assertion.errorCode == "key_not_found", "\(assertion)")

@@ -30,6 +30,7 @@ extension AttestKitApplication {
         try await perform { () async throws(FlowError) in
             let keyID = try Self.pathKeyID(keyID)
             let record = try await keys.revoke(keyID)
+            gate.forget(keyID)
             logger.notice("key revoked", metadata: ["keyId": "\(keyID)"])
             return KeyRecordResponse(record, policy: configuration.policy.riskPolicy)
         }
@@ -43,6 +44,7 @@ extension AttestKitApplication {
         try await perform { () async throws(FlowError) in
             let keyID = try Self.pathKeyID(keyID)
             try await keys.delete(keyID)
+            gate.forget(keyID)
             logger.notice("key deleted", metadata: ["keyId": "\(keyID)"])
         }
     }

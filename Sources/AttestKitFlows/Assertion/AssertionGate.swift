@@ -53,6 +53,14 @@ public struct AssertionGate: Sendable {
     /// The store, with the keys already read kept.
     let keys: KeyRecordCache
 
+    /// Forgets what the gate keeps of `keyID` (its record, for assertions verified without a read of the store), so
+    /// that nothing of a key deleted or revoked through this process is read from memory again: call it after
+    /// `KeyAdministration.delete(_:)` or `revoke(_:)` (``AttestKitApplication`` does). Other processes forget the
+    /// key at its next assertion, which the store refuses.
+    public func forget(_ keyID: KeyID) {
+        keys.forget(keyID)
+    }
+
     /// Creates a gate.
     public init(
         store: any AttestationStore, timestampWindow: TimeInterval = 300, keyExpiry: TimeInterval? = nil,

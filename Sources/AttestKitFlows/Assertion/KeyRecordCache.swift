@@ -29,6 +29,11 @@ struct KeyRecordCache: DecisionStore {
         return found
     }
 
+    /// Forgets the key kept for `keyID`, if any: its next read is the store's.
+    func forget(_ keyID: KeyID) {
+        records.remove(keyID)
+    }
+
     /// The store's counter advance; the advanced key replaces the one kept, and a key the store says is revoked,
     /// expired or gone is forgotten.
     func advanceCounter(

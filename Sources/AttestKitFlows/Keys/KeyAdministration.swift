@@ -54,7 +54,8 @@ public struct KeyAdministration: Sendable {
     }
 
     /// Deletes `keyID` with everything stored about it (its receipt and risk history): the device's data is erased.
-    /// Later assertions by it are refused (`key_not_found`), and the app attests a new key.
+    /// Later assertions by it are refused (`key_not_found`), and the app attests a new key. Call the gate's
+    /// `AssertionGate.forget(_:)` after it, so that the key's record kept in memory for its assertions goes too.
     /// - Throws: `key_not_found` (not found); the store's codes.
     public func delete(_ keyID: KeyID) async throws(FlowError) {
         do throws(StoreError) {

@@ -27,6 +27,9 @@ extension AssertionGate {
                 // Refused before the key was read (the timestamp): the bundle still carries the key, so a replay can
                 // tell whether the rest would have passed.
                 if key == nil, error.code == .timestampOutsideWindow { key = try? await store.key(keyID) }
+                // A key read from memory that the store no longer has (deleted: a device's data erased, perhaps on
+                // another replica) is not written to a new bundle: what was erased stays erased.
+                if key != nil, await Self.isGone(keyID, in: store, refusal: error) { key = nil }
                 return VerificationBundle(
                     kind: .assertion, recordedAt: recordedAt, verificationTime: time, configuration: configuration,
                     assertion: RecordedAssertion(
@@ -35,6 +38,17 @@ extension AssertionGate {
                     outcome: VerificationBundle.Outcome(error))
             }
             throw error
+        }
+    }
+
+    /// Whether the store no longer has `keyID`: the gate's refusal says so (`key_not_found` at the counter advance),
+    /// or a read of the store finds nothing; a store that cannot answer is taken as still having it.
+    private static func isGone(_ keyID: KeyID, in store: any AttestationStore, refusal: FlowError) async -> Bool {
+        if refusal.code == .keyNotFound { return true }
+        do {
+            return try await store.keyWithoutReceipt(keyID) == nil
+        } catch {
+            return false
         }
     }
 }
