@@ -301,6 +301,9 @@ def check_kubernetes():
             problem(f"{name}: the pod does not run as non-root user {USER}")
         if security.get("seccompProfile", {}).get("type") != "RuntimeDefault":
             problem(f"{name}: the pod's seccomp profile is not RuntimeDefault")
+        if pod.get("enableServiceLinks") is not False:
+            problem(f"{name}: enableServiceLinks is not false (the Services' ATTESTKIT_SERVICE_HOST, ATTESTKIT_PORT, "
+                    "... variables would each be warned of at start as naming no setting)")
         container = pod["containers"][0]
         context = container.get("securityContext", {})
         wanted = {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False, "runAsNonRoot": True}
@@ -380,6 +383,20 @@ def check_kubernetes():
                                 "which the container does not name")
             elif kind == "PodDisruptionBudget":
                 selector = resource["spec"]["selector"]["matchLabels"]
+            elif kind == "NetworkPolicy":
+                selector = resource["spec"]["podSelector"].get("matchLabels", {})
+                # The public port from the ingress (from anywhere, or from the sources a rule names); the backend
+                # port only from the sources a rule names, never from anywhere.
+                rules = resource["spec"].get("ingress", [])
+                policy_ports = {p.get("port") for rule in rules for p in rule.get("ports", [])}
+                anyone = [rule for rule in rules if not rule.get("from")]
+                open_ports = {p.get("port") for rule in anyone for p in rule.get("ports", [])}
+                if PUBLIC_PORT not in policy_ports and not any(not rule.get("ports") for rule in rules):
+                    problem(f"deploy/kubernetes/: NetworkPolicy {resource_name} does not let the ingress reach the "
+                            f"public port {PUBLIC_PORT}")
+                if BACKEND_PORT in open_ports or any(not rule.get("ports") for rule in anyone):
+                    problem(f"deploy/kubernetes/: NetworkPolicy {resource_name} opens the backend port "
+                            f"{BACKEND_PORT} to every source")
             if selector is not None and any(pod_labels.get(k) != v for k, v in selector.items()):
                 problem(f"deploy/kubernetes/: {kind} {resource_name} does not select the Deployment's pods {labels}")
         services = {resource["spec"]["ports"][0]["targetPort"] for (kind, _), resource in resources.items()
@@ -388,6 +405,8 @@ def check_kubernetes():
             problem("deploy/kubernetes/: not one Service for the public and one for the backend listener")
         if not any(kind == "PodDisruptionBudget" for kind, _ in resources):
             problem("deploy/kubernetes/: no PodDisruptionBudget")
+        if not any(kind == "NetworkPolicy" for kind, _ in resources):
+            problem("deploy/kubernetes/: no NetworkPolicy (every pod of the cluster would reach the backend listener)")
     job = resources.get(("Job", "attestkit-migrate"))
     if job is None:
         problem("deploy/kubernetes/: no Job attestkit-migrate")
@@ -398,7 +417,7 @@ def check_kubernetes():
             problem("deploy/kubernetes/migrate-job.yaml: does not run attestkit migrate")
     if len(problems) == before:
         print(f"deploy/kubernetes/: {len(resources)} resources valid against the Kubernetes schemas (strict), the "
-              "Deployment and the Job as the container contract says")
+              "Deployment and the Job as the container contract says, the backend port closed to unnamed sources")
 
 
 check_compose()
