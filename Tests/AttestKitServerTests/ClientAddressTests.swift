@@ -124,6 +124,24 @@ struct ClientAddressTests {
         for (fields, expected) in forwardedCases {
             #expect(forwarding.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == expected, "\(fields)")
         }
+        // RFC 7239 quoted strings: a comma or semicolon within one separates nothing, so text a proxy quotes after its
+        // for= (a Host header, say) cannot name the client, nor make its element unreadable.
+        let quotedCases: [(String, String)] = [
+            (#"for=192.0.2.1;host="a,for=198.51.100.7;x=""#, "192.0.2.1"),
+            (#"for=192.0.2.1;host="a,b""#, "192.0.2.1"),
+            (#"for=192.0.2.1;host="a;for=198.51.100.7""#, "192.0.2.1"),
+            (#"for=192.0.2.1;host="a\",for=198.51.100.7""#, "192.0.2.1"),  // an escaped quote closes nothing
+            (#"for=203.0.113.9, for=192.0.2.1;host="x,\\""#, "192.0.2.1"),  // an escaped backslash, then the close
+            // A quote the client left open before its proxy's element: the proxy's element is still read.
+            (#"for="203.0.113.9, for=192.0.2.1"#, "192.0.2.1"),
+            // The element cannot be read: two for= (which would a proxy mean?), a quote the proxy left open.
+            (#"for=192.0.2.1;for=198.51.100.7"#, "10.0.0.5"),
+            (#"for=192.0.2.1;host="open"#, "10.0.0.5"),
+        ]
+        for (value, expected) in quotedCases {
+            let fields = [("Forwarded", value)]
+            #expect(forwarding.rateLimitKey(peer: proxy, headers: Self.headers(fields)) == expected, "\(fields)")
+        }
         // An untrusted peer's headers are ignored even when proxies are configured.
         let direct = try Self.peer("198.51.100.99")
         let spoofed = Self.headers([("X-Forwarded-For", "203.0.113.9")])

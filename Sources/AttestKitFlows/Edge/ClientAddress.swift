@@ -82,38 +82,91 @@ public struct ClientAddress: Sendable {
     package static func forwardedHops(_ headers: (String) -> [String], from header: ClientAddressHeader) -> [[UInt8]?] {
         switch header {
         case .forwarded:
-            let forwarded = headers("Forwarded")
-            return elements(forwarded).map { element in
-                let pairs = element.split(separator: ";")
-                guard
-                    let value = pairs.lazy.compactMap({ pair -> Substring? in
-                        let pair = trimmed(pair)
-                        guard pair.lowercased().hasPrefix("for=") else { return nil }
-                        return pair.dropFirst(4)
-                    }).first
-                else { return nil }
-                return address(ofNode: value)
+            return elements(headers("Forwarded"), quoted: true).map { element in
+                element.flatMap(forwardedFor).flatMap(address(ofNode:))
             }
         case .xForwardedFor:
-            let xff = headers("X-Forwarded-For")
-            return elements(xff).map { address(ofNode: $0) }
+            return elements(headers("X-Forwarded-For"), quoted: false).map { element in
+                element.flatMap(address(ofNode:))
+            }
         }
     }
 
-    /// The comma-separated elements of the header lines, bounded in bytes and count: the last ones, since proxies
-    /// append their hops at the end. Of a longer header only its last ``maximumHeaderBytes`` are read, from the
-    /// first comma among them (what comes before is the client's own, and may be any length: ignoring the whole
-    /// header would count the client as its proxy, a key the client could choose). Without a comma among them the
-    /// last element is that long, no address: one unreadable hop.
-    private static func elements(_ lines: [String]) -> [Substring] {
+    /// The comma-separated elements of the header lines, origin first, bounded in bytes and count: the last
+    /// ``maximumHops``, read from the right, since proxies append their hops at the end and what precedes them is
+    /// the client's own. `nil` for an element that cannot be read: cut by the bound of ``maximumHeaderBytes`` (what
+    /// comes before may be any length: ignoring the whole header would count the client as its proxy, a key the
+    /// client could choose), or, in a `Forwarded` header (`quoted`), with a quoted string left open. In a `Forwarded`
+    /// header a comma within a quoted string (`host="a,for=198.51.100.7"`) separates nothing (RFC 7239 §4), so no
+    /// text a proxy quotes after its `for=` makes an element of its own.
+    private static func elements(_ lines: [String], quoted: Bool) -> [Substring?] {
+        guard !lines.isEmpty else { return [] }
         let joined = lines.joined(separator: ",")
-        var text = Substring(joined)
-        if joined.utf8.count > maximumHeaderBytes {
-            let tail = joined.utf8.suffix(maximumHeaderBytes)
-            guard let comma = tail.firstIndex(of: UInt8(ascii: ",")) else { return [""] }
-            text = joined[joined.utf8.index(after: comma)...]
+        let utf8 = joined.utf8
+        let truncated = utf8.count > maximumHeaderBytes
+        let start = truncated ? utf8.index(utf8.endIndex, offsetBy: -maximumHeaderBytes) : utf8.startIndex
+        var elements: [Substring?] = []
+        var end = utf8.endIndex
+        var index = utf8.endIndex
+        var inQuotes = false
+        while index > start, elements.count < maximumHops {
+            let previous = utf8.index(before: index)
+            let byte = utf8[previous]
+            if quoted, byte == UInt8(ascii: "\""), !isEscaped(previous, in: utf8, from: start) {
+                inQuotes.toggle()
+            } else if byte == UInt8(ascii: ","), !inQuotes {
+                elements.append(trimmed(joined[index..<end]))
+                end = previous
+            }
+            index = previous
         }
-        return Array(text.split(separator: ",").map { trimmed($0) }.suffix(maximumHops))
+        if elements.count < maximumHops {
+            // The leftmost element: whole when the header was, and its quotes closed.
+            elements.append(truncated || inQuotes ? nil : trimmed(joined[start..<end]))
+        }
+        return elements.reversed()
+    }
+
+    /// Whether the byte at `index` follows an odd number of backslashes (a quoted-pair, RFC 7230 §3.2.6).
+    private static func isEscaped(_ index: String.Index, in utf8: String.UTF8View, from start: String.Index) -> Bool {
+        var backslashes = 0
+        var cursor = index
+        while cursor > start {
+            cursor = utf8.index(before: cursor)
+            guard utf8[cursor] == UInt8(ascii: "\\") else { break }
+            backslashes += 1
+        }
+        return backslashes % 2 == 1
+    }
+
+    /// The value of the one `for` parameter of a `Forwarded` element, its pairs split at semicolons outside quoted
+    /// strings; `nil` when it has none, more than one (which would a proxy mean?), or a quoted string left open.
+    private static func forwardedFor(_ element: Substring) -> Substring? {
+        var pairs: [Substring] = []
+        var inQuotes = false
+        var escaped = false
+        var pairStart = element.startIndex
+        for index in element.indices {
+            let character = element[index]
+            if escaped {
+                escaped = false
+            } else if inQuotes, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                inQuotes.toggle()
+            } else if character == ";", !inQuotes {
+                pairs.append(element[pairStart..<index])
+                pairStart = element.index(after: index)
+            }
+        }
+        guard !inQuotes else { return nil }
+        pairs.append(element[pairStart...])
+        let values = pairs.compactMap { pair -> Substring? in
+            let pair = trimmed(pair)
+            guard pair.lowercased().hasPrefix("for=") else { return nil }
+            return pair.dropFirst(4)
+        }
+        return values.count == 1 ? values.first : nil
     }
 
     /// `text` without leading and trailing spaces and tabs.
