@@ -208,7 +208,9 @@ struct ReceiptRefreshThroughputTests {
             // The write waits until the round's task has been cancelled; SQLite refuses work for a cancelled task.
             let store = CountingStore(harness.store) {
                 writing.store(true, ordering: .sequentiallyConsistent)
-                while !released.load(ordering: .sequentiallyConsistent) { try? await Task.sleep(for: .milliseconds(10)) }
+                while !released.load(ordering: .sequentiallyConsistent) {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
             }
             let refresh = try Self.replica(
                 harness, store: store, batch: 1, concurrency: 1, now: { harness.clock.now() })
@@ -244,6 +246,37 @@ struct ReceiptRefreshThroughputTests {
             }
             #expect(gauge("attestkit_receipt_refresh_backlog") == 1, "\(metrics.text)")
             #expect(gauge("attestkit_receipt_refresh_oldest_due_seconds") == 10)
+        }
+    }
+}
+
+extension ReceiptRefreshThroughputTests {
+    @Test(
+        "a key deleted or revoked after its batch was claimed is not traded: its receipt never reaches Apple",
+        arguments: await StoreKind.all())
+    func claimedThenErased(kind: StoreKind) async throws {
+        var options = ServerHarness.Options()
+        options.receiptRefreshConcurrency = 1
+        try await ServerHarness.with(kind, options) { harness in
+            let devices = try await Self.dueKeys(harness, count: 4)
+            let refresh = try #require(harness.server.receiptRefresh)
+            // The first exchange takes a while; the other three keys wait for it, claimed.
+            await harness.mock.state.inject(
+                MockAppleFault(.delay(.milliseconds(500)), endpoint: .attestationData, count: 1))
+            let round = Task { await refresh.round() }
+            let started = ContinuousClock.now
+            while await harness.mock.state.requestCount(.attestationData) == 0 {
+                try #require(ContinuousClock.now - started < .seconds(60), "the round never reached Apple")
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            // Meanwhile every key is erased or revoked (the one in flight among them).
+            for device in devices.prefix(2) { try await harness.store.deleteKey(device.keyID) }
+            for device in devices.suffix(2) {
+                _ = try await harness.store.revokeKey(device.keyID, now: harness.clock.now())
+            }
+            let outcome = await round.value
+            #expect(await harness.mock.state.requestCount(.attestationData) == 1, "\(outcome)")
+            #expect(outcome.refreshed == 0, "\(outcome)")
         }
     }
 }

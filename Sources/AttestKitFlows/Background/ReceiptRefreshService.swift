@@ -26,10 +26,10 @@ import Synchronization
 /// apply.
 ///
 /// A new receipt is stored with its risk metric (a metric above the policy threshold is counted and logged);
-/// 304 moves the key's next refresh to the receipt's Not Before. An answer about one receipt (Apple refuses it
-/// with 400 or 404, or with 401 when it is of another team's app, or its answer does not verify) postpones only
-/// that key, longer each time (`postponement(after:receiptCreatedAt:now:)`), and the round goes on with the
-/// other keys: one bad receipt never stalls the others. When Apple rate limits, fails, cannot be reached or
+/// 304 moves the key's next refresh to the receipt's Not Before, an hour from now at the soonest. An answer about
+/// one receipt (Apple refuses it with 400 or 404, or with 401 when it is of another team's app, or its answer does
+/// not verify) postpones only that key, longer each time (`postponement(after:receiptCreatedAt:now:)`), and the
+/// round goes on with the other keys: one bad receipt never stalls the others. When Apple rate limits, fails, cannot be reached or
 /// refuses this server's key, the round starts no more exchanges (those in flight finish) and the service backs
 /// off exponentially (`nextDelay(after:backedOff:interval:)`: twice the interval, doubling, up to an hour or the
 /// interval if that is longer) so that an outage is not hammered.
@@ -298,6 +298,14 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             // send requests the budget never counted (three a turn while Apple fails, when the fleet should send
             // fewer). The round's own back-off takes the place of retries then.
             let retry: RetryPolicy? = maxPerSecond > 0 ? RetryPolicy.none : nil
+            // The key may have been deleted (its device's data erased) or revoked since the batch was claimed, a
+            // round waiting up to half its lease for its turns: its receipt is not sent to Apple then.
+            guard let current = try await store.keyWithoutReceipt(record.keyID) else {
+                throw StoreError(.keyNotFound, "the key was deleted after it was claimed")
+            }
+            guard current.state == .active else {
+                throw StoreError(.keyRevoked, "the key was revoked after it was claimed")
+            }
             switch try await client.exchange(
                 receipt, appID: record.appID, keyID: record.keyID, logger: logger, retry: retry)
             {
