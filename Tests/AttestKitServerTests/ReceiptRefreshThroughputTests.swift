@@ -8,6 +8,8 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import AttestKitFlows
+
 /// The refresh keeps up: exchanges run concurrently up to `receipt-refresh.concurrency`, the fleet never exceeds
 /// `receipt-refresh.max-per-second`, and the backlog is measured.
 @Suite("Receipt refresh: concurrency, the fleet's ceiling, the backlog")
@@ -23,12 +25,12 @@ struct ReceiptRefreshThroughputTests {
     /// A refresh service of its own on `store` (the harness's by default) with the harness's Apple, silent.
     static func replica(
         _ harness: ServerHarness, store: (any AttestationStore)? = nil, batch: Int, concurrency: Int,
-        ceiling: Int = 0, now: @escaping @Sendable () -> Date
+        ceiling: Int = 0, acceptance: KeyAcceptance? = nil, now: @escaping @Sendable () -> Date
     ) throws -> ReceiptRefreshService {
         ReceiptRefreshService(
             store: store ?? harness.store, exchange: try #require(harness.server.application.apple?.receiptExchange),
             interval: .seconds(60), batch: batch, concurrency: concurrency, maxPerSecond: ceiling,
-            riskThreshold: nil, metrics: FlowMetrics(),
+            riskThreshold: nil, acceptance: acceptance, metrics: FlowMetrics(),
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, now: now)
     }
 
@@ -277,6 +279,31 @@ extension ReceiptRefreshThroughputTests {
             let outcome = await round.value
             #expect(await harness.mock.state.requestCount(.attestationData) == 1, "\(outcome)")
             #expect(outcome.refreshed == 0, "\(outcome)")
+        }
+    }
+
+    @Test(
+        "a key whose App ID or environment is no longer accepted is not traded: it waits a day",
+        arguments: await StoreKind.all())
+    func notAcceptedIsNotTraded(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            let devices = try await Self.dueKeys(harness, count: 2)
+            let application = harness.server.application
+            // The service's own refresh judges keys as its gate does.
+            #expect(application.receiptRefresh?.acceptance == application.gate.acceptance)
+            let stored = try #require(try await harness.store.key(devices[0].keyID))
+            #expect(application.gate.acceptance?.accepts(stored) == true)
+            // The configuration changed since: another app only.
+            let elsewhere = try AppID(validating: "ZZZZZ99999.com.example.elsewhere")
+            let acceptance = KeyAcceptance(appIDs: [elsewhere], environments: .both)
+            let refresh = try Self.replica(
+                harness, batch: 10, concurrency: 2, acceptance: acceptance, now: { harness.clock.now() })
+            let round = await refresh.round()
+            #expect(round.refreshed == 0 && round.postponed == 2 && !round.backedOff, "\(round)")
+            #expect(await harness.mock.state.requestCount(.attestationData) == 0)
+            for device in devices {
+                #expect(try await harness.store.key(device.keyID)?.receiptRefreshAt == harness.clock.now() + 86_400)
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ extension AttestKitApplication {
     /// Trades receipts with Apple for fresh risk metrics (`receipt-refresh.*`), with this application's metrics;
     /// `nil` without Apple's receipt exchange. Only keys used within `receipt-refresh.active-within` are traded, and
     /// within `keys.expire-after` when that is shorter: an expired key never asserts again, so its receipt is worth no
-    /// Apple call.
+    /// Apple call; nor is that of a key whose App ID or environment `apps` and `environments` no longer accept.
     public var receiptRefresh: ReceiptRefreshService? {
         guard let apple, !apple.receiptExchange.isEmpty else { return nil }
         return ReceiptRefreshService(
@@ -30,7 +30,7 @@ extension AttestKitApplication {
             activeWithin: min(configuration.receiptRefreshActiveWithin, configuration.keyExpiry ?? .infinity),
             concurrency: configuration.receiptRefreshConcurrency,
             maxPerSecond: configuration.receiptRefreshMaxPerSecond,
-            riskThreshold: configuration.policy.riskMetricThreshold,
+            riskThreshold: configuration.policy.riskMetricThreshold, acceptance: gate.acceptance,
             metrics: metrics, logger: logger, now: now)
     }
 }

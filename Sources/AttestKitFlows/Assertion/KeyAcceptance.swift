@@ -20,6 +20,11 @@ public struct KeyAcceptance: Sendable, Hashable {
         self.environments = environments
     }
 
+    /// Whether `record`'s App ID and environment are still accepted (``check(_:)`` would not refuse it).
+    public func accepts(_ record: KeyRecord) -> Bool {
+        appIDs.contains(record.appID) && environments.allows(record.environment)
+    }
+
     /// Refuses `record` when its App ID or environment is no longer accepted.
     /// - Throws: `app_not_accepted`, then `environment_not_accepted` (403).
     public func check(_ record: KeyRecord) throws(FlowError) {

@@ -47,6 +47,8 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     /// The fleet's ceiling on receipt exchanges a second, shared through the store; 0: none.
     public let maxPerSecond: Int
     let riskThreshold: Int?
+    /// The apps and environments whose keys may still assert; another key's receipt is not traded.
+    let acceptance: KeyAcceptance?
     let metrics: FlowMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -86,14 +88,17 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     ///   - concurrency: Receipt exchanges in flight at once in this replica (at least 1).
     ///   - maxPerSecond: The ceiling on receipt exchanges a second across every replica sharing `store`; 0: none.
     ///   - riskThreshold: A risk metric above this is counted and logged (``RiskPolicy/threshold``).
+    ///   - acceptance: The apps and environments whose keys may still assert (the gate's); a key of another (the
+    ///     configuration changed since it registered) is refused at every assertion, so its receipt is not traded:
+    ///     it waits a day, as a key without an exchange for its environment does. `nil`: every key's is.
     ///   - metrics: Where refreshes and the backlog are counted.
     ///   - logger: Where rounds, refusals and back-offs are logged (never a receipt).
     ///   - now: The clock (injected for tests).
     public init(
         store: any AttestationStore, exchange: [AppAttestEnvironment: ReceiptExchangeClient], interval: Duration,
         batch: Int, lease: Duration = .seconds(300), activeWithin: TimeInterval = 30 * 86_400, concurrency: Int = 8,
-        maxPerSecond: Int = 0, riskThreshold: Int?, metrics: FlowMetrics, logger: Logger,
-        now: @escaping @Sendable () -> Date = { Date() }
+        maxPerSecond: Int = 0, riskThreshold: Int?, acceptance: KeyAcceptance? = nil, metrics: FlowMetrics,
+        logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.exchange = exchange
@@ -104,6 +109,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         self.concurrency = max(1, concurrency)
         self.maxPerSecond = max(0, maxPerSecond)
         self.riskThreshold = riskThreshold
+        self.acceptance = acceptance
         self.metrics = metrics
         self.logger = logger
         self.now = now
@@ -212,6 +218,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         var streak = 0
         var doubtedInARow = false
         var unexchangeable: [KeyRecord] = []
+        var notAccepted: [KeyRecord] = []
         var next = 0
         // Set by the exchange that fails for every key, so that the round starts no other while it waits its turn.
         let failed = FailureFlag()
@@ -249,6 +256,12 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                     continue
                 }
                 let record = due[next]
+                if let acceptance, !acceptance.accepts(record) {
+                    // Refused at every assertion: its risk metric can matter to nothing.
+                    notAccepted.append(record)
+                    next += 1
+                    continue
+                }
                 guard let receipt = record.receipt, let client = exchange[record.environment] else {
                     // Nothing to trade it with (no receipt, or no exchange client for its environment): it waits a
                     // day rather than be claimed again at every lease.
@@ -280,10 +293,15 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                 "receipt refresh: keys with no receipt exchange for their environment wait a day",
                 metadata: ["keys": "\(unexchangeable.count)"])
         }
+        if !notAccepted.isEmpty {
+            logger.notice(
+                "receipt refresh: keys of an app or environment no longer accepted are not traded; they wait a day",
+                metadata: ["keys": "\(notAccepted.count)"])
+        }
         let time = now()
         let postponements: [(KeyID, Date?)] =
             (doubtedInARow ? [] : doubted.map { ($0.0.keyID, time + $0.1) })
-            + unexchangeable.map { ($0.keyID, time + Self.unexchangeableWait) }
+            + (unexchangeable + notAccepted).map { ($0.keyID, time + Self.unexchangeableWait) }
         let written = await release(postponements + untraded.map { ($0.keyID, nil) }, before: writesEnd, now: time)
         outcome.postponed += written.postponed
         outcome.handedBack = written.handedBack
