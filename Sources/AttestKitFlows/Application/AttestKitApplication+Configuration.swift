@@ -34,19 +34,19 @@ extension AttestKitApplication {
         /// Names for the four DeviceCheck bit states (`devicecheck.states`), or `nil` to speak in bits only.
         public var deviceCheckStates: DeviceCheckStates?
         /// The bearer token of the operator routes (`admin.token`), or `nil` to disable them (503
-        /// `admin_not_configured`). It opens no backend route.
+        /// `admin_not_configured`). It opens no backend route. At least 16 bytes of UTF-8 (16 ASCII characters).
         public var adminToken: String?
         /// Admin tokens still accepted beside ``adminToken`` while a rotation reaches every replica and client
         /// (`admin.previous-tokens`): wherever the admin token opens a route (operator routes, the dashboard and its
-        /// login, `/metrics`), each of these does too. Each at least 16 characters, none equal to ``adminToken`` or
+        /// login, `/metrics`), each of these does too. Each at least 16 bytes of UTF-8, none equal to ``adminToken`` or
         /// to a backend token, and they need ``adminToken``. A dashboard session is bound to the token that opened it
         /// (``adminToken`` or one of these): removing that token ends it.
         public var adminPreviousTokens: [String]
         /// The bearer tokens of the backend routes (`backend.tokens`), several at once for rotation; empty disables
-        /// those routes (503 `backend_not_configured`). Each at least 16 characters.
+        /// those routes (503 `backend_not_configured`). Each at least 16 bytes of UTF-8 (16 ASCII characters).
         public var backendTokens: [String]
         /// Debug tokens (Simulator and CI builds) that guarded routes accept instead of an assertion, at the lowest
-        /// trust level (`debug.tokens`); each 32 to 256 characters. Refused while production keys are allowed.
+        /// trust level (`debug.tokens`); each 32 to 256 bytes of UTF-8. Refused while production keys are allowed.
         public var debugTokens: [String]
         /// The enforcement of the `default` route group, and of every other group unless it says otherwise
         /// (`enforcement.*`).
@@ -146,7 +146,7 @@ extension AttestKitApplication {
             self.runsBackgroundJobs = true
         }
 
-        /// Refuses previous admin tokens without an admin token, shorter than 16 characters, or equal to the admin
+        /// Refuses previous admin tokens without an admin token, shorter than 16 bytes of UTF-8, or equal to the admin
         /// token or to a backend token (another scope).
         private func validateAdminPreviousTokens() throws(ConfigurationError) {
             guard !adminPreviousTokens.isEmpty else { return }
@@ -156,7 +156,8 @@ extension AttestKitApplication {
             }
             for token in adminPreviousTokens {
                 guard token.utf8.count >= 16 else {
-                    throw ConfigurationError("admin.previous-tokens", "holds tokens of at least 16 characters each")
+                    throw ConfigurationError(
+                        "admin.previous-tokens", "holds tokens of at least 16 bytes (UTF-8; ASCII characters) each")
                 }
                 guard token != adminToken else {
                     throw ConfigurationError(
@@ -194,12 +195,13 @@ extension AttestKitApplication {
             try rateLimits.validate()
             try ramp.validate()
             if let adminToken, adminToken.utf8.count < 16 {
-                throw ConfigurationError("admin.token", "is at least 16 characters")
+                throw ConfigurationError("admin.token", "is at least 16 bytes (UTF-8; ASCII characters)")
             }
             try validateAdminPreviousTokens()
             for token in backendTokens {
                 guard token.utf8.count >= 16 else {
-                    throw ConfigurationError("backend.tokens", "holds tokens of at least 16 characters each")
+                    throw ConfigurationError(
+                        "backend.tokens", "holds tokens of at least 16 bytes (UTF-8; ASCII characters) each")
                 }
                 guard token != adminToken else {
                     throw ConfigurationError("backend.tokens", "must differ from the admin token (another scope)")
@@ -219,11 +221,11 @@ extension AttestKitApplication {
                     throw ConfigurationError("enforcement.groups", "names '\(name)': \(error.reason)")
                 }
             }
-            guard deviceTokenCache.capacity >= 1, deviceTokenCache.capacity <= 1_000_000, deviceTokenCache.ttl >= 0,
-                deviceTokenCache.ttl <= 86_400
-            else {
-                throw ConfigurationError(
-                    "devicecheck.cache-size", "is 1 to 1000000 answers kept 0 to 86400 seconds")
+            guard (1...1_000_000).contains(deviceTokenCache.capacity) else {
+                throw ConfigurationError("devicecheck.cache-size", "is 1 to 1000000 answers")
+            }
+            guard deviceTokenCache.ttl >= 0, deviceTokenCache.ttl <= 86_400 else {
+                throw ConfigurationError("devicecheck.cache-ttl", "is 0 to 86400 seconds")
             }
             if tokensAcceptDeviceTokens, tokens == nil {
                 throw ConfigurationError("tokens.device-tokens", "needs tokens.signing-key-file")

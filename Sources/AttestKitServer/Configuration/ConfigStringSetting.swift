@@ -46,7 +46,8 @@ extension EnvironmentPolicy: ExpressibleByConfigString, ConfigStringSetting {
     static func refusal(of configString: String) -> String { "is production, development or both" }
 }
 
-/// `http.trusted-proxies`: an IP address or a CIDR network.
+/// `http.trusted-proxies`: an IP address or a CIDR network (not one of every address, which
+/// ``ServerConfiguration/validate()`` refuses).
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension IPNetwork: ExpressibleByConfigString, ConfigStringSetting {
     /// Parses `address/prefix` or a bare address (`IPNetwork.init(_:)`).
@@ -56,6 +57,15 @@ extension IPNetwork: ExpressibleByConfigString, ConfigStringSetting {
 
     static func refusal(of configString: String) -> String {
         "holds an entry that is not an IP address or CIDR network"
+    }
+
+    /// Whether the network holds every address of its family: a prefix length of 0 (`0.0.0.0/0`, `::/0`), which
+    /// ``ServerConfiguration/validate()`` refuses as a trusted proxy. Only a /0 holds both the lowest and the
+    /// highest address: a longer prefix fixes the first bit.
+    var holdsEveryAddress: Bool {
+        [4, 16].contains { count in
+            contains([UInt8](repeating: 0, count: count)) && contains([UInt8](repeating: 0xFF, count: count))
+        }
     }
 }
 

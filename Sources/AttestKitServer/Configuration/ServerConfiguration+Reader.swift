@@ -66,7 +66,7 @@ extension ServerConfiguration {
     /// | `rate-limit.auth-failures-per-ip` | `ATTESTKIT_RATE_LIMIT_AUTH_FAILURES_PER_IP` | `10` wrong credentials a minute, every credentialed route (0: off) |
     /// | `rate-limit.ipv6-prefix-length` | `ATTESTKIT_RATE_LIMIT_IPV6_PREFIX_LENGTH` | `64`: an IPv6 client counts by its /64 in every per-address budget (32 to 64; 56 or 48 where subscribers hold a /56 or /48) |
     /// | `dashboard.session-lifetime` | `ATTESTKIT_DASHBOARD_SESSION_LIFETIME` | `3600` seconds (60 to 86400) |
-    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each 32 to 256 characters; refused while production keys are allowed |
+    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each 32 to 256 bytes (ASCII characters); refused while production keys are allowed |
     /// | `enforcement.mode` | `ATTESTKIT_ENFORCEMENT_MODE` | `enforce` (or `report`, `off`) for guarded route groups |
     /// | `enforcement.rollout` | `ATTESTKIT_ENFORCEMENT_ROLLOUT` | `1`: the share of devices enforced, 0 to 1 |
     /// | `enforcement.rollout-salt` | `ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT` | empty: mixed into the rollout hash |
@@ -76,9 +76,9 @@ extension ServerConfiguration {
     /// | `devicecheck.cache-size` | `ATTESTKIT_DEVICECHECK_CACHE_SIZE` | `10000` DeviceCheck answers of the fallback |
     /// | `devicecheck.cache-ttl` | `ATTESTKIT_DEVICECHECK_CACHE_TTL` | `600` seconds |
     /// | `devicecheck.validations-per-client` | `ATTESTKIT_DEVICECHECK_VALIDATIONS_PER_CLIENT` | `30` DeviceCheck validations of the fallback a minute per client address (0: off) |
-    /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 characters |
-    /// | `admin.previous-tokens` (secret) | `ATTESTKIT_ADMIN_PREVIOUS_TOKENS` | none: admin tokens still accepted during a rotation, beside `admin.token` (which they need); comma-separated, each at least 16 characters |
-    /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 characters |
+    /// | `admin.token` (secret) | `ATTESTKIT_ADMIN_TOKEN` | none: admin endpoints off; at least 16 bytes (ASCII characters) |
+    /// | `admin.previous-tokens` (secret) | `ATTESTKIT_ADMIN_PREVIOUS_TOKENS` | none: admin tokens still accepted during a rotation, beside `admin.token` (which they need); comma-separated, each at least 16 bytes (ASCII characters) |
+    /// | `backend.tokens` (secret) | `ATTESTKIT_BACKEND_TOKENS` | none: backend routes off; comma-separated, each at least 16 bytes (ASCII characters) |
     /// | `log.level` | `ATTESTKIT_LOG_LEVEL` | `info` (`trace` … `critical`) |
     /// | `log.format` | `ATTESTKIT_LOG_FORMAT` | `auto`: text on a terminal, JSON otherwise (or `json`, `text`) |
     /// | `receipt-refresh.interval` | `ATTESTKIT_RECEIPT_REFRESH_INTERVAL` | `60` seconds (0.01 to 86400) |
@@ -145,7 +145,7 @@ extension ServerConfiguration {
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
         if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
-        self.policy = try Self.policy(settings.scoped(to: "policy"))
+        self.policy = try Self.policy(settings.scoped(to: "policy"), appIDs: application.appIDs)
         self.rateLimits = try RateLimits.read(settings.scoped(to: "rate-limit"), over: self.rateLimits)
         let ramp = settings.scoped(to: "ramp")
         if let share = try ramp.double("share") { self.ramp.share = share }
@@ -312,8 +312,12 @@ extension ServerConfiguration {
         }
     }
 
-    /// The `policy.*` settings, from the reader scoped to `policy`.
-    private static func policy(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Policy {
+    /// The `policy.*` settings, from the reader scoped to `policy`; `appIDs` are the apps `policy.macos-app-ids`
+    /// must name.
+    private static func policy(
+        _ settings: StrictConfigReader,
+        appIDs: [AppID]
+    ) throws(ServerConfigurationError) -> Policy {
         var policy = Policy()
         if let entries = try settings.words("validation-categories") {
             let key = settings.key("validation-categories")
@@ -342,9 +346,13 @@ extension ServerConfiguration {
             policy.allowedValidationCategories = allowed
         }
         policy.minimumOSVersion = try settings.string("minimum-os-version")
-        for text in try settings.strings("macos-app-ids") ?? [] {
-            guard let appID = try? AppID(text) else {
-                throw ServerConfigurationError(settings.key("macos-app-ids"), "holds App IDs such as TEAMID.signing.id")
+        // Parsed as strictly as `apps`, and each one of them: an App ID no key is attested for (`com.example.mac`,
+        // its Team ID left out) would leave the macOS key policy silently unapplied.
+        for appID in try settings.values("macos-app-ids", as: AppID.self) ?? [] {
+            guard appIDs.contains(appID) else {
+                throw ServerConfigurationError(
+                    settings.key("macos-app-ids"),
+                    "holds '\(appID)', which is not one of apps: the macOS key policy would never apply to it")
             }
             policy.macOSAppIDs.insert(appID)
         }

@@ -54,7 +54,7 @@ extension ServerConfiguration {
         }
         for (key, value) in [(settings.key("issuer"), issuer), (settings.key("audience"), audience)] {
             if let value, value.isEmpty || value.utf8.count > 256 {
-                throw ServerConfigurationError(key, "is 1 to 256 characters")
+                throw ServerConfigurationError(key, "is 1 to 256 bytes (UTF-8; ASCII characters)")
             }
         }
         do {

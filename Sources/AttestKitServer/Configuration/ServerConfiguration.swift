@@ -127,7 +127,8 @@ public struct ServerConfiguration: Sendable {
     /// How long a dashboard session lives, in seconds.
     public var dashboardSessionLifetime: TimeInterval = 3_600
     /// Proxies whose forwarding header (``clientAddressHeader``) names the client's address, for rate limits;
-    /// empty (the default) trusts none and uses the TCP peer.
+    /// empty (the default) trusts none and uses the TCP peer. A network of every address (`0.0.0.0/0`, `::/0`) is
+    /// refused by ``validate()``: every peer trusted, a client would name its own address.
     public var trustedProxies: [IPNetwork]
     /// The forwarding header the trusted proxies write (`http.client-address-header`): `X-Forwarded-For` by
     /// default; the other header is ignored.
@@ -195,6 +196,13 @@ public struct ServerConfiguration: Sendable {
     public func validate() throws(ServerConfigurationError) {
         guard (0...65_535).contains(port) else { throw ServerConfigurationError("http.port", "is 0 to 65535") }
         guard !host.isEmpty else { throw ServerConfigurationError("http.host", "is empty") }
+        if let network = trustedProxies.first(where: \.holdsEveryAddress) {
+            throw ServerConfigurationError(
+                "http.trusted-proxies",
+                "holds \(network), every address: every peer would be trusted, so any client could name its own "
+                    + "address in the forwarding header and escape every per-address limit; list only the proxies' "
+                    + "own addresses")
+        }
         try application.validate()
         try connectionLimits.validate()
         try shutdown.validate()

@@ -24,7 +24,9 @@ import Yams
 ///   `FileProvider` with `JSONSnapshot` or `YAMLSnapshot`). Keys may nest (`{"http": {"port": 8081}}`, the
 ///   documented form) or be dotted (`{"http.port": 8081}`); don't give one key both ways. Lists are arrays, numbers
 ///   numbers; `true` and `false` are refused (no setting takes one). A key the server does not know is refused, so a
-///   typo does not silently leave a default in place.
+///   typo does not silently leave a default in place; so is a key given twice, or a `null`. YAML is checked on the
+///   nodes the provider reads (no anchors, aliases, merge keys, complex keys or tags beyond the core ones, no
+///   unquoted base-60 numbers such as `1:30`), so the check and the provider always read the same settings.
 ///
 /// The secret settings (`admin.token`, `admin.previous-tokens`, `backend.tokens`, `debug.tokens`, `storage.password`,
 /// and `storage.url`, which may carry a database password) are secrets in every layer: swift-configuration redacts
@@ -194,46 +196,26 @@ public enum ServerConfigurationSource {
     ) async throws(ServerConfigurationError) -> any ConfigProvider {
         let data = try contents(ofFile: path, key: "config-file", limit: fileLimit)
         let yaml = isYAML(path)
-        let format = yaml ? "YAML" : "JSON"
-        let object: [String: Any]
-        do {
-            let parsed: Any? =
-                yaml
-                ? try Yams.load(yaml: String(decoding: data, as: UTF8.self), yamlBooleans)
-                : try JSONSerialization.jsonObject(with: data)
-            guard let parsed = parsed as? [String: Any] else {
-                throw ServerConfigurationError("config-file", "'\(path)' does not hold one \(format) object")
-            }
-            object = parsed
-        } catch let error as ServerConfigurationError {
-            throw error
-        } catch {
-            throw ServerConfigurationError("config-file", "'\(path)' is not valid \(format)")
-        }
-        // JSONSerialization keeps the last of two equal keys; YAML refuses them. A YAML merge key (`<<`) is resolved
-        // by the check's parser but not by the provider's, which would file its settings under a key nobody reads.
-        if !yaml, let duplicate = JSONDuplicateKeys.first(in: data) {
-            throw ServerConfigurationError(duplicate, "is given twice (in '\(path)'): only one would be read")
-        }
-        if yaml, (try? Yams.compose(yaml: String(decoding: data, as: UTF8.self)))??.containsMergeKey == true {
-            throw ServerConfigurationError("config-file", "'\(path)' uses a YAML merge key (<<), which is not read")
-        }
-        // The providers read `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
-        let booleanType = type(of: NSNumber(value: true))
+        // YAML is checked on the nodes the provider reads (`YAMLFileCheck`), never through Swift values built from
+        // them: that construction traps on some files and reads others differently from the provider.
+        let leaves =
+            yaml
+            ? try YAMLFileCheck.leaves(of: String(decoding: data, as: UTF8.self), path: path, resolver: yamlBooleans)
+            : try jsonLeaves(of: data, path: path)
         var seen: Set<String> = []
-        for (key, value) in leaves(of: object) {
+        for leaf in leaves {
+            let key = leaf.key
             guard known.contains(key) else { throw ServerConfigurationError(key, "is not a setting (in '\(path)')") }
             // Given both nested and dotted (`{"a.b": 1, "a": {"b": 2}}`), the provider keeps one and drops the other.
             guard seen.insert(key).inserted else {
                 throw ServerConfigurationError(key, "is given twice, nested and dotted (in '\(path)')")
             }
-            let items = value as? [Any] ?? [value]
             // The providers drop a null, and the setting's default would apply: say so instead.
-            if items.contains(where: { $0 is NSNull }) {
+            if leaf.items.contains(.null) {
                 throw ServerConfigurationError(key, "is null; leave it out for its default (in '\(path)')")
             }
-            // Yams gives Swift's Bool, JSONSerialization a boolean NSNumber.
-            if items.contains(where: { yaml ? type(of: $0) == Bool.self : type(of: $0) == booleanType }) {
+            // The providers read `true` as 1 where a number is wanted, and no setting is a boolean: refuse them.
+            if leaf.items.contains(.boolean) {
                 throw ServerConfigurationError(key, "is true or false, which no setting takes (in '\(path)')")
             }
         }
@@ -262,15 +244,40 @@ public enum ServerConfigurationSource {
         }
     }()
 
-    /// The leaves of a JSON object by dotted key, the way swift-configuration's JSON provider names them.
-    private static func leaves(of object: [String: Any]) -> [(key: String, value: Any)] {
-        var leaves: [(key: String, value: Any)] = []
+    /// The leaves of a JSON file's one object by dotted key, the way swift-configuration's JSON provider names
+    /// them, sorted by key.
+    /// - Throws: ``ServerConfigurationError`` naming `config-file` for a file that is not JSON or holds no object,
+    ///   or the key given twice in one object (JSONSerialization keeps the last).
+    private static func jsonLeaves(
+        of data: Data,
+        path: String
+    ) throws(ServerConfigurationError) -> [FileLeaf] {
+        let object: [String: Any]
+        do {
+            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ServerConfigurationError("config-file", "'\(path)' does not hold one JSON object")
+            }
+            object = parsed
+        } catch let error as ServerConfigurationError {
+            throw error
+        } catch {
+            throw ServerConfigurationError("config-file", "'\(path)' is not valid JSON")
+        }
+        if let duplicate = JSONDuplicateKeys.first(in: data) {
+            throw ServerConfigurationError(duplicate, "is given twice (in '\(path)'): only one would be read")
+        }
+        let booleanType = type(of: NSNumber(value: true))
+        var leaves: [FileLeaf] = []
         var pending: [(String, Any)] = object.map { ($0.key, $0.value) }
         while let (key, value) = pending.popLast() {
             if let nested = value as? [String: Any] {
                 pending.append(contentsOf: nested.map { ("\(key).\($0.key)", $0.value) })
             } else {
-                leaves.append((key, value))
+                let items = (value as? [Any] ?? [value]).map { item -> FileValue in
+                    if item is NSNull { return .null }
+                    return type(of: item) == booleanType ? .boolean : .other
+                }
+                leaves.append(FileLeaf(key: key, items: items))
             }
         }
         return leaves.sorted { $0.key < $1.key }
@@ -305,16 +312,5 @@ public enum ServerConfigurationSource {
             throw ServerConfigurationError(key, "'\(path)' is not UTF-8 text")
         }
         return text
-    }
-}
-
-extension Yams.Node {
-    /// Whether a mapping in this node has the YAML merge key `<<`.
-    fileprivate var containsMergeKey: Bool {
-        switch self {
-        case .mapping(let mapping): mapping.contains { $0.key.string == "<<" || $0.value.containsMergeKey }
-        case .sequence(let sequence): sequence.contains { $0.containsMergeKey }
-        default: false
-        }
     }
 }

@@ -167,7 +167,8 @@ extension ServerSetting {
         ServerSetting("dashboard.session-lifetime", .number, default: "3600", "`3600` seconds (60 to 86400)"),
         ServerSetting(
             "debug.tokens", .strings, default: nil, secret: true,
-            "none: comma-separated, each 32 to 256 characters; refused while production keys are allowed"),
+            "none: comma-separated, each 32 to 256 bytes (ASCII characters); refused while production keys are "
+                + "allowed"),
         ServerSetting(
             "enforcement.mode", .choice, default: "enforce",
             "`enforce` (or `report`, `off`) for guarded route groups"),
@@ -191,14 +192,14 @@ extension ServerSetting {
             "`30` DeviceCheck validations of the fallback a minute per client address (0: off)"),
         ServerSetting(
             "admin.token", .string, default: nil, secret: true,
-            "none: admin endpoints off; at least 16 characters"),
+            "none: admin endpoints off; at least 16 bytes (ASCII characters)"),
         ServerSetting(
             "admin.previous-tokens", .strings, default: nil, secret: true,
             "none: admin tokens still accepted during a rotation, beside `admin.token` (which they need); "
-                + "comma-separated, each at least 16 characters"),
+                + "comma-separated, each at least 16 bytes (ASCII characters)"),
         ServerSetting(
             "backend.tokens", .strings, default: nil, secret: true,
-            "none: backend routes off; comma-separated, each at least 16 characters"),
+            "none: backend routes off; comma-separated, each at least 16 bytes (ASCII characters)"),
         ServerSetting("log.level", .choice, default: "info", "`info` (`trace` … `critical`)"),
         ServerSetting(
             "log.format", .choice, default: "auto",
