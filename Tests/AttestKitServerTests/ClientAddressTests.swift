@@ -210,3 +210,26 @@ struct ClientAddressTests {
         }
     }
 }
+
+extension ClientAddressTests {
+    @Test("a Unix-socket peer: unknown unless trusted, then the forwarded client, walked past trusted proxies")
+    func unixSocketPeer() throws {
+        let lookup: ([(String, String)]) -> (String) -> [String] = { fields in
+            { name in fields.filter { $0.0.lowercased() == name.lowercased() }.map(\.1) }
+        }
+        let proxies = [try #require(IPNetwork("10.0.0.0/8"))]
+        let untrusting = ClientAddress(trustedProxies: proxies)
+        let trusting = ClientAddress(trustedProxies: proxies, trustsUnixSocketPeers: true)
+        let forwarded = lookup([("X-Forwarded-For", "203.0.113.9, 198.51.100.7, 10.1.1.1")])
+        #expect(untrusting.rateLimitKey(unixSocketPeerWithHeaders: forwarded) == "unknown")
+        #expect(trusting.rateLimitKey(unixSocketPeerWithHeaders: forwarded) == "198.51.100.7")
+        #expect(trusting.rateLimitKey(unixSocketPeerWithHeaders: lookup([])) == "unknown")
+        #expect(trusting.rateLimitKey(unixSocketPeerWithHeaders: lookup([("X-Forwarded-For", "garbage")])) == "unknown")
+        // A trusted hop followed by an unreadable one: the trusted proxy that reported it.
+        let unreadable = lookup([("X-Forwarded-For", "garbage, 10.1.1.1")])
+        #expect(trusting.rateLimitKey(unixSocketPeerWithHeaders: unreadable) == "10.1.1.1")
+        let byPrefix = ClientAddress(trustedProxies: [], ipv6PrefixLength: 48, trustsUnixSocketPeers: true)
+        let ipv6 = lookup([("X-Forwarded-For", "2001:db8:1:ff::1")])
+        #expect(byPrefix.rateLimitKey(unixSocketPeerWithHeaders: ipv6) == "2001:db8:1:0:0:0:0:0/48")
+    }
+}

@@ -10,15 +10,21 @@ public struct ClientAddress: Sendable {
     public let header: ClientAddressHeader
     /// The prefix length an IPv6 client is counted by (`rate-limit.ipv6-prefix-length`), 32 to 64.
     public let ipv6PrefixLength: Int
+    /// Whether a peer connected over a Unix domain socket (a proxy on the same host, such as nginx in front of a
+    /// Vapor app serving on a socket) is a trusted proxy. Such a peer has no address: untrusted, every request over
+    /// the socket is `unknown`, one budget for every client.
+    public let trustsUnixSocketPeers: Bool
 
-    /// Believes `header` from the `trustedProxies` only, and counts an IPv6 client by its first `ipv6PrefixLength`
-    /// bits (clamped to 32 to 64; a /64 by default).
+    /// Believes `header` from the `trustedProxies` only (and from a Unix-socket peer when `trustsUnixSocketPeers`),
+    /// and counts an IPv6 client by its first `ipv6PrefixLength` bits (clamped to 32 to 64; a /64 by default).
     public init(
-        trustedProxies: [IPNetwork], header: ClientAddressHeader = .xForwardedFor, ipv6PrefixLength: Int = 64
+        trustedProxies: [IPNetwork], header: ClientAddressHeader = .xForwardedFor, ipv6PrefixLength: Int = 64,
+        trustsUnixSocketPeers: Bool = false
     ) {
         self.trustedProxies = trustedProxies
         self.header = header
         self.ipv6PrefixLength = Self.clamped(ipv6PrefixLength)
+        self.trustsUnixSocketPeers = trustsUnixSocketPeers
     }
 
     /// The most forwarding hops read from the headers.
@@ -69,6 +75,20 @@ public struct ClientAddress: Sendable {
             current = hop
         }
         return current
+    }
+
+    /// The rate-limit key of a request whose peer is connected over a Unix domain socket: with
+    /// ``trustsUnixSocketPeers``, the address the peer forwarded in ``header`` (walked past trusted proxies as
+    /// ``rateLimitKey(peer:headers:)`` walks); otherwise, or when that hop cannot be read, `unknown`.
+    public func rateLimitKey(unixSocketPeerWithHeaders headers: (String) -> [String]) -> String {
+        guard trustsUnixSocketPeers else { return "unknown" }
+        var hops = Self.forwardedHops(headers, from: header)
+        guard let first = hops.popLast(), var current = first else { return "unknown" }
+        while isTrusted(current), let hop = hops.popLast() {
+            guard let hop else { break }
+            current = hop
+        }
+        return Self.rateLimitKey(of: current, ipv6PrefixLength: ipv6PrefixLength)
     }
 
     private func isTrusted(_ address: [UInt8]) -> Bool {

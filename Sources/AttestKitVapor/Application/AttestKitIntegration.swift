@@ -41,28 +41,37 @@ public struct AttestKitIntegration: Sendable {
     ///   - trustedProxies: The proxies whose forwarding header is believed (the service's `http.trusted-proxies`);
     ///     none by default: only the TCP peer counts.
     ///   - clientAddressHeader: The header the trusted proxies write (`http.client-address-header`).
+    ///   - trustsUnixSocketPeers: Whether a peer on a Unix domain socket (`serve --unix-socket` behind a proxy on the
+    ///     same host) is a trusted proxy, whose forwarding header names the client. Without it every request over
+    ///     the socket shares one budget (`unknown`): a client spending the wrong-credential budget refuses every
+    ///     backend's right token.
     ///   - exposition: What `GET /metrics` prints and the operator dashboard (`GET /dashboard`) reads: the Prometheus
     ///     text of the application's metrics; without one, both answer 503 `metrics_not_configured`.
     ///   - dashboardSessionLifetime: How long a dashboard session lives, in seconds (the service's
     ///     `dashboard.session-lifetime`, 60 to 86,400; one hour by default).
     public init(
         _ application: AttestKitApplication, trustedProxies: [IPNetwork] = [],
-        clientAddressHeader: ClientAddressHeader = .xForwardedFor, exposition: (@Sendable () -> [UInt8])? = nil,
-        dashboardSessionLifetime: TimeInterval = 3_600
+        clientAddressHeader: ClientAddressHeader = .xForwardedFor, trustsUnixSocketPeers: Bool = false,
+        exposition: (@Sendable () -> [UInt8])? = nil, dashboardSessionLifetime: TimeInterval = 3_600
     ) {
         self.application = application
         self.clientAddress = ClientAddress(
             trustedProxies: trustedProxies, header: clientAddressHeader,
-            ipv6PrefixLength: application.configuration.rateLimits.ipv6PrefixLength)
+            ipv6PrefixLength: application.configuration.rateLimits.ipv6PrefixLength,
+            trustsUnixSocketPeers: trustsUnixSocketPeers)
         self.exposition = exposition
         self.dashboard = Dashboard(
             application: application, sessionLifetime: min(max(dashboardSessionLifetime, 60), 86_400))
     }
 
     /// The rate-limit key of the client that sent `request` (`ClientAddress`): `192.0.2.1`,
-    /// `2001:db8:0:1:0:0:0:0/64` (by `rate-limit.ipv6-prefix-length`) or `unknown`.
+    /// `2001:db8:0:1:0:0:0:0/64` (by `rate-limit.ipv6-prefix-length`) or `unknown`. A request over a Unix domain
+    /// socket is named by its proxy's forwarding header only with `trustsUnixSocketPeers`.
     public func client(of request: Request) -> String {
         let headers = request.headers
+        if case .unixDomainSocket = request.remoteAddress {
+            return clientAddress.rateLimitKey(unixSocketPeerWithHeaders: { headers[$0] })
+        }
         return clientAddress.rateLimitKey(peer: request.remoteAddress?.ipAddress) { headers[$0] }
     }
 }

@@ -54,7 +54,8 @@ enum VaporBench {
         configure: @escaping (inout AttestKitApplication.Configuration) throws -> Void = { _ in },
         apple: AppleClients? = nil, metrics: FlowMetrics = FlowMetrics(),
         now: @escaping @Sendable () -> Date = { Date() }, prometheus: PrometheusCollectorRegistry? = nil,
-        trustedProxies: [IPNetwork] = [], mount: @escaping (Application) throws -> Void = { _ in },
+        trustedProxies: [IPNetwork] = [], trustsUnixSocketPeers: Bool = false,
+        mount: @escaping (Application) throws -> Void = { _ in },
         _ body: (Application) async throws -> Void
     ) async throws {
         try await kind.withStore(schema: schema) { store in
@@ -68,7 +69,8 @@ enum VaporBench {
                 var exposition: (@Sendable () -> [UInt8])?
                 if let prometheus { exposition = { prometheus.emitToBuffer() } }
                 app.attestKit = AttestKitIntegration(
-                    application, trustedProxies: trustedProxies, exposition: exposition)
+                    application, trustedProxies: trustedProxies, trustsUnixSocketPeers: trustsUnixSocketPeers,
+                    exposition: exposition)
                 app.lifecycle.use(AttestKitLifecycle())
                 try app.register(collection: AttestKitRoutes())
                 try mount(app)
