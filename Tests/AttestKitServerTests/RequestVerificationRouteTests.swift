@@ -214,6 +214,12 @@ struct RequestVerificationRouteTests {
                 let answer = try await harness.post("/v1/requests/verify", request)
                 #expect(answer.status == 400 && answer.errorCode == code, "\(request.text.prefix(200)): \(answer)")
             }
+            // A header's name is the app's own text: a refusal names it as printable ASCII, 64 characters at most.
+            let name = "\u{1b}[2J<img src=x onerror=alert(1)>" + String(repeating: "A", count: 10_000)
+            let named = try await harness.post("/v1/requests/verify", valid.setting("headers", [name: 1]))
+            let message = named.errorMessage ?? ""
+            #expect(named.status == 400 && named.errorCode == "invalid_json", "\(named)")
+            #expect(!message.unicodeScalars.contains { $0.value < 0x20 } && message.utf8.count < 200, "\(message)")
             // Over the route's own limit (a request body of `http.body-limit` bytes in Base64, and its headers).
             let huge = valid.setting("body", .string(String(repeating: "A", count: 65_536 / 3 * 4 + 20_000)))
             let tooLarge = try await harness.post("/v1/requests/verify", huge)

@@ -58,3 +58,14 @@ extension PostgresBackendTests {
         }
     }
 }
+
+@Suite("What a database server says, repeated in logs and errors")
+struct SQLStateTests {
+    @Test("only a well-formed SQLSTATE is repeated: five digits or capital letters, nothing a server could forge")
+    func sqlStates() {
+        for state in ["23514", "57P01", "08006", "XX000"] { #expect(PostgresExecutor.sqlState(state) == state) }
+        for forged in ["\n{\"level\":\"critical\"}", "\u{1b}[2J", "2351", "235140", "57p01", "", "23 14", "٢٣٥١٤"] {
+            #expect(PostgresExecutor.sqlState(forged) == nil, "\(forged)")
+        }
+    }
+}

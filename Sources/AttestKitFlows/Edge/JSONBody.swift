@@ -67,7 +67,9 @@ package enum JSONBody {
 
     private static func describe(_ error: DecodingError) -> String {
         func path(_ codingPath: [any CodingKey]) -> String {
-            let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            // A member's name may be the client's own (a header's name in the decision route's `headers`): shown
+            // as printable ASCII, at most 64 characters, as every other name the client chose.
+            let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? shown($0.stringValue) }.joined(separator: ".")
             return text.isEmpty ? "the body" : text
         }
         switch error {

@@ -33,7 +33,7 @@ public struct DebugTokens: Sendable {
                 "debug tokens are configured while production keys are allowed; they are for development only")
         }
         for token in tokens where !(Self.minimumLength...Self.maximumLength).contains(token.utf8.count) {
-            throw FlowError.invalidField("debug.tokens", "holds tokens of 32 to 256 characters")
+            throw FlowError.invalidField("debug.tokens", "holds tokens of 32 to 256 bytes (ASCII characters)")
         }
         // A header value with a comma is a repeated header joined by a proxy (`AssertionHeaders.Lookup`): such a
         // token could never be presented.

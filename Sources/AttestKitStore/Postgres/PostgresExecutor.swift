@@ -166,8 +166,19 @@ struct PostgresExecutor: SQLExecutor {
                 ?? wrapped.beginError.flatMap(detail) ?? wrapped.commitError.flatMap(detail)
         }
         guard let error = error as? PSQLError else { return nil }
-        if let state = error.serverInfo?[.sqlState] { return "PostgreSQL \(error.code), SQLSTATE \(state)" }
+        if let state = error.serverInfo?[.sqlState].flatMap(sqlState) {
+            return "PostgreSQL \(error.code), SQLSTATE \(state)"
+        }
         return "PostgreSQL \(error.code)"
+    }
+
+    /// `text` when it is a SQLSTATE (five digits or capital letters), else `nil`: the field is the server's text as
+    /// sent, anything from a server that is not PostgreSQL (or one in the way of a connection without TLS), and it
+    /// is repeated in logs and errors.
+    static func sqlState(_ text: String) -> String? {
+        guard text.utf8.count == 5, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) })
+        else { return nil }
+        return text
     }
 
     /// Runs `body` on a pooled connection unless the store is closed, by `end` or within
