@@ -27,6 +27,11 @@ struct ClientAddressTests {
         #expect(parsed.contains([10, 200, 0, 1]) && !parsed.contains([11, 0, 0, 1]))
         #expect(IPNetwork("2001:db8::1")?.description == "2001:db8:0:0:0:0:0:1/128")
         #expect(IPNetwork("::ffff:192.0.2.1")?.description == "192.0.2.1/32")
+        // An IPv4-mapped network's prefix counts its IPv6 spelling's 128 bits.
+        #expect(IPNetwork("::ffff:10.0.0.0/104")?.description == "10.0.0.0/8")
+        #expect(IPNetwork("::ffff:0:0/96")?.description == "0.0.0.0/0")
+        #expect(IPNetwork("::ffff:10.0.0.1/128")?.description == "10.0.0.1/32")
+        #expect(IPNetwork("::ffff:10.0.0.1/8") == nil && IPNetwork("::ffff:10.0.0.1/95") == nil)
         #expect(IPNetwork("::/0")?.contains(Array(repeating: 0xAB, count: 16)) == true)
         for bad in [
             "", "10.0.0.0/33", "10.0.0/8", "010.0.0.1", "256.0.0.1", "1.2.3.4/", "1.2.3.4/-1", "1.2.3.4/+8", "::1::2",

@@ -8,18 +8,21 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// The prefix length in bits.
     let prefixLength: Int
 
-    /// Parses `address/prefix` or a bare address.
+    /// Parses `address/prefix` or a bare address. An IPv4-mapped IPv6 network's prefix counts the 128 bits of its
+    /// IPv6 spelling (`::ffff:10.0.0.0/104` is `10.0.0.0/8`; below 96 it is no IPv4 network, and refused).
     /// - Returns: `nil` when the text is not an IP address with an optional prefix length in range.
     public init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), let bytes = IPNetwork.addressBytes(String(parts[0])) else { return nil }
         let bits = bytes.count * 8
+        // An IPv4 address written as IPv6 (`::ffff:a.b.c.d`) has 96 bits before its own.
+        let mapped = bytes.count == 4 && parts[0].contains(":") ? 96 : 0
         var prefixLength = bits
         if parts.count == 2 {
             guard parts[1].utf8.count <= 3, parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                let length = Int(parts[1]), (0...bits).contains(length)
+                let length = Int(parts[1]), (mapped...(mapped + bits)).contains(length)
             else { return nil }
-            prefixLength = length
+            prefixLength = length - mapped
         }
         self.prefixLength = prefixLength
         self.bytes = IPNetwork.masked(bytes, to: prefixLength)
