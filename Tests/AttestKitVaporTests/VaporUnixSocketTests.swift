@@ -53,3 +53,29 @@ struct VaporUnixSocketTests {
         }
     }
 }
+
+@Suite("Vapor shutdown: the server stops before the store closes")
+struct VaporShutdownOrderTests {
+    @Test("AttestKitLifecycle's shutdown stops the listener before it closes the store")
+    func listenerStopsFirst() async throws {
+        try await VaporBench.withApplication { app in
+            try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+            let port = try #require(app.http.server.shared.localAddress?.port)
+            let url = "http://127.0.0.1:\(port)/health"
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Connection", value: "close")  // no pooled connection left behind
+            let before = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+            _ = try await before.body.collect(upTo: 1 << 16)
+            #expect(before.status == .ok)
+            // What Vapor runs first when it shuts down: the lifecycle handlers.
+            await AttestKitLifecycle().shutdownAsync(app)
+            #expect(app.http.server.shared.localAddress == nil, "the server still listens")
+            // No answer any more (refused, or never accepted: bounded by the client's timeout).
+            await #expect(throws: (any Error).self) {
+                let after = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+                _ = try await after.body.collect(upTo: 1 << 16)
+            }
+            await app.server.shutdown()
+        }
+    }
+}

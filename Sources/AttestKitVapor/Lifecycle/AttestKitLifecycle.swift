@@ -16,10 +16,13 @@ public import Vapor
 /// ```
 ///
 /// On shutdown it marks the application draining first (`AttestKitApplication/startDraining()`), so that `/ready`
-/// answers 503 `draining` from then on. Vapor closes its listener on SIGTERM before the lifecycle shuts down, with no
-/// drain period of its own: a Vapor deployment that wants one calls `app.attestKit?.application.startDraining()`
-/// when it is told to stop, keeps serving for the drain period while its load balancer sees `/ready` fail, then
-/// stops the server (see docs/operations.md, "Draining and rolling restarts").
+/// answers 503 `draining` from then on, then stops Vapor's server (no new connection; the requests in flight are
+/// answered, within the server's `shutdownTimeout`) before it closes the store: Vapor runs the lifecycle's shutdown
+/// before it stops its own server, and a store closed under a serving listener would answer every request in the
+/// meantime 503 `storage_unavailable` (a registration losing its challenge). Vapor has no drain period of its own: a
+/// deployment that wants one calls `app.attestKit?.application.startDraining()` when it is told to stop, keeps
+/// serving for the drain period while its load balancer sees `/ready` fail, then stops the application (see
+/// docs/operations.md, "Draining and rolling restarts").
 public final class AttestKitLifecycle: LifecycleHandler, Sendable {
     private let running = Mutex<Running?>(nil)
 
@@ -64,10 +67,12 @@ public final class AttestKitLifecycle: LifecycleHandler, Sendable {
         running.withLock { $0?.background = (group, task) }
     }
 
-    /// Marks the application draining (`/ready` answers 503 `draining`), shuts the background services down
-    /// gracefully and waits for them, then closes the store.
+    /// Marks the application draining (`/ready` answers 503 `draining`), stops the server (its requests in flight
+    /// answered), shuts the background services down gracefully and waits for them, then closes the store.
     public func shutdownAsync(_ application: Application) async {
         application.attestKit?.application.startDraining()
+        // Stopping a server twice is nothing: Vapor's own shutdown, after this, finds it stopped.
+        await application.server.shutdown()
         guard
             let running = running.withLock({ state in
                 defer { state = nil }
