@@ -17,10 +17,14 @@ struct RegistrationGiveBackTests {
         let base: DirectDecisionStore
         let failing: Where
         let remaining = Mutex(1)
+        /// Whether the blip comes with the request's task cancelled (a server stopping past its grace period), and
+        /// the store refuses work for a cancelled task, as PostgreSQL's does.
+        let cancels: Bool
 
-        init(_ store: any AttestationStore, failing: Where) {
+        init(_ store: any AttestationStore, failing: Where, cancels: Bool = false) {
             base = DirectDecisionStore(store: store)
             self.failing = failing
+            self.cancels = cancels
         }
 
         private func blip(_ place: Where) throws(StoreError) {
@@ -29,6 +33,7 @@ struct RegistrationGiveBackTests {
                     defer { count = 0 }; return count > 0
                 })
             else { return }
+            if cancels { withUnsafeCurrentTask { $0?.cancel() } }
             throw StoreError(.storageUnavailable, "a blip")
         }
 
@@ -55,14 +60,15 @@ struct RegistrationGiveBackTests {
         }
 
         func releaseChallenge(_ challenge: StoredChallenge) async throws(StoreError) {
+            if cancels, Task.isCancelled { throw StoreError(.storageUnavailable, "the task was cancelled") }
             try await base.releaseChallenge(challenge)
         }
     }
 
     @Test(
-        "a 503 after the challenge was consumed leaves the same attestation postable again",
-        arguments: [Blip.Where.keyRead, .keyWrite])
-    func givenBack(failing: Blip.Where) async throws {
+        "a 503 after the challenge was consumed leaves the same attestation postable again, the request's task cancelled too",
+        arguments: [Blip.Where.keyRead, .keyWrite], [false, true])
+    func givenBack(failing: Blip.Where, cancelled: Bool) async throws {
         let bench = try FlowBench()
         let device = bench.device()
         let registrar = bench.registrar()
@@ -70,11 +76,14 @@ struct RegistrationGiveBackTests {
         let challenge = try await bench.issuer.issue(purpose: .attest)
         let attestation = try device.device.attestKey(
             device.keyID, clientDataHash: Array(SHA256.hash(data: challenge.bytes)))
-        let first = await #expect(throws: FlowError.self) {
-            _ = try await registrar.decide(
-                keyID: device.keyID, attestation: attestation, challengeID: challenge.id, appKey: nil, now: Date(),
-                verifier: verifier, store: Blip(bench.store, failing: failing), admit: { _ in })
-        }
+        let store = Blip(bench.store, failing: failing, cancels: cancelled)
+        let first = await Task {
+            await #expect(throws: FlowError.self) {
+                _ = try await registrar.decide(
+                    keyID: device.keyID, attestation: attestation, challengeID: challenge.id, appKey: nil, now: Date(),
+                    verifier: verifier, store: store, admit: { _ in })
+            }
+        }.value
         #expect(first?.code.rawValue == "storage_unavailable")
         #expect(try await bench.store.key(device.keyID) == nil)
         // The client posts the same attestation again: registered.

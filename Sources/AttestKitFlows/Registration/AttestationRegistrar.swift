@@ -239,8 +239,12 @@ public struct AttestationRegistrar: Sendable {
     /// Gives a consumed challenge back after a failure that is no verdict on the attestation ("not now": the `admit`
     /// hook's refusal, a budget say, or the store unavailable after the consumption), so that the client's post of
     /// the same attestation later can still register the key: Apple attests a key once. Best effort, with a deadline
-    /// of its own (the request's may be what failed): a store that cannot answer leaves it consumed.
+    /// of its own (the request's may be what failed), and out of the request's cancellation (a server stopping past
+    /// its grace period cancels it, and PostgreSQL's store refuses work for a cancelled task): a store that cannot
+    /// answer leaves it consumed.
     private static func giveBack(_ challenge: StoredChallenge, to store: some DecisionStore) async {
-        await StoreRequestDeadline.withOwnDeadlines { try? await store.releaseChallenge(challenge) }
+        await Task {
+            await StoreRequestDeadline.withOwnDeadlines { try? await store.releaseChallenge(challenge) }
+        }.value
     }
 }
