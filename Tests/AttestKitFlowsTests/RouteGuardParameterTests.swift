@@ -23,7 +23,8 @@ struct RouteGuardParameterTests {
         }
     }
 
-    @Test("a check is one request for the store: alone it begins one, inside a request it keeps the request's start")
+    @Test(
+        "a check is one request for the store: alone it begins one, inside a request it begins anew (its body is in)")
     func oneDeadlinePerCheck() async throws {
         let bench = try FlowBench()
         let device = try await bench.registeredDevice()
@@ -33,14 +34,21 @@ struct RouteGuardParameterTests {
         _ = try await EnforcementTests.check(routeGuard, EnforcementTests.headers(device))
         #expect(witness.seen.withLock { $0.count == 1 && $0[0] != nil })
 
+        // An edge's request began earlier (the body's upload, say): the check's store calls get a deadline of their
+        // own from the check's start, not what the upload left of the request's.
         let outer = try await StoreRequestDeadline.withRequest {
+            let began = StoreRequestDeadline.began
+            try await Task.sleep(for: .milliseconds(20))
             _ = try await EnforcementTests.check(routeGuard, EnforcementTests.headers(device))
-            return StoreRequestDeadline.began
+            #expect(StoreRequestDeadline.began == began, "the request's own start is left as it was")
+            return began
         }
-        #expect(outer != nil && witness.seen.withLock { $0.count == 2 && $0[1] == outer })
+        let checked = witness.seen.withLock { $0.count == 2 ? $0[1] : nil }
+        #expect(outer != nil && checked != nil && checked.flatMap { start in outer.map { start > $0 } } == true)
     }
 
-    @Test("an unusable timestamp window (NaN, infinite, negative) refuses timestamps instead of crashing or taking any",
+    @Test(
+        "an unusable timestamp window (NaN, infinite, negative) refuses timestamps instead of crashing or taking any",
         arguments: [Double.nan, .infinity, -.infinity, -1])
     func unusableTimestampWindow(window: Double) async throws {
         let bench = try FlowBench()

@@ -2,12 +2,13 @@ import AttestKitStore
 import Logging
 
 extension AttestKitApplication {
-    /// Runs one use case under the request's storage deadline (kept when an edge started it earlier), and turns
+    /// Runs one use case under a storage deadline beginning now, when its request's body is in (an edge's earlier start
+    /// would have it pay for the body's upload: `StoreRequestDeadline.restarting(_:)`), and turns
     /// whatever it throws into the ``FlowError`` the edge answers with, once: a storage failure is counted
     /// (`attestkit_storage_errors_total`) and logged here with the store's reason, and nowhere else.
     func perform<Result>(_ body: () async throws(FlowError) -> Result) async throws(FlowError) -> Result {
         do {
-            return try await StoreRequestDeadline.withRequest { () async throws -> Result in try await body() }
+            return try await StoreRequestDeadline.restarting { () async throws -> Result in try await body() }
         } catch {
             throw failure(error)
         }

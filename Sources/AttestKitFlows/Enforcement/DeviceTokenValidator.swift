@@ -163,7 +163,16 @@ public final class DeviceTokenValidator: Sendable {
         let answer = try await isValid(token, client: client)
         validated(answer.valid, answer.cached)
         guard answer.valid else { throw FlowError.deviceTokenInvalid }
-        try await useUp(token, store: store)
+        // Apple's answer may take up to its own timeout, longer than the store's: the write after it has the store's
+        // whole deadline, not what Apple left of the request's.
+        let recorded = await StoreRequestDeadline.restarting { () async -> Result<Void, FlowError> in
+            do throws(FlowError) {
+                return .success(try await useUp(token, store: store))
+            } catch {
+                return .failure(error)
+            }
+        }
+        try recorded.get()
     }
 
     /// Records in `store` that a token Apple validated was used: of every request presenting one token, in this

@@ -83,10 +83,11 @@ public struct RouteGuard: Sendable {
     ) async throws(FlowError) -> RequestAttestation {
         // One storage deadline for the request's store calls (key, challenge, counter, used token), as the service's
         // routes and the decision route have: a middleware in an application's own router runs outside them, and
-        // each call had a whole operation timeout of its own. Inside a request that set it, the outer start stands.
+        // each call had a whole operation timeout of its own. It begins now, the body being in: an edge's earlier
+        // start would have the store's deadline pay for the body's upload.
         let bytes = Array(body)
         do {
-            return try await StoreRequestDeadline.withRequest { () async throws(FlowError) -> RequestAttestation in
+            return try await StoreRequestDeadline.restarting { () async throws(FlowError) -> RequestAttestation in
                 try await check(
                     lookup: lookup, method: method, target: target, alternativeTargets: alternativeTargets,
                     body: .bytes(bytes), subject: subject, client: client)
