@@ -268,6 +268,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics", condition: whenHummingbird),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: whenHummingbird),
                 .product(name: "NIOCore", package: "swift-nio", condition: whenHummingbird),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: whenHummingbird),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: whenHummingbird),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: whenHummingbird),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: whenHummingbird),

@@ -121,6 +121,33 @@ struct ConnectionDeadlineTests {
         print("connection deadline: a dripping body closed after \(after)")
     }
 
+    @Test("a client gone mid-body is a 400 that broke off, not a 500 and a logged bug")
+    func clientGoneMidBody() async throws {
+        var options = ServerHarness.Options()
+        options.transport = .live  // the connection is the subject
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let port = try #require(URL(string: harness.apiURL)?.port)
+            let connection = try await RawConnection.open(port: port)
+            try await connection.send(
+                "POST /v1/challenges HTTP/1.1\r\nHost: attestkit\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100\r\n\r\n{\"purpose\"")
+            try await Task.sleep(for: .milliseconds(100))
+            await connection.close()
+            let name = "attestkit_http_requests_total{route=\"/v1/challenges\",method=\"POST\",status="
+            var metrics = ""
+            let start = ContinuousClock.now
+            while Self.counter(metrics, name + "\"400\"}") + Self.counter(metrics, name + "\"500\"}") == 0 {
+                try #require(
+                    ContinuousClock.now - start < .seconds(60),
+                    "never counted: \(metrics.split(separator: "\n").filter { $0.contains("challenges") })")
+                try await Task.sleep(for: .milliseconds(20))
+                metrics = try await harness.get("/metrics").text
+            }
+            #expect(Self.counter(metrics, name + "\"500\"}") == 0, "counted as a 500")
+            #expect(Self.counter(metrics, name + "\"400\"}") == 1)
+        }
+    }
+
     @Test("a slow or silent client never delays another client's request")
     func slowClientsDelayNobody() async throws {
         var options = Self.options

@@ -3,6 +3,7 @@ import AttestKitFlows
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 
 /// The outermost middleware: turns every error into the API's JSON error envelope (a 500 `internal_error` for
 /// anything unexpected, logged as a bug), counts requests by route pattern and status, and logs one line per
@@ -26,6 +27,11 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         do {
             // The request's store calls share one deadline (operation_timeout from the request's start).
             response = try await StoreRequestDeadline.withRequest { try await next(request, context) }
+        } catch let error as HTTPParserError {
+            // The request broke off (a client gone mid-body, the read timeout): Hummingbird answers 400 and closes.
+            // Counted and logged as that 400, not as a 500 and a bug.
+            record(request, context: context, route: matched ?? "unmatched", status: 400, since: start)
+            throw error
         } catch {
             // An error nothing converts is logged (once: the routes' errors arrive mapped already).
             var failure = APIError.answering(error, logger: context.logger)
@@ -43,18 +49,25 @@ struct RequestMetricsMiddleware: RouterMiddleware {
             response = try failure.response(from: request, context: context)
             if let allow { response.headers[.allow] = allow }
         }
-        let route = matched ?? "unmatched"
+        record(request, context: context, route: matched ?? "unmatched", status: response.status.code, since: start)
+        return response
+    }
+
+    /// Counts a request answered with `status` and logs its line.
+    private func record(
+        _ request: Request, context: ServerRequestContext, route: String, status: Int,
+        since start: ContinuousClock.Instant
+    ) {
         let duration = ContinuousClock.now - start
-        metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: duration)
+        metrics.request(route: route, method: request.method.rawValue, status: status, duration: duration)
         let elapsed = duration.components
         let milliseconds = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
         context.logger.info(
             "request",
             metadata: [
-                "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
+                "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(status)",
                 "ms": "\((milliseconds * 1_000).rounded() / 1_000)",
             ])
-        return response
     }
 
     /// The methods of `routes` whose pattern matches `path` (`GET, POST`) and that pattern, or `nil` when none does.

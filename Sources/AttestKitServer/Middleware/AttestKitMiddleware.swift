@@ -1,5 +1,6 @@
 public import AttestKitFlows
 public import Hummingbird
+import NIOHTTP1
 
 /// Guards Hummingbird routes with App Attest assertions.
 ///
@@ -84,6 +85,9 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
                 client: client.map { Self.budgetKey($0(request, context)) } ?? Self.peer(of: context))
             context.attestation = attestation
             context.attestedKey = attestation.key
+        } catch let error as HTTPParserError {
+            // The request broke off mid-body: Hummingbird answers 400 and closes; no answer of ours.
+            throw error
         } catch {
             // The flows throw FlowErrors and a body over the limit a NIOTooManyBytesError, neither of them an
             // HTTPResponseError: unmapped, an application's router would answer 500 (or a bare 413). Mapped here, as

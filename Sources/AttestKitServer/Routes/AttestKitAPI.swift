@@ -8,6 +8,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// The HTTP API's handlers: each decodes its request, calls the use case of the ``AttestKitApplication`` (the
 /// decisions composed once, in the flows) and encodes its answer. Each group of routes lives in its own extension
@@ -122,6 +123,11 @@ struct AttestKitAPI: Sendable {
                         }
                         return try await handler(request, RouteContext(context))
                     }
+                } catch let error as HTTPParserError {
+                    // The request itself broke off (the client closed the connection mid-body, or the read timeout
+                    // did): Hummingbird answers 400 and closes, if anything can still be sent. No answer of ours,
+                    // and no bug.
+                    throw error
                 } catch {
                     throw answer(error)
                 }
