@@ -98,6 +98,9 @@ struct ClientAddressTests {
             ([("Forwarded", "for=198.51.100.7:8080"), ("X-Forwarded-For", "203.0.113.9")], "203.0.113.9"),
             ([("Forwarded", "for=198.51.100.7")], "10.0.0.5"),
             ([("X-Forwarded-For", "garbage")], "10.0.0.5"),  // unreadable: the proxy that reported it
+            ([("X-Forwarded-For", "198.51.100.7, 10.1.1.1,")], "198.51.100.7"),  // empty elements are nothing
+            ([("X-Forwarded-For", "198.51.100.7,,10.1.1.1")], "198.51.100.7"),
+            ([("X-Forwarded-For", ",")], "10.0.0.5"),
             ([("X-Forwarded-For", "198.51.100.7, unknown")], "10.0.0.5"),
             ([], "10.0.0.5"),
             // A client's header of any length, with the proxy's hop appended: the hop counts, never the proxy.
@@ -142,6 +145,12 @@ struct ClientAddressTests {
             // The element cannot be read: two for= (which would a proxy mean?), a quote the proxy left open.
             (#"for=192.0.2.1;for=198.51.100.7"#, "10.0.0.5"),
             (#"for=192.0.2.1;host="open"#, "10.0.0.5"),
+            // A quote followed by a combining mark is read as a quote (byte by byte, never as one character).
+            ("for=192.0.2.1;host=\"\u{301}\"", "192.0.2.1"),
+            ("for=192.0.2.1;host=\"\u{301}a;b\"", "192.0.2.1"),
+            ("for=203.0.113.9;host=\"\u{301}, for=192.0.2.1", "192.0.2.1"),
+            // Empty elements are nothing (the list syntax of HTTP).
+            ("for=192.0.2.1, , for=10.1.1.1,", "192.0.2.1"),
         ]
         for (value, expected) in quotedCases {
             let fields = [("Forwarded", value)]

@@ -1,5 +1,6 @@
 import AttestKit
 import AttestKitFlows
+import AttestKitTesting
 import Foundation
 import Testing
 
@@ -265,5 +266,18 @@ struct ConfigurationStrictnessTests {
         let file = try TemporaryFile(contents: embedded.joined(separator: "\n"), extension: "yaml")
         let providers = try await ServerConfigurationSource.providers(environment: [:], file: file.path)
         #expect(providers.count == 3)
+    }
+}
+
+extension ConfigurationStrictnessTests {
+    @Test("a configuration built in code is refused too with a macOS App ID that is not among apps")
+    func macOSAppIDRefusedInCode() throws {
+        var configuration = AttestKitApplication.Configuration(
+            appIDs: [try AppID(validating: Self.macApp)], environments: .development,
+            trustAnchors: Fixture.apple.trustAnchors)
+        configuration.policy.macOSAppIDs = [try AppID(validating: "ZZZZZ99999.com.example.mac")]
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.policy.macOSAppIDs = [try AppID(validating: Self.macApp)]
+        try configuration.validate()
     }
 }

@@ -39,10 +39,10 @@ struct JSONLogHandlerTests {
         let handler = JSONLogHandler(
             label: "test", level: .info, now: { Date(timeIntervalSince1970: 0) }, sink: { sink.append($0) })
         let logger = Logger(label: "test", factory: { _ in handler })
-        let hostile = "\u{9b}2J\u{7f}\u{85}\u{2028}\u{2029}\u{202e}\u{2066}é✓"
+        let hostile = "\u{9b}2J\u{7f}\u{85}\u{2028}\u{2029}\u{202e}\u{2066}\u{61c}é✓"
         logger.error("x", metadata: ["reason": "\(hostile)"])
         let line = try #require(sink.all.first)
-        let raw: Set<UInt32> = [0x9B, 0x7F, 0x85, 0x2028, 0x2029, 0x202E, 0x2066]
+        let raw: Set<UInt32> = [0x9B, 0x7F, 0x85, 0x2028, 0x2029, 0x202E, 0x2066, 0x061C]
         #expect(!line.unicodeScalars.contains { raw.contains($0.value) }, "\(line)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
         #expect(object["reason"] == hostile)

@@ -262,9 +262,10 @@ extension ReceiptRefreshThroughputTests {
         try await ServerHarness.with(kind, options) { harness in
             let devices = try await Self.dueKeys(harness, count: 4)
             let refresh = try #require(harness.server.receiptRefresh)
-            // The first exchange takes a while; the other three keys wait for it, claimed.
+            // The first exchange takes a while (long enough for the erasures below on a loaded machine); the other
+            // three keys wait for it, claimed.
             await harness.mock.state.inject(
-                MockAppleFault(.delay(.milliseconds(500)), endpoint: .attestationData, count: 1))
+                MockAppleFault(.delay(.seconds(5)), endpoint: .attestationData, count: 1))
             let round = Task { await refresh.round() }
             let started = ContinuousClock.now
             while await harness.mock.state.requestCount(.attestationData) == 0 {

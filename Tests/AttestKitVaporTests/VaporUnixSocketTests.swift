@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import AttestKitFlows
+import AttestKitStore
 import AttestKitVapor
 import Foundation
 import NIOCore
@@ -56,26 +57,41 @@ struct VaporUnixSocketTests {
 
 @Suite("Vapor shutdown: the server stops before the store closes")
 struct VaporShutdownOrderTests {
-    @Test("AttestKitLifecycle's shutdown stops the listener before it closes the store")
-    func listenerStopsFirst() async throws {
-        try await VaporBench.withApplication { app in
+    @Test("a request in flight when Vapor shuts down is answered with the store still open; the listener then stops")
+    func inFlightBeforeTheStoreCloses() async throws {
+        let lifecycle = AttestKitLifecycle()
+        try await VaporBench.withApplication(
+            lifecycle: lifecycle,
+            mount: { app in
+                // A route that uses the store after a while: in flight when the shutdown begins.
+                app.get("slow") { request async throws -> String in
+                    try await Task.sleep(for: .milliseconds(700))
+                    guard let integration = request.application.attestKit else { throw Abort(.serviceUnavailable) }
+                    try await integration.application.store.ping()
+                    return "answered"
+                }
+            }
+        ) { app in
             try await app.server.start(address: .hostname("127.0.0.1", port: 0))
             let port = try #require(app.http.server.shared.localAddress?.port)
-            let url = "http://127.0.0.1:\(port)/health"
-            var request = HTTPClientRequest(url: url)
-            request.headers.add(name: "Connection", value: "close")  // no pooled connection left behind
-            let before = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-            _ = try await before.body.collect(upTo: 1 << 16)
-            #expect(before.status == .ok)
-            // What Vapor runs first when it shuts down: the lifecycle handlers.
-            await AttestKitLifecycle().shutdownAsync(app)
+            let url = "http://127.0.0.1:\(port)/slow"
+            let inFlight = Task {
+                var request = HTTPClientRequest(url: url)
+                request.headers.add(name: "Connection", value: "close")  // no pooled connection left behind
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+                let body = try await response.body.collect(upTo: 1 << 16)
+                return (response.status.code, String(buffer: body))
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            // What Vapor runs first when it shuts down: the lifecycle handlers, the registered AttestKitLifecycle.
+            await lifecycle.shutdownAsync(app)
+            let (status, text) = try await inFlight.value
+            #expect(status == 200 && text == "answered", "\(status) \(text)")
             #expect(app.http.server.shared.localAddress == nil, "the server still listens")
-            // No answer any more (refused, or never accepted: bounded by the client's timeout).
             await #expect(throws: (any Error).self) {
-                let after = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+                let after = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
                 _ = try await after.body.collect(upTo: 1 << 16)
             }
-            await app.server.shutdown()
         }
     }
 }

@@ -194,6 +194,10 @@ extension AttestKitApplication {
             }
             try rateLimits.validate()
             try ramp.validate()
+            // A macOS App ID outside `apps` never matches an attested key: its policy would silently never apply.
+            guard policy.macOSAppIDs.isSubset(of: Set(appIDs)) else {
+                throw ConfigurationError("policy.macos-app-ids", "names App IDs that are not among apps")
+            }
             if let adminToken, adminToken.utf8.count < 16 {
                 throw ConfigurationError("admin.token", "is at least 16 bytes (UTF-8; ASCII characters)")
             }

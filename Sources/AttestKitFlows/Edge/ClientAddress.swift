@@ -118,7 +118,8 @@ public struct ClientAddress: Sendable {
     /// comes before may be any length: ignoring the whole header would count the client as its proxy, a key the
     /// client could choose), or, in a `Forwarded` header (`quoted`), with a quoted string left open. In a `Forwarded`
     /// header a comma within a quoted string (`host="a,for=198.51.100.7"`) separates nothing (RFC 7239 §4), so no
-    /// text a proxy quotes after its `for=` makes an element of its own.
+    /// text a proxy quotes after its `for=` makes an element of its own. Empty elements (`a,,b`, a trailing comma)
+    /// are skipped, as the list syntax of HTTP asks (RFC 9110 §5.6.1).
     private static func elements(_ lines: [String], quoted: Bool) -> [Substring?] {
         guard !lines.isEmpty else { return [] }
         let joined = lines.joined(separator: ",")
@@ -135,14 +136,19 @@ public struct ClientAddress: Sendable {
             if quoted, byte == UInt8(ascii: "\""), !isEscaped(previous, in: utf8, from: start) {
                 inQuotes.toggle()
             } else if byte == UInt8(ascii: ","), !inQuotes {
-                elements.append(trimmed(joined[index..<end]))
+                let element = trimmed(joined[index..<end])
+                if !element.isEmpty { elements.append(element) }
                 end = previous
             }
             index = previous
         }
         if elements.count < maximumHops {
             // The leftmost element: whole when the header was, and its quotes closed.
-            elements.append(truncated || inQuotes ? nil : trimmed(joined[start..<end]))
+            if truncated || inQuotes {
+                elements.append(nil)
+            } else if case let element = trimmed(joined[start..<end]), !element.isEmpty {
+                elements.append(element)
+            }
         }
         return elements.reversed()
     }
@@ -161,22 +167,25 @@ public struct ClientAddress: Sendable {
 
     /// The value of the one `for` parameter of a `Forwarded` element, its pairs split at semicolons outside quoted
     /// strings; `nil` when it has none, more than one (which would a proxy mean?), or a quoted string left open.
+    /// Read byte by byte, as ``elements(_:quoted:)`` reads quotes and backslashes (a quote after an odd run of
+    /// backslashes is escaped): by characters, a quote followed by a combining mark would be another character.
     private static func forwardedFor(_ element: Substring) -> Substring? {
         var pairs: [Substring] = []
         var inQuotes = false
         var escaped = false
-        var pairStart = element.startIndex
-        for index in element.indices {
-            let character = element[index]
+        let utf8 = element.utf8
+        var pairStart = utf8.startIndex
+        for index in utf8.indices {
+            let byte = utf8[index]
             if escaped {
                 escaped = false
-            } else if inQuotes, character == "\\" {
+            } else if byte == UInt8(ascii: "\\") {
                 escaped = true
-            } else if character == "\"" {
+            } else if byte == UInt8(ascii: "\"") {
                 inQuotes.toggle()
-            } else if character == ";", !inQuotes {
+            } else if byte == UInt8(ascii: ";"), !inQuotes {
                 pairs.append(element[pairStart..<index])
-                pairStart = element.index(after: index)
+                pairStart = utf8.index(after: index)
             }
         }
         guard !inQuotes else { return nil }

@@ -21,11 +21,11 @@ enum JSONText {
         return out + "\""
     }
 
-    /// DEL, a C1 control, U+2028 or U+2029, or a bidirectional formatting character (U+200E, U+200F, U+202A to
-    /// U+202E, U+2066 to U+2069).
+    /// DEL, a C1 control, U+2028 or U+2029, or a bidirectional formatting character (U+061C, U+200E, U+200F, U+202A
+    /// to U+202E, U+2066 to U+2069).
     private static func isInvisibleControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x7F...0x9F, 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
         }
     }

@@ -55,7 +55,7 @@ enum VaporBench {
         apple: AppleClients? = nil, metrics: FlowMetrics = FlowMetrics(),
         now: @escaping @Sendable () -> Date = { Date() }, prometheus: PrometheusCollectorRegistry? = nil,
         trustedProxies: [IPNetwork] = [], trustsUnixSocketPeers: Bool = false,
-        mount: @escaping (Application) throws -> Void = { _ in },
+        lifecycle: AttestKitLifecycle = AttestKitLifecycle(), mount: @escaping (Application) throws -> Void = { _ in },
         _ body: (Application) async throws -> Void
     ) async throws {
         try await kind.withStore(schema: schema) { store in
@@ -71,7 +71,7 @@ enum VaporBench {
                 app.attestKit = AttestKitIntegration(
                     application, trustedProxies: trustedProxies, trustsUnixSocketPeers: trustsUnixSocketPeers,
                     exposition: exposition)
-                app.lifecycle.use(AttestKitLifecycle())
+                app.lifecycle.use(lifecycle)
                 try app.register(collection: AttestKitRoutes())
                 try mount(app)
                 try await app.asyncBoot()
