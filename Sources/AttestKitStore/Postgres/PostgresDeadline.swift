@@ -23,11 +23,22 @@ import PostgresNIO
 /// once, and the pool drops it instead of handing it out again in an unknown state (mid-query or
 /// mid-transaction); the operation's task is cancelled and left to end on its own (it holds nothing the pool
 /// needs: the closed connection leaves the pool by its close future). A connection that is already closed when
-/// it is leased is given back and another one leased (``Lease/use(_:_:)``), so a restart costs no request its
-/// deadline.
+/// it is leased, or that a deadline is closing, is given back and another one leased (``Lease/use(_:_:)``), so a
+/// restart costs no request its deadline.
+///
+/// A deadline's close takes a moment: the operation's pending query fails as the close begins on the event loop,
+/// its task hands the connection back to the pool, and the channel turns inactive (`isClosed`) only after that,
+/// on the event loop, while the pool learns of the close later still. A call that leased the connection
+/// meanwhile saw it open, sent its query into the closing connection and failed at once with
+/// `clientClosedConnection`, without reaching the database, though a fresh connection could have served it. So
+/// the connections a deadline is closing are kept (``Closing``) until their close future fires, and a lease
+/// treats them as closed.
 struct PostgresDeadline: Sendable {
     /// How long one operation may take, leasing a connection included.
     let timeout: Duration
+
+    /// The connections this store's deadlines are closing, shared by every copy of the deadline.
+    let closing = Closing()
 
     /// How long to wait before leasing again after the pool handed out a closed connection: the pool drops it
     /// within an event-loop turn.
@@ -54,7 +65,7 @@ struct PostgresDeadline: Sendable {
         _ body: @escaping @Sendable (Lease) async throws -> Result
     ) async throws -> Result {
         let end = end ?? self.end()
-        let lease = Lease()
+        let lease = Lease(closing: closing)
         let outcome = Outcome<Result>()
         let work = Task {
             do {
@@ -102,21 +113,46 @@ struct PostgresDeadline: Sendable {
         return "\(Double(components.seconds) + Double(components.attoseconds) / 1e18)"
     }
 
+    /// The connections deadlines closed whose close has not completed yet: open to `isClosed`, and still in the
+    /// pool, which may hand one out again.
+    final class Closing: Sendable {
+        private let connections = NIOLockedValueBox<[ObjectIdentifier: PostgresConnection]>([:])
+
+        /// Closes `connection`, which counts as closing until its close future fires (by then `isClosed` holds).
+        func close(_ connection: PostgresConnection) {
+            let key = ObjectIdentifier(connection)
+            connections.withLockedValue { $0[key] = connection }
+            let closing: EventLoopFuture<Void> = connection.close()
+            closing.whenComplete { _ in self.connections.withLockedValue { $0[key] = nil } }
+        }
+
+        /// Whether a deadline is closing `connection`.
+        func contains(_ connection: PostgresConnection) -> Bool {
+            connections.withLockedValue { $0[ObjectIdentifier(connection)] != nil }
+        }
+    }
+
     /// The connection an operation is using, closed when its deadline passes.
     final class Lease: Sendable {
-        /// The pool handed out a connection that had already closed; nothing was sent on it.
+        /// The pool handed out a connection that had already closed, or that a deadline is closing; nothing was
+        /// sent on it.
         struct ClosedConnection: Error {}
 
+        private let closing: Closing
         private let state = NIOLockedValueBox<(connection: PostgresConnection?, expired: Bool)>((nil, false))
+
+        init(closing: Closing) {
+            self.closing = closing
+        }
 
         /// Runs `body` on a leased connection, which is closed if the deadline passes meanwhile.
         ///
         /// Call it first thing in `withConnection`, and return from `withConnection` right after it: once `body`
         /// has ended the connection is no longer the operation's (the pool may lend it to another), and the
         /// deadline leaves it alone.
-        /// - Throws: ``ClosedConnection`` when the connection is closed already (nothing is sent: the operation
-        ///   runs again on another connection); `CancellationError` when the deadline has passed (nothing is sent:
-        ///   the connection goes back to the pool); or what `body` throws.
+        /// - Throws: ``ClosedConnection`` when the connection is closed already, or a deadline is closing it
+        ///   (nothing is sent: the operation runs again on another connection); `CancellationError` when the
+        ///   deadline has passed (nothing is sent: the connection goes back to the pool); or what `body` throws.
         func use<Value>(
             _ connection: PostgresConnection, _ body: (PostgresConnection) async throws -> Value
         ) async throws -> Value {
@@ -127,7 +163,7 @@ struct PostgresDeadline: Sendable {
             // Nothing was sent: the connection goes back to the pool as it came.
             guard !expired else { throw CancellationError() }
             defer { state.withLockedValue { $0.connection = nil } }
-            guard !connection.isClosed else { throw ClosedConnection() }
+            guard !connection.isClosed, !closing.contains(connection) else { throw ClosedConnection() }
             return try await body(connection)
         }
 
@@ -137,12 +173,7 @@ struct PostgresDeadline: Sendable {
                 state.expired = true
                 return state.connection
             }
-            if let connection { Self.close(connection) }
-        }
-
-        private static func close(_ connection: PostgresConnection) {
-            let closing: EventLoopFuture<Void> = connection.close()
-            closing.whenComplete { _ in }
+            if let connection { closing.close(connection) }
         }
     }
 
