@@ -21,10 +21,10 @@ public enum StoreRequestDeadline {
         return try await $began.withValue(.now) { try await body() }
     }
 
-    /// Runs `body` as the rest of the current request, beginning now even inside another `withRequest`: the store calls
-    /// it makes share one deadline from now. For the part of a request that follows a wait the store has no part in,
-    /// which the shared deadline should not pay for: the request's body arriving (a client may send it slowly, up to
-    /// the server's read timeout), an answer from Apple (up to its own timeout).
+    /// Runs `body` as the rest of the current request, beginning now even inside another `withRequest`: the store
+    /// calls it makes share one deadline from now. For the part of a request that follows a wait the store has no
+    /// part in, which the shared deadline should not pay for: the request's body arriving (a client may send it
+    /// slowly, up to the server's read timeout), an answer from Apple (up to its own timeout).
     public static func restarting<Result>(_ body: () async throws -> Result) async rethrows -> Result {
         try await $began.withValue(.now) { try await body() }
     }

@@ -195,8 +195,10 @@ extension AttestKitApplication {
             try rateLimits.validate()
             try ramp.validate()
             // A macOS App ID outside `apps` never matches an attested key: its policy would silently never apply.
-            guard policy.macOSAppIDs.isSubset(of: Set(appIDs)) else {
-                throw ConfigurationError("policy.macos-app-ids", "names App IDs that are not among apps")
+            if let stranger = policy.macOSAppIDs.first(where: { !appIDs.contains($0) }) {
+                throw ConfigurationError(
+                    "policy.macos-app-ids",
+                    "holds '\(stranger)', which is not one of apps: the macOS key policy would never apply to it")
             }
             if let adminToken, adminToken.utf8.count < 16 {
                 throw ConfigurationError("admin.token", "is at least 16 bytes (UTF-8; ASCII characters)")

@@ -2,9 +2,9 @@ import AttestKitStore
 import Logging
 
 extension AttestKitApplication {
-    /// Runs one use case under a storage deadline beginning now, when its request's body is in (an edge's earlier start
-    /// would have it pay for the body's upload: `StoreRequestDeadline.restarting(_:)`), and turns
-    /// whatever it throws into the ``FlowError`` the edge answers with, once: a storage failure is counted
+    /// Runs one use case under a storage deadline beginning now, when its request's body is in (an edge's earlier
+    /// start would have it pay for the body's upload: `StoreRequestDeadline.restarting(_:)`), and turns whatever it
+    /// throws into the ``FlowError`` the edge answers with, once: a storage failure is counted
     /// (`attestkit_storage_errors_total`) and logged here with the store's reason, and nowhere else.
     func perform<Result>(_ body: () async throws(FlowError) -> Result) async throws(FlowError) -> Result {
         do {

@@ -29,10 +29,10 @@ import Synchronization
 /// 304 moves the key's next refresh to the receipt's Not Before, an hour from now at the soonest. An answer about
 /// one receipt (Apple refuses it with 400 or 404, or with 401 when it is of another team's app, or its answer does
 /// not verify) postpones only that key, longer each time (`postponement(after:receiptCreatedAt:now:)`), and the
-/// round goes on with the other keys: one bad receipt never stalls the others. When Apple rate limits, fails, cannot be reached or
-/// refuses this server's key, the round starts no more exchanges (those in flight finish) and the service backs
-/// off exponentially (`nextDelay(after:backedOff:interval:)`: twice the interval, doubling, up to an hour or the
-/// interval if that is longer) so that an outage is not hammered.
+/// round goes on with the other keys: one bad receipt never stalls the others. When Apple rate limits, fails, cannot
+/// be reached or refuses this server's key, the round starts no more exchanges (those in flight finish) and the
+/// service backs off exponentially (`nextDelay(after:backedOff:interval:)`: twice the interval, doubling, up to an
+/// hour or the interval if that is longer) so that an outage is not hammered.
 ///
 /// After each round the backlog (due keys left, the age of the oldest) is read from the store and set as gauges.
 public struct ReceiptRefreshService: Service, CustomStringConvertible {

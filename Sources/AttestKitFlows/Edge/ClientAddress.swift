@@ -67,9 +67,15 @@ public struct ClientAddress: Sendable {
     /// address it says it received the request from; the first untrusted address is the client. A hop that cannot
     /// be read stops the walk at the proxy that reported it, so that a client cannot choose its own key.
     package func client(peer: String?, headers: (String) -> [String]) -> [UInt8]? {
-        guard let peer, var current = IPNetwork.addressBytes(peer) else { return nil }
-        guard isTrusted(current) else { return current }
-        var hops = Self.forwardedHops(headers, from: header)
+        guard let peer, let address = IPNetwork.addressBytes(peer) else { return nil }
+        guard isTrusted(address) else { return address }
+        return walk(from: address, hops: Self.forwardedHops(headers, from: header))
+    }
+
+    /// From `start` towards the origin: while the address is a trusted proxy's, the hop it reported (the last of
+    /// `hops`) replaces it; an unreadable hop stops the walk at the proxy that reported it.
+    private func walk(from start: [UInt8], hops: [[UInt8]?]) -> [UInt8] {
+        var (current, hops) = (start, hops)
         while isTrusted(current), let hop = hops.popLast() {
             guard let hop else { return current }
             current = hop
@@ -83,12 +89,8 @@ public struct ClientAddress: Sendable {
     public func rateLimitKey(unixSocketPeerWithHeaders headers: (String) -> [String]) -> String {
         guard trustsUnixSocketPeers else { return "unknown" }
         var hops = Self.forwardedHops(headers, from: header)
-        guard let first = hops.popLast(), var current = first else { return "unknown" }
-        while isTrusted(current), let hop = hops.popLast() {
-            guard let hop else { break }
-            current = hop
-        }
-        return Self.rateLimitKey(of: current, ipv6PrefixLength: ipv6PrefixLength)
+        guard let last = hops.popLast(), let first = last else { return "unknown" }
+        return Self.rateLimitKey(of: walk(from: first, hops: hops), ipv6PrefixLength: ipv6PrefixLength)
     }
 
     private func isTrusted(_ address: [UInt8]) -> Bool {

@@ -145,7 +145,7 @@ extension ServerConfiguration {
         if let ttl = try Self.duration(settings, "challenge.ttl") { self.challengeTTL = ttl }
         if let leeway = try settings.double("leeway") { self.leeway = leeway }
         if let window = try settings.double("assertion.timestamp-window") { self.timestampWindow = window }
-        self.policy = try Self.policy(settings.scoped(to: "policy"), appIDs: application.appIDs)
+        self.policy = try Self.policy(settings.scoped(to: "policy"))
         self.rateLimits = try RateLimits.read(settings.scoped(to: "rate-limit"), over: self.rateLimits)
         let ramp = settings.scoped(to: "ramp")
         if let share = try ramp.double("share") { self.ramp.share = share }
@@ -312,12 +312,8 @@ extension ServerConfiguration {
         }
     }
 
-    /// The `policy.*` settings, from the reader scoped to `policy`; `appIDs` are the apps `policy.macos-app-ids`
-    /// must name.
-    private static func policy(
-        _ settings: StrictConfigReader,
-        appIDs: [AppID]
-    ) throws(ServerConfigurationError) -> Policy {
+    /// The `policy.*` settings, from the reader scoped to `policy`.
+    private static func policy(_ settings: StrictConfigReader) throws(ServerConfigurationError) -> Policy {
         var policy = Policy()
         if let entries = try settings.words("validation-categories") {
             let key = settings.key("validation-categories")
@@ -346,14 +342,9 @@ extension ServerConfiguration {
             policy.allowedValidationCategories = allowed
         }
         policy.minimumOSVersion = try settings.string("minimum-os-version")
-        // Parsed as strictly as `apps`, and each one of them: an App ID no key is attested for (`com.example.mac`,
-        // its Team ID left out) would leave the macOS key policy silently unapplied.
+        // Parsed as strictly as `apps` (`com.example.mac`, its Team ID left out, is no App ID); that each is one of
+        // `apps` is the application configuration's check (`validate()`), for a configuration built in code too.
         for appID in try settings.values("macos-app-ids", as: AppID.self) ?? [] {
-            guard appIDs.contains(appID) else {
-                throw ServerConfigurationError(
-                    settings.key("macos-app-ids"),
-                    "holds '\(appID)', which is not one of apps: the macOS key policy would never apply to it")
-            }
             policy.macOSAppIDs.insert(appID)
         }
         policy.minimumBundleVersion = try settings.string("minimum-bundle-version")

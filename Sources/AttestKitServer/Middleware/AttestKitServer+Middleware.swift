@@ -3,9 +3,9 @@ public import Hummingbird
 
 extension AttestKitServer {
     /// Names the sender of a request as this server's own routes do, for ``AttestKitMiddleware``'s `client:`: the
-    /// TCP peer (an IPv6 peer by its prefix, `rate-limit.ipv6-prefix-length`), or, when the peer is one of `http.trusted-proxies`, the address it
-    /// forwarded in `http.client-address-header`; `nil` when the context does not know the peer
-    /// (`RemoteAddressRequestContext`). Vapor's middleware names clients by the same rule.
+    /// TCP peer (an IPv6 peer by its prefix, `rate-limit.ipv6-prefix-length`), or, when the peer is one of
+    /// `http.trusted-proxies`, the address it forwarded in `http.client-address-header`; `nil` when the context does
+    /// not know the peer (`RemoteAddressRequestContext`). Vapor's middleware names clients by the same rule.
     public func requestClient<Context: Hummingbird.RequestContext>(
         _ context: Context.Type = Context.self
     ) -> @Sendable (Hummingbird.Request, Context) -> String? {

@@ -22,8 +22,8 @@ public struct RequestVerificationRequest: Codable, Sendable, Hashable {
     /// The rollout subject (a user id, say); absent or empty: the key id the request sends.
     public var subject: String?
     /// The IP address of the app's client, for the per-client budget of DeviceCheck validations (an IPv6 address
-    /// counted by its prefix, `rate-limit.ipv6-prefix-length`, a /64 by default; anything but an IP address is refused); absent: one budget shared by every request
-    /// without one.
+    /// counted by its prefix, `rate-limit.ipv6-prefix-length`, a /64 by default; anything but an IP address is
+    /// refused); absent: one budget shared by every request without one.
     public var client: String?
 
     /// The JSON members of this request. The route refuses any other member, a `null` member and a member given twice
