@@ -115,6 +115,34 @@ struct StorageFailureTests {
         }
     }
 
+    @Test("a request cancelled (a stop past its grace period) is answered 503 but not counted as a storage outage")
+    func cancelledRequestNotAnOutage() async throws {
+        try await Self.withSQLiteServer { harness, store, capture in
+            _ = try await store.executeOnWriter("PRAGMA query_only = ON")
+            let application = harness.server.application
+            let request = ChallengeRequest(purpose: "assert")
+            let cancelled = Task { () async -> String? in
+                try? await Task.sleep(for: .seconds(60))  // cancelled at once
+                do throws(FlowError) {
+                    _ = try await application.issueChallenge(request, client: "192.0.2.1")
+                    return nil
+                } catch {
+                    return error.code.rawValue
+                }
+            }
+            cancelled.cancel()
+            #expect(await cancelled.value == "storage_unavailable")
+            #expect(Self.storageErrors(harness) == 0)
+            #expect(!capture.logged.contains { $0.message.hasPrefix("storage unavailable") })
+
+            // The same failure in a request going on is the outage it is.
+            let live = try await harness.post("/v1/challenges", ["purpose": "assert"], allow5xx: true)
+            #expect(live.status == 503 && live.errorCode == "storage_unavailable", "\(live)")
+            #expect(Self.storageErrors(harness) == 1)
+            try Self.expectLogLine(in: capture, naming: "readonly")
+        }
+    }
+
     /// The value of `attestkit_storage_errors_total` in the server's exposition.
     static func storageErrors(_ harness: ServerHarness) -> Int {
         let text = String(decoding: harness.server.metrics.exposition(), as: UTF8.self)

@@ -6,7 +6,9 @@ extension FlowError {
     /// Counts and logs what the operator must hear about under this error. Given once per request by whoever decided it (a use case of ``AttestKitApplication``, or a
     /// ``RouteGuard``):
     /// - a storage failure: counted (`attestkit_storage_errors_total`) and logged (`storage unavailable`, with the
-    ///   store's code and reason, never a value);
+    ///   store's code and reason, never a value), unless the request's own task was cancelled (a stop past its grace
+    ///   period): the store was not found failing then, and counting it would feed the storage alert at every
+    ///   rolling restart; logged at debug only;
     /// - Apple refusing this server (its key, its configuration, what it sent) or answering with an error: logged
     ///   (`Apple refused this server`, with the code), as the app sees only a 502;
     /// - Apple unreachable or rate limiting this server: logged at warning (`Apple unavailable`);
@@ -16,6 +18,11 @@ extension FlowError {
         switch kind {
         case .unavailable:
             if let store = underlying as? StoreError {
+                guard !Task.isCancelled else {
+                    logger.debug(
+                        "request cancelled during a store call: answering 503", metadata: ["code": "\(store.code)"])
+                    return
+                }
                 metrics.storageError()
                 logger.error(
                     "storage unavailable: answering 503",
