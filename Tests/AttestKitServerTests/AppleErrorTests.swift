@@ -15,22 +15,55 @@ import Testing
 /// statuses and dropped connections.
 @Suite("Apple errors")
 struct AppleErrorTests {
-    /// Base64url: the server accepts it, Apple (and its mock) want standard Base64.
-    static let refusedToken = "AAAA-_-_AAAA"
+    /// Apple's refusal of a device token it cannot read, for every DeviceCheck endpoint (the service sends a token in
+    /// its standard spelling, which the mock accepts whatever its bytes).
+    static func refusingDeviceTokens(_ state: MockAppleState) async {
+        await state.inject(
+            MockAppleFault(.status(400, text: "Missing or incorrectly formatted device token payload"), count: 100))
+    }
 
     @Test(
         "a token Apple refuses: 400 bad_device_token, and validate says valid: false", arguments: await StoreKind.all())
     func badDeviceToken(kind: StoreKind) async throws {
         try await ServerHarness.with(kind) { harness in
+            await Self.refusingDeviceTokens(harness.mock.state)
             for path in ["/v1/devicecheck/query", "/v1/devicecheck/update"] {
-                let answer = try await harness.post(path, ["deviceToken": .string(Self.refusedToken), "bit1": true])
+                let answer = try await harness.post(
+                    path, ["deviceToken": .string(Fixture.deviceToken()), "bit1": true])
                 #expect(answer.status == 400 && answer.errorCode == "bad_device_token", "\(path): \(answer)")
             }
             let validate = try await harness.post(
-                "/v1/devicecheck/validate", ["deviceToken": .string(Self.refusedToken)])
+                "/v1/devicecheck/validate", ["deviceToken": .string(Fixture.deviceToken())])
             #expect(validate.status == 200, "\(validate)")
             #expect(validate.bool("valid") == false)
             #expect(validate.string("reason") == "bad_device_token")
+        }
+    }
+
+    @Test(
+        "a token relayed in base64url or without padding reaches Apple in its standard spelling on every route",
+        arguments: await StoreKind.all())
+    func base64URLDeviceToken(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            // 95 bytes: one `=` of padding; a `+` or a `/` to respell.
+            var token = ""
+            while !token.contains(where: { "+/".contains($0) }) {
+                token = Data((0..<95).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            }
+            let relayed = String(
+                token.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                    .prefix { $0 != "=" })
+            #expect(relayed != token)
+            let validate = try await harness.post("/v1/devicecheck/validate", ["deviceToken": .string(relayed)])
+            #expect(validate.status == 200 && validate.bool("valid") == true, "\(validate)")
+            let update = try await harness.post(
+                "/v1/devicecheck/update", ["deviceToken": .string(relayed), "bit0": true, "bit1": true])
+            #expect(update.status == 200, "\(update)")
+            let query = try await harness.post("/v1/devicecheck/query", ["deviceToken": .string(token)])
+            #expect(query.status == 200 && query.bool("bit0") == true && query.bool("bit1") == true, "\(query)")
+            let unpadded = try await harness.post(
+                "/v1/devicecheck/query", ["deviceToken": .string(String(token.prefix { $0 != "=" }))])
+            #expect(unpadded.status == 200 && unpadded.bool("bit1") == true, "\(unpadded)")
         }
     }
 

@@ -18,9 +18,6 @@ struct VaporDeviceCheckTests {
         return Data((0..<96).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
     }
 
-    /// Base64 the flows read but Apple refuses (URL-safe letters): 400 `bad_device_token` from Apple.
-    static let refusedToken = "AAAA-_-_AAAA"
-
     static let backend: HTTPHeaders = ["Authorization": "Bearer \(VaporBench.backendToken)"]
     static let admin: HTTPHeaders = ["Authorization": "Bearer \(VaporBench.adminToken)"]
 
@@ -152,15 +149,18 @@ struct VaporDeviceCheckTests {
                 let valid = try WireJSON.decode(DeviceCheckValidateResponse.self, from: accepted.body)
                 #expect(valid.valid && valid.reason == nil)
 
+                // Apple refusing the token (the service sends it in its standard spelling, which the mock accepts).
+                await mock.state.inject(
+                    MockAppleFault(.status(400, text: "Missing or incorrectly formatted device token payload"), count: 3))
                 let rejected = try await Self.post(
-                    app, "/v1/devicecheck/validate", #"{"deviceToken":"\#(Self.refusedToken)"}"#)
+                    app, "/v1/devicecheck/validate", #"{"deviceToken":"\#(Self.deviceToken())"}"#)
                 #expect(rejected.status == .ok)
                 let invalid = try WireJSON.decode(DeviceCheckValidateResponse.self, from: rejected.body)
                 #expect(!invalid.valid && invalid.reason == "bad_device_token")
                 #expect(await mock.state.requestCount(.validateDeviceToken) == 2)
 
                 for path in ["/v1/devicecheck/query", "/v1/devicecheck/update"] {
-                    let answer = try await Self.post(app, path, #"{"deviceToken":"\#(Self.refusedToken)","bit1":true}"#)
+                    let answer = try await Self.post(app, path, #"{"deviceToken":"\#(Self.deviceToken())","bit1":true}"#)
                     #expect(answer.status == .badRequest && answer.code == "bad_device_token", "\(path)")
                 }
                 // Not Base64 at all: refused before Apple is asked.

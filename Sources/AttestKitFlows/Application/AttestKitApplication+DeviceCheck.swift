@@ -1,5 +1,6 @@
 public import AttestKitWire
 import AttestKitApple
+import Foundation
 import Logging
 
 extension AttestKitApplication {
@@ -116,9 +117,10 @@ extension AttestKitApplication {
         }
     }
 
-    /// A device token: Base64 without line breaks, at most 8 KiB (Apple's are about 2.5 KiB).
+    /// A device token: Base64 without line breaks, at most 8 KiB (Apple's are about 2.5 KiB), in either alphabet,
+    /// padded or not, as every binary field; Apple is sent its standard, padded spelling, as the guarded routes do
+    /// (Apple refuses base64url: a device relayed that way was answered `bad_device_token`, never banned).
     private static func deviceToken(_ text: String) throws(FlowError) -> String {
-        _ = try Field.bytes(text, "deviceToken", maximum: 8_192)
-        return text
+        Data(try Field.bytes(text, "deviceToken", maximum: 8_192)).base64EncodedString()
     }
 }
