@@ -19,12 +19,17 @@ struct ExtensionMapBindingTests {
         [0xA2, 0x77] + Array("apple_bundle_version_01".utf8) + [0x63] + Array("999".utf8) + [0x78, 0x1C]
         + Array("apple_validation_category_01".utf8) + [0x44, 0x04, 0x00, 0x00, 0x00]
 
-    /// `bytes` with the byte string `old` (a one-byte length) replaced by `new`.
+    /// `bytes` with the byte string `old` (24 to 65,535 bytes) replaced by `new`.
     static func replacing(_ old: [UInt8], with new: [UInt8], in bytes: [UInt8]) throws -> [UInt8] {
-        let original: [UInt8] = [0x58, UInt8(old.count)] + old
+        let original = byteStringHead(old.count) + old
         let start = try #require(
             (0...(bytes.count - original.count)).first { Array(bytes[$0..<$0 + original.count]) == original })
-        return Array(bytes[..<start]) + [0x58, UInt8(new.count)] + new + Array(bytes[(start + original.count)...])
+        return Array(bytes[..<start]) + byteStringHead(new.count) + new + Array(bytes[(start + original.count)...])
+    }
+
+    /// The CBOR head of a byte string of `count` bytes (24 to 65,535), in its shortest form.
+    static func byteStringHead(_ count: Int) -> [UInt8] {
+        count < 256 ? [0x58, UInt8(count)] : [0x59, UInt8(count >> 8), UInt8(count & 0xFF)]
     }
 
     @Test("an attestation whose map came from its client data hash: refused with its receipt, unreported without")
@@ -54,6 +59,40 @@ struct ExtensionMapBindingTests {
         #expect(!unbound.extensionsAuthenticated)
         #expect(unbound.validationCategory == nil && unbound.bundleVersion == nil)
         #expect(ValidationCategoryPolicy(allowed: [4]).check(unbound) != .meetsPolicy)
+    }
+
+    @Test("a receipt of another attestation of the key with an equal client data hash: refused, the map unbelieved")
+    func receiptOfAnotherAttestationWithEqualHash() async throws {
+        let apple = try SoftwareApple()
+        let device = SimulatedDevice(
+            apple: apple, configuration: .init(appID: Self.appID, environment: .development, iOS27: false))
+        let keyID = device.generateKey()
+        // A second device holding the same key (Apple lets an app attest one key again after a failure).
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try device.save(to: directory.appendingPathComponent("device.json"))
+        let twin = try SimulatedDevice.load(from: directory.appendingPathComponent("device.json"))
+        let challenge = Array("one challenge, two attestations".utf8)
+        let hash = Array(SHA256.hash(data: challenge))
+        // Attestation A signs `map ‖ hash` (its receipt's field 4 gives it away); B signs `hash`.
+        let withMap = try device.attestKey(keyID, clientDataHash: Self.map + hash)
+        let plain = try twin.attestKey(keyID, clientDataHash: hash)
+        let authData = Array(try AttestationObject(bytes: withMap).authenticatorData.bytes)
+        let receiptA = try #require(try AttestationObject(bytes: withMap).receipt)
+        let receiptB = try #require(try AttestationObject(bytes: plain).receipt)
+        // A's certificates and authenticator data with the map spliced in, B's receipt: field 4 is `hash`.
+        let forged = try Self.replacing(
+            receiptA, with: receiptB, in: try Self.replacing(authData, with: authData + Self.map, in: withMap))
+        let verifier = AttestationVerifier(
+            configuration: try .init(
+                appIDs: [Self.appID], environments: .development, receiptPolicy: .require,
+                trustAnchors: apple.trustAnchors))
+        await #expect(throws: AttestKitError.code(.receiptKeyMismatch)) {
+            try await verifier.verify(forged, keyID: keyID, clientData: .challenge(challenge))
+        }
+        // B itself, with its own receipt, verifies: the receipt is genuine, only carried into A.
+        let genuine = try await verifier.verify(plain, keyID: keyID, clientData: .challenge(challenge))
+        #expect(genuine.extensionsAuthenticated && genuine.validationCategory == nil)
     }
 
     @Test("an assertion's map of a key attested without one is not believed by the policies, straight from the core")

@@ -237,9 +237,12 @@ public struct AttestationVerifier: Sendable {
         return verified
     }
 
-    /// The embedded receipt, verified, and bound to this attestation: an ATTEST receipt's field 4 is the client
-    /// data hash the app passed to `attestKey`, so an older genuine receipt of the same key cannot be carried into a
-    /// new attestation (the nonce covers the authenticator data and the client data, not the receipt).
+    /// The embedded receipt, verified, and bound to this attestation: an ATTEST receipt's field 3 is this
+    /// attestation's credential certificate, byte for byte, and its field 4 the client data hash the app passed to
+    /// `attestKey`, so a genuine receipt of another attestation of the same key cannot be carried into this one (the
+    /// nonce covers the authenticator data and the client data, not the receipt). Field 4 alone is not enough: two
+    /// attestations of one key with one challenge, one of them with an iOS 27 map spliced before the client data,
+    /// have equal field 4s, and the receipt of the one without the map would vouch for the other's map.
     private func verifyReceipt(
         _ object: AttestationObject, appID: AppID, keyID: KeyID, environment: AppAttestEnvironment,
         clientDataHash: [UInt8]?, at time: Date
@@ -258,6 +261,12 @@ public struct AttestationVerifier: Sendable {
                 bytes, appID: appID, keyID: keyID, attestedCertificateDER: object.certificates[0],
                 expectedType: .attest, environment: environment, maximumAge: configuration.receiptMaximumAge,
                 at: time)
+            // The certificate is public: a plain comparison.
+            guard receipt.attestedCertificateDER == object.certificates[0] else {
+                throw AttestKitError(
+                    .receiptKeyMismatch, "the receipt was made for another attestation (another credential certificate)"
+                )
+            }
             if let clientDataHash, !ConstantTime.equal(receipt.clientHash, clientDataHash) {
                 throw AttestKitError(
                     .receiptClientHashMismatch, "the receipt was made for another attestation of this key")

@@ -164,7 +164,8 @@ extension AttestKitError {
         public static let receiptSignerNotAuthorized = Code("receipt_signer_not_authorized", .receipt)
         /// The receipt's App ID is not the expected one.
         public static let receiptAppIdMismatch = Code("receipt_app_id_mismatch", .receipt)
-        /// The receipt's attested key is not the registered key.
+        /// The receipt's attested key is not the registered key, or, inside an attestation, its attested certificate
+        /// (field 3) is not that attestation's credential certificate.
         public static let receiptKeyMismatch = Code("receipt_key_mismatch", .receipt)
         /// The receipt inside an attestation names another client data hash (its field 4): it was made for
         /// another attestation of the key.
