@@ -102,17 +102,14 @@ extension AttestKitApplication {
         return apple.deviceCheck
     }
 
-    /// Runs one Apple call, counting its outcome (`attestkit_devicecheck_requests_total`) and converting its error.
-    /// A call its caller cancelled is not counted: it says nothing of Apple.
+    /// Runs one Apple call, counting its outcome (``FlowMetrics/countingDeviceCheck(_:_:)``) and converting its
+    /// error.
     private func calling<Result>(
         _ operation: String, _ body: () async throws(AppleServiceError) -> Result
     ) async throws(FlowError) -> Result {
         do {
-            let result = try await body()
-            metrics.deviceCheck(operation, outcome: "ok")
-            return result
+            return try await metrics.countingDeviceCheck(operation, body)
         } catch {
-            if error.code != .cancelled { metrics.deviceCheck(operation, outcome: error.code.rawValue) }
             throw FlowError(error)
         }
     }

@@ -1,4 +1,5 @@
 import AttestKit
+import AttestKitApple
 public import AttestKitStore
 public import Foundation
 public import Logging
@@ -131,11 +132,16 @@ public struct AttestKitApplication: Sendable {
             throw ConfigurationError("debug.tokens", error.reason)
         }
         self.debugTokens = debugTokens
-        let deviceTokens = apple.map {
+        // The fallback's validations are counted as the routes' calls are (`attestkit_devicecheck_requests_total`).
+        let deviceTokens = apple.map { clients in
             DeviceTokenValidator(
-                client: $0.deviceCheck, capacity: configuration.deviceTokenCache.capacity,
-                ttl: configuration.deviceTokenCache.ttl,
-                validationsPerClient: configuration.deviceTokenValidationsPerClient, now: now)
+                capacity: configuration.deviceTokenCache.capacity, ttl: configuration.deviceTokenCache.ttl,
+                validationsPerClient: configuration.deviceTokenValidationsPerClient, now: now
+            ) { (token: String) async throws(AppleServiceError) in
+                try await metrics.countingDeviceCheck("validate") { () async throws(AppleServiceError) in
+                    try await clients.deviceCheck.validate(deviceToken: token)
+                }
+            }
         }
         self.deviceTokens = deviceTokens
         challenges = ChallengeIssuer(store: store, ttl: configuration.challengeTTL, now: now)

@@ -1,4 +1,5 @@
 public import AttestKit
+import AttestKitApple
 public import AttestKitStore
 public import CoreMetrics
 public import Foundation
@@ -162,6 +163,22 @@ public struct FlowMetrics: Sendable {
             dimensions: [("operation", operation), ("outcome", outcome)],
             factory: factory
         ).increment()
+    }
+
+    /// Runs one DeviceCheck call to Apple and counts its outcome (``deviceCheck(_:outcome:)``): the routes' calls and
+    /// the fallback's validations of `X-AttestKit-Device-Token` alike, so that Apple refusing or rate limiting this
+    /// server is seen whichever asked. A call its caller cancelled is not counted: it says nothing of Apple.
+    func countingDeviceCheck<Result>(
+        _ operation: String, _ body: () async throws(AppleServiceError) -> Result
+    ) async throws(AppleServiceError) -> Result {
+        do {
+            let result = try await body()
+            deviceCheck(operation, outcome: "ok")
+            return result
+        } catch {
+            if error.code != .cancelled { deviceCheck(operation, outcome: error.code.rawValue) }
+            throw error
+        }
     }
 
     /// The risk metric of a receipt Apple just gave: its distribution.
