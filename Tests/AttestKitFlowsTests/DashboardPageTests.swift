@@ -1,4 +1,5 @@
 @testable import AttestKitFlows
+import AttestKitStore
 import Foundation
 import Testing
 
@@ -18,5 +19,32 @@ struct DashboardPageTests {
         #expect(page.contains("<td>replays refused</td><td class=\"n\">5</td>"), "\(page)")
         #expect(page.contains("<td>counter_not_increasing</td><td class=\"n\">5</td>"))
         #expect(!page.contains("device_token_unchecked</td>"))
+    }
+
+    @Test("the keys table says unavailable when the store gave no counts, and zeros when it counted none")
+    func keyCountsUnavailable() throws {
+        func keysSection(_ counts: KeyCounts?) throws -> String {
+            let page = DashboardPage(samples: [], previous: nil, keyCounts: counts, now: Date()).html
+            let start = try #require(page.range(of: "<section id=\"keys\">"))
+            let end = try #require(page.range(of: "</section>", range: start.upperBound..<page.endIndex))
+            return String(page[start.lowerBound..<end.upperBound])
+        }
+        let unknown = try keysSection(nil)
+        #expect(unknown.contains(">unavailable</td>") && !unknown.contains("none yet"), "\(unknown)")
+        let none = try keysSection(KeyCounts(counts: [:]))
+        #expect(none.contains("<td class=\"n\">0</td>") && !none.contains("unavailable"), "\(none)")
+    }
+
+    @Test("the receipt refresh backlog: the keys due and how long the oldest waited, once a round measured them")
+    func refreshBacklog() {
+        let before = DashboardPage(samples: [], previous: nil, keyCounts: nil, now: Date()).html
+        #expect(before.contains(#"<section id="backlog">"#) && before.contains("none yet"))
+        let exposition = """
+            attestkit_receipt_refresh_backlog 42
+            attestkit_receipt_refresh_oldest_due_seconds 5400
+            """
+        let page = DashboardPage(samples: MetricSample.parse(exposition), previous: nil, keyCounts: nil, now: Date()).html
+        #expect(page.contains(#"<td>keys due</td><td class="n">42</td>"#), "\(page)")
+        #expect(page.contains(#"<td>oldest due waited (minutes)</td><td class="n">90</td>"#))
     }
 }

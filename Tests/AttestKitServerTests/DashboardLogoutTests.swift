@@ -97,4 +97,49 @@ struct DashboardLogoutTests {
             _ = try await Self.login(harness)
         }
     }
+
+    /// The `Origin` a browser following the Fetch standard ("append a request `Origin` header") sends with a form
+    /// post from a page of `pageOrigin` served with `policy` to `target`, a page of the same origin: `null` under
+    /// `no-referrer`, under `same-origin` for another origin, and under the `strict-origin` policies from an `https`
+    /// page to an `http` one; the page's origin otherwise.
+    static func browserOrigin(policy: String, pageOrigin: String, target: String) -> String {
+        let sameOrigin = pageOrigin == target
+        let downgrade = pageOrigin.hasPrefix("https:") && !target.hasPrefix("https:")
+        switch policy.lowercased() {
+        case "no-referrer": return "null"
+        case "same-origin": return sameOrigin ? pageOrigin : "null"
+        case "no-referrer-when-downgrade", "strict-origin", "strict-origin-when-cross-origin":
+            return downgrade ? "null" : pageOrigin
+        default: return pageOrigin
+        }
+    }
+
+    @Test("a browser without Sec-Fetch-Site signs in and out from the dashboard's own pages, under their Referrer-Policy")
+    func ownPagesWithoutFetchMetadata() async throws {
+        try await ServerHarness.with(.sqlite) { harness in
+            let form = try await harness.get("/dashboard/login")
+            let policy = try #require(form.header("Referrer-Policy"), "\(form)")
+            let origin = Self.browserOrigin(policy: policy, pageOrigin: harness.apiURL, target: harness.apiURL)
+            let login = try await harness.send(
+                .POST, "/dashboard/login", body: Array("token=\(Fixture.adminToken)".utf8),
+                headers: [("Origin", origin)])
+            #expect(login.status == 303, "Referrer-Policy \(policy): \(login)")
+            let cookie = try #require(login.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+            let page = try await harness.get("/dashboard", headers: [("Cookie", cookie)])
+            let pagePolicy = try #require(page.header("Referrer-Policy"), "\(page)")
+            let logout = try await harness.send(
+                .POST, "/dashboard/logout",
+                headers: [
+                    ("Cookie", cookie),
+                    ("Origin", Self.browserOrigin(policy: pagePolicy, pageOrigin: harness.apiURL, target: harness.apiURL)),
+                ])
+            #expect(logout.status == 303, "Referrer-Policy \(pagePolicy): \(logout)")
+            // A page of another site still sends `null` (or its own origin) and is refused.
+            let foreign = Self.browserOrigin(policy: policy, pageOrigin: "http://evil.example", target: harness.apiURL)
+            let refused = try await harness.send(
+                .POST, "/dashboard/login", body: Array("token=\(Fixture.adminToken)".utf8),
+                headers: [("Origin", foreign)])
+            #expect(refused.status == 403 && refused.errorCode == "cross_site_request", "\(refused)")
+        }
+    }
 }

@@ -1,4 +1,4 @@
-import AttestKitStore
+public import AttestKitStore
 
 extension AttestKitApplication {
     /// Whether this replica should be sent requests (`/ready`), answered from the state it keeps and one round trip
@@ -22,12 +22,16 @@ extension AttestKitApplication {
     }
 
     /// Refreshes the gauges read from the store (keys by environment and state, storage up) before they are read.
-    public func refreshGauges() async {
+    /// - Returns: The key counts the store gave, or `nil` when it could not answer (the storage gauge then says so).
+    @discardableResult
+    public func refreshGauges() async -> KeyCounts? {
         if let counts = try? await store.keyCounts() {
             metrics.keys(counts)
             metrics.storage(up: true)
+            return counts
         } else {
             metrics.storage(up: false)
+            return nil
         }
     }
 }

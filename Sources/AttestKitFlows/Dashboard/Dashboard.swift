@@ -73,10 +73,9 @@ package final class Dashboard: Sendable {
     }
 
     /// `GET /dashboard`: the page of `exposition` (the Prometheus text of the application's metrics) and the store's
-    /// key counts, the key gauges refreshed first.
+    /// key counts, read once, for the key gauges and the page alike.
     package func page(exposition: () -> String) async -> DashboardResponse {
-        await application.refreshGauges()
-        let counts = try? await application.store.keyCounts()
+        let counts = await application.refreshGauges()
         let samples = MetricSample.parse(exposition())
         let now = application.now()
         let previous = history.record(samples, now: now)

@@ -51,13 +51,16 @@ package struct DashboardPage {
         return escaped
     }
 
-    /// A titled table; cells are escaped.
-    private static func table(_ title: String, _ id: String, _ header: [String], _ rows: [[String]]) -> String {
+    /// A titled table; cells are escaped. Without rows it says `empty` (`none yet`, or `unavailable` where the
+    /// store could not answer).
+    private static func table(
+        _ title: String, _ id: String, _ header: [String], _ rows: [[String]], empty: String = "none yet"
+    ) -> String {
         var html = "<section id=\"\(id)\"><h2>\(escape(title))</h2><table><thead><tr>"
         html += header.map { "<th>\(escape($0))</th>" }.joined()
         html += "</tr></thead><tbody>"
         if rows.isEmpty {
-            html += "<tr><td colspan=\"\(header.count)\" class=\"none\">none yet</td></tr>"
+            html += "<tr><td colspan=\"\(header.count)\" class=\"none\">\(escape(empty))</td></tr>"
         }
         for row in rows {
             html +=
@@ -126,7 +129,9 @@ package struct DashboardPage {
                 }
             }
         }
-        body += Self.table("Keys by environment and state", "keys", ["environment · state", "keys"], keyRows)
+        body += Self.table(
+            "Keys by environment and state", "keys", ["environment · state", "keys"], keyRows,
+            empty: keyCounts == nil ? "unavailable" : "none yet")
         body += Self.table(
             "Keys registered by validation category (since start)", "categories",
             ["environment · category", "total", "per minute"],
@@ -148,6 +153,18 @@ package struct DashboardPage {
         body += Self.table(
             "Receipt refresh", "receipts", ["result", "total", "per minute"],
             rows("attestkit_receipt_refresh_total", by: ["result"]))
+        // The backlog after this replica's last round: none yet before its first (or without receipt refresh).
+        var backlog: [[String]] = []
+        if samples.contains(where: { $0.name == "attestkit_receipt_refresh_backlog" }) {
+            backlog = [
+                ["keys due", Self.number(samples.total("attestkit_receipt_refresh_backlog"))],
+                [
+                    "oldest due waited (minutes)",
+                    Self.number(samples.total("attestkit_receipt_refresh_oldest_due_seconds") / 60),
+                ],
+            ]
+        }
+        body += Self.table("Receipt refresh backlog", "backlog", ["", "value"], backlog)
         body += Self.table(
             "DeviceCheck calls to Apple", "devicecheck", ["operation · outcome", "total", "per minute"],
             rows("attestkit_devicecheck_requests_total", by: ["operation", "outcome"]))

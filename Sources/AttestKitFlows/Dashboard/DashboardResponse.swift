@@ -8,7 +8,10 @@ package struct DashboardResponse: Sendable {
     /// The body (UTF-8 HTML), empty for a redirect.
     package let body: String
 
-    /// A page, not cached, framed by nobody, loading nothing from elsewhere.
+    /// A page, not cached, framed by nobody, loading nothing from elsewhere, sending its address to no other origin.
+    /// `Referrer-Policy: same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with
+    /// the page's own form posts, and one without `Sec-Fetch-Site` could then never sign in or out
+    /// (``Dashboard/isSameOrigin(fetchSite:origins:authority:)``).
     package static func html(_ status: Int, _ page: String) -> DashboardResponse {
         DashboardResponse(
             status: status,
@@ -19,7 +22,7 @@ package struct DashboardResponse: Sendable {
                     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; "
                         + "base-uri 'none'"
                 ),
-                ("X-Frame-Options", "DENY"), ("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff"),
+                ("X-Frame-Options", "DENY"), ("Referrer-Policy", "same-origin"), ("X-Content-Type-Options", "nosniff"),
             ],
             body: page)
     }
