@@ -51,7 +51,8 @@ extension SQLBackedStore {
         try await sql.releaseChallenge(challenge)
     }
 
-    /// Deletes the challenges expired at `now` in one statement and returns how many.
+    /// Deletes the challenges expired at `now`, in statements of a bounded number of rows each (stopping between two
+    /// when the task is cancelled), and returns how many.
     public func deleteExpiredChallenges(now: Date) async throws(StoreError) -> Int {
         try await sql.deleteExpiredChallenges(now: now)
     }
@@ -130,7 +131,8 @@ extension SQLBackedStore {
         try await sql.receiptRefreshBacklog(now: now, countingUpTo: cap)
     }
 
-    /// Key counts by environment and state, in one `GROUP BY`.
+    /// Key counts by environment and state: the rows of a small table that triggers keep in step with every
+    /// registration, revocation and deletion, so the read does not grow with the keys.
     public func keyCounts() async throws(StoreError) -> KeyCounts {
         try await sql.keyCounts()
     }
