@@ -4,6 +4,7 @@ import AttestKitClientSimulator
 import AttestKitTesting
 import AttestKitWire
 import Foundation
+import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -364,9 +365,12 @@ struct AppleRulesTests {
         #expect(own.keyID == keyID)
         #expect(await app.manager.answered(overtaken, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
         #expect(app.keyID == keyID && app.provider.calls.attestKey == 1)
-        // A refusal with no assertion signed after it is still a counter gone back: the key is replaced.
+        // A refusal with no assertion signed after it, twice (the request, then its fresh assertion): a counter gone
+        // back, and the key is replaced.
         let (_, behind) = try await app.manager.signed(URLRequest(url: FakeService.appURL))
-        #expect(await app.manager.answered(behind, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
+        #expect(await app.manager.answered(behind, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
+        let (_, again) = try await app.manager.signed(URLRequest(url: FakeService.appURL))
+        #expect(await app.manager.answered(again, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
     }
 
     @Test("counters per key: late answers for an old key neither reset the new key nor count for it")
@@ -392,9 +396,13 @@ struct AppleRulesTests {
         #expect(await app.manager.answered(fresh, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
         #expect(app.keyID == newKey)
         #expect(app.provider.calls.attestKey == 2)
-        // With nothing later of the new key, the refusal means its counter went back: replaced.
+        // With nothing later of the new key, the refusal is sent again with a fresh assertion; refused too, the
+        // key's counter went back: replaced.
         let (_, alone) = try await app.manager.signed(request)
-        #expect(await app.manager.answered(alone, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
+        #expect(await app.manager.answered(alone, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
+        #expect(app.keyID == newKey)
+        let (_, resent) = try await app.manager.signed(request)
+        #expect(await app.manager.answered(resent, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
         #expect(app.keyID == nil)
     }
 
@@ -407,9 +415,56 @@ struct AppleRulesTests {
         // the assertion that overtook it.
         let (_, older) = try await app.manager.signed(request)
         let (_, newer) = try await app.manager.signed(request)
-        #expect(await app.manager.answered(newer, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
+        #expect(await app.manager.answered(newer, refusal: .counterNotIncreasing) == .resend(replacedKey: false))
+        let (_, fresh) = try await app.manager.signed(request)
+        #expect(await app.manager.answered(fresh, refusal: .counterNotIncreasing) == .resend(replacedKey: true))
         #expect(app.keyID == nil)
         _ = older
+    }
+
+    @Test("a copy of an accepted request refused as not increasing: sent again with a fresh assertion, key kept")
+    func duplicatedRequest() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let keyID = try #require(app.keyID)
+        // A proxy sent the next request twice: the service accepted the first copy, and the only answer to reach
+        // the app was the second copy's, 409 counter_not_increasing. No other assertion of the key explains it.
+        final class Script: Sendable {
+            let answers = Mutex<[FakeService.Answer]>([.status(409, "counter_not_increasing")])
+        }
+        let script = Script()
+        app.service.answerApp { _ in script.answers.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+        #expect(try await app.order() == .appAttest)
+        let sent = app.service.requests.suffix(2)
+        #expect(sent.count == 2 && sent.allSatisfy { $0.keyID == keyID })
+        #expect(app.keyID == keyID)
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+        #expect(await app.manager.attestationCount == 1)
+
+        // Refused again, with nothing to explain it, and again once more: the counter went back; a new key.
+        script.answers.withLock {
+            $0 = [.status(409, "counter_not_increasing"), .status(409, "counter_not_increasing")]
+        }
+        #expect(try await app.order() == .appAttest)
+        #expect(app.keyID != keyID && app.provider.calls.attestKey == 2)
+        #expect(app.service.requests.suffix(3).map(\.keyID) == [keyID, keyID, app.keyID])
+    }
+
+    @Test("a second manager over the key store cannot reset the first's key")
+    func resetBySecondManager() async throws {
+        let app = App()
+        #expect(try await app.order() == .appAttest)
+        let keyID = try #require(app.keyID)
+        let second = AppAttestManager(
+            provider: app.provider, keyStore: app.store,
+            service: AttestKitService(baseURL: FakeService.serviceURL, transport: app.service))
+        let refused = await #expect(throws: AttestKitClientError.self) { try await second.resetKey() }
+        #expect(refused?.code == .keyStore)
+        let named = await #expect(throws: AttestKitClientError.self) { try await second.resetKey(keyID) }
+        #expect(named?.code == .keyStore)
+        #expect(app.keyID == keyID && app.store.registeredKeyID == keyID)
+        #expect(try await app.order() == .appAttest)
+        #expect(app.service.requests.last?.keyID == keyID && app.provider.calls.attestKey == 1)
     }
 
     @Test("key_revoked is reported, not answered with a new attestation, unless the app opts in")

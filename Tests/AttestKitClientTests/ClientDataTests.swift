@@ -44,6 +44,56 @@ struct ClientDataTests {
         #expect(await app.manager.attestationCount == 1)
     }
 
+    @Test(
+        "a lost answer: the post again's challenge_consumed (challenge_not_found, key_exists) means registered",
+        arguments: [(409, "challenge_consumed"), (403, "challenge_not_found"), (409, "key_exists")])
+    func answerLost(status: Int, code: String) async throws {
+        let app = App()
+        // The service registers the first post, and its answer is lost; the second post finds it registered.
+        app.service.scriptRegistrations([.drop, .status(status, code)])
+        let lost = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(lost?.code == .unavailable)
+        let registered = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        // Not a refusal: no record to return, but nothing attested again, and the key is the manager's.
+        #expect(registered?.code == .answerLost)
+        let sent = app.service.registrationAttempts
+        #expect(sent.count == 2 && sent[0].keyID == sent[1].keyID && sent[0].attestation == sent[1].attestation)
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+        #expect(app.keyID == sent[0].keyID && app.service.challenges("attest") == 1)
+        #expect(await app.manager.attestationCount == 1)
+        #expect(try await app.order() == .appAttest)
+        #expect(app.service.requests.last?.keyID == sent[0].keyID && app.provider.calls.attestKey == 1)
+    }
+
+    @Test("a posted attestation outlives its challenge: posted again, it registers or the call starts over at once")
+    func postedPastExpiry() async throws {
+        let app = ServiceClockTests.app(serviceAhead: 0)
+        app.service.scriptRegistrations([.drop, .status(403, "challenge_not_found")])
+        _ = try? await app.manager.attestKey(appData: Self.appData)
+        app.clock.advance(400)  // the challenge's 300 s are over: the service deleted it, consumed
+        let registered = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestKey(appData: Self.appData)
+        }
+        #expect(registered?.code == .answerLost)
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+        #expect(app.service.registrationAttempts.count == 2 && app.keyID == app.service.registrationAttempts[0].keyID)
+
+        // The lost post had not registered it (the challenge expired unconsumed): a new key, in the same call.
+        let other = ServiceClockTests.app(serviceAhead: 0)
+        other.service.scriptRegistrations([.drop, .status(403, "challenge_expired")])
+        _ = try? await other.manager.attestKey(appData: Self.appData)
+        other.clock.advance(400)
+        let answer = try await other.manager.attestKey(appData: Self.appData)
+        let sent = other.service.registrationAttempts
+        #expect(sent.count == 3 && sent[1].keyID == sent[0].keyID && sent[2].keyID == answer.keyId)
+        #expect(answer.keyId != sent[0].keyID && other.keyID == answer.keyId)
+        #expect(other.provider.calls.generateKey == 2 && other.provider.calls.attestKey == 2)
+    }
+
     @Test("a refusal for good, or a key the device cannot attest, starts over with a new key and challenge")
     func refused() async throws {
         let app = App()

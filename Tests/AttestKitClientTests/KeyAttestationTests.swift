@@ -58,6 +58,27 @@ struct KeyAttestationTests {
         #expect(app.service.challenges("attest") == 1)
     }
 
+    @Test(
+        "a lost answer: the post again's challenge_consumed (challenge_not_found, key_exists) attests nothing again",
+        arguments: [(409, "challenge_consumed"), (403, "challenge_not_found"), (409, "key_exists")])
+    func answerLost(status: Int, code: String) async throws {
+        let app = App()
+        let appKey = P256.Signing.PrivateKey().publicKey.derRepresentation
+        app.service.scriptKeyAttestations([.drop, .status(status, code)])
+        let lost = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestAppKey(publicKeyDER: appKey)
+        }
+        #expect(lost?.code == .unavailable)
+        let registered = await #expect(throws: AttestKitClientError.self) {
+            try await app.manager.attestAppKey(publicKeyDER: appKey)
+        }
+        #expect(registered?.code == .answerLost)
+        let sent = app.service.keyAttestationRequests
+        #expect(sent.count == 2 && sent[0] == sent[1])
+        #expect(app.provider.calls.generateKey == 1 && app.provider.calls.attestKey == 1)
+        #expect(app.service.challenges("attest") == 1)
+    }
+
     @Test("a refusal for good starts over with a new key next time; a key that cannot be bound is refused")
     func refused() async throws {
         let app = App()

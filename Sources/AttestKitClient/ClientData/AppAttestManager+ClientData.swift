@@ -15,9 +15,13 @@ extension AppAttestManager {
     ///
     /// Nothing is burnt by a passing failure: after `serverUnavailable` the new key and its client data hash, and
     /// after a failed post (network, 5xx, 429) the attestation object, are kept (in memory, for this run) and the
-    /// next call with the same `appData` goes on with them while the challenge is valid; a key the service's ramp
-    /// deferred is kept too, and asks again with the same key once the wait is over. A refusal for good (or a device
-    /// that cannot attest the key) starts over with a new key on the next call.
+    /// next call with the same `appData` goes on with them while the challenge is valid (a posted attestation, even
+    /// after: its post may have registered the key); a key the service's ramp deferred is kept too, and asks again
+    /// with the same key once the wait is over. A post again answered `challenge_consumed`, `challenge_not_found` or
+    /// `key_exists` means that the lost post registered the key, as for the manager's own key: nothing is attested
+    /// again, the key becomes the manager's, and the call fails with ``AttestKitClientError/Code/answerLost`` (the
+    /// service's record of it is not to be had again). A refusal for good (or a device that cannot attest the key)
+    /// starts over with a new key on the next call (at once, for a posted attestation whose challenge expired).
     /// Concurrent calls of ``attestedKeyID()`` wait for this one's key while no key is registered (and, when it fails
     /// otherwise than that method does, get ``AttestKitClientError/Code/unavailable``: their requests fall back to the
     /// strategy's next level rather than fail with this attestation's refusal); concurrent calls of
@@ -37,18 +41,17 @@ extension AppAttestManager {
     ///   ``AttestKitClientError/Code/keyRevoked`` while the service's revocation of the current key stands (as for
     ///   ``attestedKeyID()``: ``resetKey(_:)`` first, or ``Configuration/reattestAfterRevocation``);
     ///   ``AttestKitClientError/Code/httpError`` when the service
-    ///   refused the attestation; ``AttestKitClientError/Code/invalidResponse`` for an answer without the app's
-    ///   bytes; ``AttestKitClientError/Code/keyStore`` when the key store fails or another manager uses it.
+    ///   refused the attestation; ``AttestKitClientError/Code/answerLost`` when the service registered the key but
+    ///   its answer was lost (the key is the manager's); ``AttestKitClientError/Code/invalidResponse`` for an answer
+    ///   without the app's bytes; ``AttestKitClientError/Code/keyStore`` when the key store fails or another manager
+    ///   uses it.
     public func attestKey(appData: Data) async throws -> KeyRecordResponse {
         guard !appData.isEmpty,
             appData.count <= AttestationClientData.maximumLength - AttestationClientData.minimumChallengeLength
         else {
             throw AttestKitClientError(.invalidRequest, reason: "the app's bytes are empty or too long to be bound")
         }
-        guard claim != nil else {
-            throw AttestKitClientError(
-                .keyStore, reason: "another AppAttestManager of this process uses this key store")
-        }
+        try checkClaim()
         // Every wait is a suspension in which another call may start: look again after each. A task waited for once
         // is not waited for again (it may still be recorded, its caller not yet resumed).
         var waited: Task<String, any Error>?
@@ -79,6 +82,13 @@ extension AppAttestManager {
                 return try await attesting.value.keyId
             } catch let error as AttestKitClientError where Self.keyWaitCodes.contains(error.code) {
                 throw error
+            } catch let error as AttestKitClientError where error.code == .answerLost {
+                // Registered, its answer lost: the key is the manager's (unless something replaced it meanwhile).
+                guard let state = self.state, state.stage == .registered, let keyID = state.keyID else {
+                    throw AttestKitClientError(
+                        .unavailable, reason: "the key attested with the app's bytes was replaced")
+                }
+                return keyID
             } catch {
                 throw AttestKitClientError(
                     .unavailable, reason: "the attestation of a new key with the app's bytes failed: \(error)")
@@ -99,26 +109,35 @@ extension AppAttestManager {
     ]
 
     private func attestationWithAppData(_ appData: Data) async throws -> KeyRecordResponse {
-        let binding = AttestationBinding.appData(appData)
-        let made = try await deviceAttestation(for: binding) { challenge in
+        let (keyID, registration) = try await registerBound(for: .appData(appData)) { challenge in
             do {
                 let clientData = try AttestationClientData(challenge: challenge.bytes, appData: appData)
                 return BoundClientData(bytes: Data(clientData.clientData), hash: Data(clientData.clientDataHash))
             } catch {
                 throw AttestKitClientError(.invalidResponse, reason: "the challenge cannot be bound: \(error)")
             }
-        }
-        let answer = try await postAttestation(for: binding) {
+        } send: { keyID, challengeID, clientData, attestation in
             try await service.registerAttestation(
-                keyID: made.keyID, attestation: made.attestation, challengeID: made.challengeID,
-                clientData: made.clientData.bytes)
+                keyID: keyID, attestation: attestation, challengeID: challengeID, clientData: clientData.bytes)
         }
-        guard answer.keyId == made.keyID, answer.appData == appData.base64EncodedString() else {
+        switch registration {
+        case .answered(let answer):
+            guard answer.keyId == keyID, answer.appData == appData.base64EncodedString() else {
+                throw AttestKitClientError(
+                    .invalidResponse, reason: "the attestation answer does not name the key and the app's bytes")
+            }
+            try save(KeyState(stage: .registered, keyID: keyID))
+            attestationCount += 1
+            return answer
+        case .answerLost:
+            // Registered over the app's bytes, as asked: the key is the manager's, as after the answer. (Had the
+            // earlier post not registered it, its first assertion is refused as key_not_found and it is replaced.)
+            try save(KeyState(stage: .registered, keyID: keyID))
+            attestationCount += 1
             throw AttestKitClientError(
-                .invalidResponse, reason: "the attestation answer does not name the key and the app's bytes")
+                .answerLost,
+                reason: "the service registered the key attested with the app's bytes, but its answer was lost; "
+                    + "the key is the manager's")
         }
-        try save(KeyState(stage: .registered, keyID: made.keyID))
-        attestationCount += 1
-        return answer
     }
 }

@@ -19,6 +19,7 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
             case keyRevoked = "key_revoked"
             case keyStore = "key_store"
             case attestationDeferred = "attestation_deferred"
+            case answerLost = "answer_lost"
         }
 
         private let value: Value
@@ -55,6 +56,13 @@ public struct AttestKitClientError: Error, Sendable, Hashable, CustomStringConve
         /// strategy's next levels, as when App Attest is unavailable. Seen by a caller only when no later level
         /// could serve the request (``AttestationStrategy/appAttestOnly``).
         public static let attestationDeferred = Code(.attestationDeferred)
+        /// The service registered a new key's attestation (``AppAttestManager/attestKey(appData:)``,
+        /// ``AppAttestManager/attestAppKey(publicKeyDER:)``), but its answer was lost: the post of the same
+        /// attestation again, after a passing failure, was answered `challenge_consumed`, `challenge_not_found` or
+        /// `key_exists`, as for a key an earlier post registered. Not a refusal, and nothing was attested again; the
+        /// answer's record (the app's bytes, an app key's thumbprint and certificate) cannot be had again. The next
+        /// call attests a new key.
+        public static let answerLost = Code(.answerLost)
 
         /// The snake_case name.
         public var description: String { value.rawValue }

@@ -15,8 +15,12 @@ extension AppAttestManager {
     ///
     /// Nothing is burnt by a passing failure: after `serverUnavailable` the new key and its client data hash, and
     /// after a failed post (network, 5xx, 429) the attestation object, are kept (in memory, for this run) and the
-    /// next call for the same `publicKeyDER` goes on with them while the challenge is valid. Concurrent calls for
-    /// one key share one attestation.
+    /// next call for the same `publicKeyDER` goes on with them while the challenge is valid (a posted attestation,
+    /// even after: its post may have registered the key). A post again answered `challenge_consumed`,
+    /// `challenge_not_found` or `key_exists` means that the lost post registered the key: nothing is attested
+    /// again, and the call fails with ``AttestKitClientError/Code/answerLost`` (the answer, the app key's thumbprint
+    /// and certificate, is not to be had again; the next call attests a new key). Concurrent calls for one key
+    /// share one attestation.
     /// - Parameter publicKeyDER: The app key's SubjectPublicKeyInfo, DER (CryptoKit's `derRepresentation`).
     /// - Returns: The registered App Attest key with `KeyRecordResponse.appKey` (its thumbprint, and a
     ///   certificate when the service has a CA).
@@ -27,7 +31,8 @@ extension AppAttestManager {
     ///   ``AttestKitClientError/Code/attestationDeferred`` while the service's ramp defers the attestation (its
     ///   ``AttestKitClientError/retryAfter``; the key is kept for the next call);
     ///   ``AttestKitClientError/Code/httpError`` when the service refused the attestation (a new key is made on the
-    ///   next call); ``AttestKitClientError/Code/invalidResponse`` for an answer without the app key.
+    ///   next call); ``AttestKitClientError/Code/answerLost`` when the service registered it but its answer was
+    ///   lost; ``AttestKitClientError/Code/invalidResponse`` for an answer without the app key.
     public func attestAppKey(publicKeyDER: Data) async throws -> KeyAttestationResponse {
         if let running = keyAttestations[publicKeyDER] { return try await running.value }
         let task = Task { try await self.keyAttestation(publicKeyDER) }
@@ -46,23 +51,28 @@ extension AppAttestManager {
             throw AttestKitClientError(
                 .invalidRequest, reason: "the app key is not the DER SubjectPublicKeyInfo of a P-256 public key")
         }
-        let binding = AttestationBinding.appKey(publicKeyDER)
-        let made = try await deviceAttestation(for: binding) { challenge in
+        let (_, registration) = try await registerBound(for: .appKey(publicKeyDER)) { challenge in
             do {
                 let clientData = try KeyAttestationClientData(challengeId: challenge.id, appKey: publicKeyDER)
                 return BoundClientData(bytes: Data(clientData.clientData), hash: Data(clientData.clientDataHash))
             } catch {
                 throw AttestKitClientError(.invalidResponse, reason: "the challenge id cannot be bound: \(error)")
             }
-        }
-        let answer = try await postAttestation(for: binding) {
+        } send: { keyID, challengeID, _, attestation in
             try await service.registerKeyAttestation(
-                keyID: made.keyID, attestation: made.attestation, challengeID: made.challengeID,
-                appKey: publicKeyDER)
+                keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: publicKeyDER)
         }
-        guard answer.appKey != nil else {
-            throw AttestKitClientError(.invalidResponse, reason: "the key attestation answer names no app key")
+        switch registration {
+        case .answered(let answer):
+            guard answer.appKey != nil else {
+                throw AttestKitClientError(.invalidResponse, reason: "the key attestation answer names no app key")
+            }
+            return answer
+        case .answerLost:
+            throw AttestKitClientError(
+                .answerLost,
+                reason: "the service registered the key attestation, but its answer (the app key's thumbprint and "
+                    + "certificate) was lost")
         }
-        return answer
     }
 }

@@ -76,8 +76,10 @@ extension AppAttestManager {
     /// says whether the answer was a 2xx.
     ///
     /// - `counter_not_increasing` for an old key (replaced since): sent again with the current key. For the current
-    ///   key: sent again when a later assertion of the key overtook this one, the key replaced when none did (the
-    ///   device's counter went back, as after restoring a backup).
+    ///   key: sent again when a later assertion of the key overtook this one. When none did, sent again with a fresh
+    ///   assertion of the same key: the request refused may be a copy of one the service accepted (a proxy or the
+    ///   network sent it twice), whose answer was the only one to arrive. The key is replaced when that is refused
+    ///   too with nothing to explain it (the device's counter went back, as after restoring a backup).
     /// - `key_not_found`, `key_expired` (the service no longer takes the key: deleted, or unused for too long),
     ///   `policy_validation_category_changed` (the key was attested by a build of another category): the key is
     ///   replaced and the request sent again.
@@ -99,6 +101,14 @@ extension AppAttestManager {
             let behind = finish(ticket, counterRefused: true)
             guard isCurrent else { return .resend(replacedKey: false) }
             guard behind else { return .resend(replacedKey: false) }
+            // Nothing explains it: a copy of an accepted request, or a counter gone back. A fresh assertion tells them
+            // apart (the copy's counter is the last accepted one, so the next is above it); answered otherwise than
+            // with this refusal, the key is cleared (``finish(_:counterRefused:)``).
+            guard counterSuspects.contains(ticket.keyID) else {
+                counterSuspects.insert(ticket.keyID)
+                return .resend(replacedKey: false)
+            }
+            counterSuspects.remove(ticket.keyID)
             replaceKey(ticket.keyID, proven: proven)
             return .resend(replacedKey: true)
         case .keyNotFound, .keyExpired, .validationCategoryChanged:
@@ -139,6 +149,7 @@ extension AppAttestManager {
         pending[ticket.started] = nil
         guard counterRefused else {
             latestAccepted[ticket.keyID] = max(latestAccepted[ticket.keyID] ?? 0, ticket.finished)
+            counterSuspects.remove(ticket.keyID)
             forgetOldKeys()
             return false
         }
@@ -153,5 +164,6 @@ extension AppAttestManager {
     private func forgetOldKeys() {
         let inUse = Set(pending.values.map(\.keyID)).union([state?.keyID ?? ""])
         for keyID in latestAccepted.keys where !inUse.contains(keyID) { latestAccepted[keyID] = nil }
+        counterSuspects.formIntersection(inUse)
     }
 }

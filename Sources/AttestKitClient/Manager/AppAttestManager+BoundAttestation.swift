@@ -36,6 +36,19 @@ extension AppAttestManager {
         let clientData: BoundClientData
         /// The attestation object, once the device made it.
         var attestation: Data?
+        /// Whether it was posted (set before the first post): a later post's `challenge_consumed`,
+        /// `challenge_not_found` or `key_exists` then means that the earlier post registered the key, its answer lost
+        /// (``registeredByEarlierPost(_:postedBefore:)``).
+        var posted = false
+    }
+
+    /// What the post of an attestation for a binding came to.
+    enum BoundRegistration<Answer: Sendable>: Sendable {
+        /// The service's answer.
+        case answered(Answer)
+        /// An earlier post of the attestation registered the key, and its answer was lost: the post again was
+        /// answered as for a key registered already (``registeredByEarlierPost(_:postedBefore:)``).
+        case answerLost
     }
 
     /// A key generated for an attestation that has no challenge yet: kept (this run) while the service defers it or
@@ -50,7 +63,8 @@ extension AppAttestManager {
 
     /// The device's attestation of a new key for `binding`, made or taken up again.
     ///
-    /// An attestation a passing failure interrupted is taken up while its challenge is valid: after
+    /// An attestation a passing failure interrupted is taken up while its challenge is valid (one posted already,
+    /// whatever its challenge: its post may have registered the key): after
     /// `serverUnavailable` the same key is attested with the same client data hash (as Apple asks), and an
     /// attestation object the device made already is returned as it is, to be posted again. Otherwise the key kept
     /// from a deferred or failed start, or a new one, asks for an `attest` challenge naming it, and `clientData`
@@ -58,7 +72,7 @@ extension AppAttestManager {
     /// - Throws: ``AttestKitClientError``: ``AttestKitClientError/Code/attestationDeferred`` while the service's ramp
     ///   defers the key (kept for the next call); ``AttestKitClientError/Code/unavailable`` when the device or the
     ///   service cannot help now; what `clientData` throws.
-    func deviceAttestation(
+    private func deviceAttestation(
         for binding: AttestationBinding,
         clientData: (AttestKitService.Challenge) throws -> BoundClientData
     ) async throws -> (keyID: String, challengeID: String, clientData: BoundClientData, attestation: Data) {
@@ -67,8 +81,10 @@ extension AppAttestManager {
                 .unavailable, deviceError: .featureUnsupported, reason: "App Attest is not supported here")
         }
         var pending = pendingAttestations[binding]
-        if let current = pending, let expiresAt = current.expiresAt, now() >= expiresAt {
-            pending = nil  // the challenge expired: its attestation would be refused
+        if let current = pending, !current.posted, let expiresAt = current.expiresAt, now() >= expiresAt {
+            // The challenge expired: its attestation would be refused. One posted already is kept: its post may have
+            // registered the key (``registerBound(for:clientData:send:)`` posts it again to learn whether it did).
+            pending = nil
         }
         var current: PendingAttestation
         if let pending {
@@ -97,24 +113,48 @@ extension AppAttestManager {
         return (current.keyID, current.challengeID, current.clientData, attestation)
     }
 
-    /// Posts the attestation made for `binding` with `send`. A passing failure (network, 5xx, 429) keeps it for the
-    /// next call and fails with ``AttestKitClientError/Code/unavailable``; a refusal for good drops it (the next call
-    /// starts over with a new key) and is rethrown.
-    func postAttestation<Answer: Sendable>(
-        for binding: AttestationBinding, _ send: () async throws -> Answer
-    ) async throws -> Answer {
-        let answer: Answer
-        do {
-            answer = try await send()
-        } catch let error as AttestKitClientError where error.isTransient {
-            throw error.unavailable("the attestation could not be sent")
-        } catch {
-            // Refused for good: this attestation will never be registered.
+    /// Makes (or takes up again) the device's attestation of a new key for `binding` and posts it with `send`.
+    ///
+    /// A passing failure of the post (network, 5xx, 429) keeps the attestation for the next call and fails with
+    /// ``AttestKitClientError/Code/unavailable``. A refusal for good drops it (the next call starts over with a new
+    /// key) and is rethrown, except, for an attestation posted before (its answer lost), the refusals that mean an
+    /// earlier post registered the key, as for the manager's own key: then ``BoundRegistration/answerLost``. An
+    /// attestation posted before whose challenge has expired since is posted again only to learn that: refused
+    /// otherwise, the call starts over with a new key at once.
+    /// - Returns: The attested key and what its post came to.
+    func registerBound<Answer: Sendable>(
+        for binding: AttestationBinding,
+        clientData: (AttestKitService.Challenge) throws -> BoundClientData,
+        send: (_ keyID: String, _ challengeID: String, _ clientData: BoundClientData, _ attestation: Data)
+            async throws -> Answer
+    ) async throws -> (keyID: String, registration: BoundRegistration<Answer>) {
+        // At most twice: an expired attestation posted again and refused, then a new one.
+        var startedOver = false
+        while true {
+            let made = try await deviceAttestation(for: binding, clientData: clientData)
+            let postedBefore = pendingAttestations[binding]?.posted == true
+            let expired = pendingAttestations[binding]?.expiresAt.map { now() >= $0 } == true
+            pendingAttestations[binding]?.posted = true  // before the post: a lost answer may have registered it
+            let answer: Answer
+            do {
+                answer = try await send(made.keyID, made.challengeID, made.clientData, made.attestation)
+            } catch let error as AttestKitClientError where error.isTransient {
+                throw error.unavailable("the attestation could not be sent")
+            } catch let error as AttestKitClientError
+                where Self.registeredByEarlierPost(error, postedBefore: postedBefore)
+            {
+                pendingAttestations[binding] = nil
+                return (made.keyID, .answerLost)
+            } catch {
+                // Refused for good: this attestation will never be registered.
+                pendingAttestations[binding] = nil
+                guard postedBefore, expired, !startedOver else { throw error }
+                startedOver = true
+                continue
+            }
             pendingAttestations[binding] = nil
-            throw error
+            return (made.keyID, .answered(answer))
         }
-        pendingAttestations[binding] = nil
-        return answer
     }
 
     /// A new App Attest key (or the one kept from a deferred or failed start), a challenge asked for with it, and

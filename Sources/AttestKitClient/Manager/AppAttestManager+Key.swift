@@ -27,8 +27,10 @@ extension AppAttestManager {
     /// ``AttestKitClientError/Code/keyStore`` for a state the store holds and cannot read (a damaged file, a state
     /// written by a later version): `resetKey()` replaces it without reading it. A `keyID` other than the current
     /// one is ignored: the key was replaced already.
-    /// - Throws: ``AttestKitClientError/Code/keyStore`` when the store cannot be written (or, with a `keyID`, read).
+    /// - Throws: ``AttestKitClientError/Code/keyStore`` when the store cannot be written (or, with a `keyID`, read),
+    ///   or another manager of this process uses it (its key is left as it is).
     public func resetKey(_ keyID: String? = nil) throws {
+        try checkClaim()
         if let keyID {
             guard keyID == (try loadState()).keyID else { return }
         }
@@ -92,10 +94,7 @@ extension AppAttestManager {
     // MARK: The steps
 
     private func obtainKey() async throws -> String {
-        guard claim != nil else {
-            throw AttestKitClientError(
-                .keyStore, reason: "another AppAttestManager of this process uses this key store")
-        }
+        try checkClaim()
         var current = try loadState()
         // A challenge fetched by this call is used at once, whatever the clocks say: even a device clock set so
         // far wrong that every challenge looks expired cannot make the manager fetch challenge after challenge.
@@ -209,18 +208,16 @@ extension AppAttestManager {
                 state.registrationPosted = true  // saved before the post: a relaunch knows it may have arrived
                 return .next(state)
             }
-            // Posted before, by this run or one whose answer was lost: `challenge_consumed` then means registered,
-            // and so may `challenge_not_found` (the service deletes a consumed challenge once it expired, so a
-            // re-post minutes later finds none), and `key_exists` (an earlier post stored the key though it was
-            // answered 503, and the service gave the challenge back: only this device can attest this key id).
-            let postedBefore = !firstPost
-            let registeredCodes: Set<String> =
-                postedBefore ? ["challenge_consumed", "challenge_not_found", "key_exists"] : []
+            // Posted before, by this run or one whose answer was lost (``registeredByEarlierPost(_:postedBefore:)``).
             do {
                 try await service.registerAttestation(keyID: keyID, attestation: attestation, challengeID: challengeID)
             } catch let error as AttestKitClientError
-                where !error.isTransient && !registeredCodes.contains(error.serviceCode ?? "")
+                where Self.registeredByEarlierPost(error, postedBefore: !firstPost)
             {
+                // An earlier attempt whose answer was lost consumed the challenge: it registered the key. (If it
+                // did not, the first assertion is refused as key_not_found and the key is replaced then.)
+                _ = error
+            } catch let error as AttestKitClientError where !error.isTransient {
                 // Refused for good (the challenge expired, a verification failed): this attestation will never be
                 // registered, so the next attempt, after the backoff, uses a new key.
                 var next = KeyState()
@@ -228,10 +225,6 @@ extension AppAttestManager {
                 next.notBefore = backoff(after: next.failures)
                 next.replacedAt = state.replacedAt
                 return .failed(next, unavailable(error, next.notBefore, "the service refused the attestation"))
-            } catch let error as AttestKitClientError where registeredCodes.contains(error.serviceCode ?? "") {
-                // An earlier attempt whose answer was lost consumed the challenge: it registered the key. (If it
-                // did not, the first assertion is refused as key_not_found and the key is replaced then.)
-                _ = error
             } catch {
                 return serviceFailure(error, state, during: "registering the attestation")
             }
@@ -244,6 +237,21 @@ extension AppAttestManager {
             return .next(registered)
         }
     }
+
+    /// Whether `error`, answering the post of an attestation that was posted before (`postedBefore`: by this run or
+    /// one whose answer was lost), means that an earlier post registered the key: `challenge_consumed` (the earlier
+    /// post consumed the challenge), `challenge_not_found` (the service deletes a consumed challenge once it
+    /// expired, so a post again minutes later finds none), and `key_exists` (an earlier post stored the key though
+    /// it was answered 503, and the service gave the challenge back: only this device can attest this key id). At
+    /// the first post, they are refusals: the challenge was not this attestation's.
+    static func registeredByEarlierPost(_ error: AttestKitClientError, postedBefore: Bool) -> Bool {
+        postedBefore && registeredAfterPostCodes.contains(error.serviceCode ?? "")
+    }
+
+    /// The service's codes that answer a post again of an attestation an earlier post registered.
+    private static let registeredAfterPostCodes: Set<String> = [
+        "challenge_consumed", "challenge_not_found", "key_exists",
+    ]
 
     /// An attestation challenge for the generated key `keyID`, asked for with the key's identifier (by which the
     /// service's ramp decides). A service older than the ramp refuses a key with an attestation challenge
@@ -337,6 +345,16 @@ extension AppAttestManager {
     }
 
     // MARK: The store
+
+    /// Refuses the store's use while another manager of this process holds it (``KeyStoreClaims``): two managers
+    /// would each attest, count and reset on their own.
+    /// - Throws: ``AttestKitClientError/Code/keyStore``.
+    func checkClaim() throws {
+        guard claim != nil else {
+            throw AttestKitClientError(
+                .keyStore, reason: "another AppAttestManager of this process uses this key store")
+        }
+    }
 
     /// The state, read from the store on first use.
     func loadState() throws -> KeyState {

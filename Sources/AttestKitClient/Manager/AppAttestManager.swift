@@ -148,6 +148,9 @@ public actor AppAttestManager {
     var pending: [Int: PendingAssertion] = [:]
     /// Per key, the latest signing end stamp of the assertions the server did not refuse as not increasing.
     var latestAccepted: [String: Int] = [:]
+    /// The keys whose last refusal as not increasing nothing explained: the request was sent again with a fresh
+    /// assertion (it may have been a copy of an accepted one), and another such refusal replaces the key.
+    var counterSuspects: Set<String> = []
 
     /// The key attestations under way, by app key, which concurrent callers share.
     var keyAttestations: [Data: Task<KeyAttestationResponse, any Error>] = [:]

@@ -8,8 +8,10 @@
 public enum AttestationLevel: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
     /// App Attest: an attested Secure Enclave key signed an assertion bound to the request (strongest).
     case appAttest
-    /// DeviceCheck: a token that Apple vouches was made by a genuine device running the app; the server checks it
-    /// with `POST /v1/devicecheck/validate` (`X-AttestKit-Device-Token`).
+    /// DeviceCheck: a token that Apple vouches was made by a genuine device running the app
+    /// (`X-AttestKit-Device-Token`). The server checks it with the AttestKit middleware, or passes the request to
+    /// `POST /v1/requests/verify`: both validate it with Apple and use it up. Never `POST /v1/devicecheck/validate`
+    /// alone, which uses nothing up and so accepts a replayed token.
     case deviceCheck
     /// No device proof: the server judges the request on its own risk signals (account age, velocity, IP
     /// reputation, ...); ``AttestationStrategy/additionalVerification`` may add the app's own proof.
