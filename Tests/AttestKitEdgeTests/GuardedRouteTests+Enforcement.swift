@@ -30,6 +30,40 @@ extension GuardedRouteTests {
         }
     }
 
+    @Test(
+        "report mode and requests outside the rollout let a body declared over the limit through, unread",
+        arguments: await Edge.matrix().filter { $0.0 != .decision })
+    func unenforcedLargeBody(edge: Edge, backend: Backend) async throws {
+        let large = [UInt8](repeating: UInt8(ascii: "a"), count: 65_537)
+        var configuration = EdgeConfiguration()
+        configuration.enforcement.mode = .report
+        try await edge.run(on: backend, configuration) { app in
+            let device = try await EdgeDevice.registered(app)
+            for headers in [[], try device.headers("POST", "/orders", body: large)] {
+                let answer = try await app.send("POST", "/orders", headers: headers, body: large)
+                #expect(answer.status == 200 && answer.text == "no key", "\(answer)")
+                #expect(answer.decision == "none|false|false|payload_too_large", "\(answer)")
+            }
+            // Nothing was verified: the assertion was not spent.
+            #expect(try #require(try await app.store.key(device.keyID)).counter == 0)
+        }
+        // Enforcing for some subjects only: the others' uploads go on, the enforced ones' are refused as before.
+        configuration.enforcement.mode = .enforce
+        configuration.enforcement.rollout = 0.5
+        configuration.enforcement.rolloutSalt = "edge-suite"
+        let rollout = try Rollout(fraction: 0.5, salt: "edge-suite")
+        let subjects = (0..<100).map { "user-\($0)" }
+        let outside: String = try #require(subjects.first { !rollout.includes($0) })
+        let inside: String = try #require(subjects.first { rollout.includes($0) })
+        try await edge.run(on: backend, configuration) { app in
+            let through = try await app.send(
+                "POST", "/orders", headers: [(EdgeHeaders.subject, outside)], body: large)
+            #expect(through.status == 200 && through.decision == "none|false|false|payload_too_large", "\(through)")
+            let refused = try await app.send("POST", "/orders", headers: [(EdgeHeaders.subject, inside)], body: large)
+            #expect(refused.status == 413 && refused.code == "payload_too_large", "\(refused)")
+        }
+    }
+
     @Test("off mode does not look at requests", arguments: await Edge.matrix())
     func offMode(edge: Edge, backend: Backend) async throws {
         var configuration = EdgeConfiguration()

@@ -125,6 +125,11 @@ struct EnforcementTests {
         let decision = try await Self.check(routeGuard, [:])
         #expect(!decision.isVerified && decision.refusal == nil)
         #expect(metrics.total == 0)
+        #expect(!decision.stepUp)
+        // Nothing proved under an active risk policy: a step-up, as for every request that proves nothing.
+        let asking = RouteGuard(
+            gate: bench.gate, policy: policy, riskPolicy: RiskPolicy(threshold: 5, stepUpWhileUnknown: true))
+        #expect(try await Self.check(asking, [:]).stepUp)
     }
 
     @Test("enforce with a rollout: enforced for the subjects in it, reported for the others")

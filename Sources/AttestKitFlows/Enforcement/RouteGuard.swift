@@ -60,6 +60,22 @@ public struct RouteGuard: Sendable {
     /// Whether the guard reads the request at all (not in mode `off`): an edge collects the body only then.
     public var readsRequests: Bool { policy.mode != .off }
 
+    /// The decision about a request whose declared body (its `Content-Length`) is over the edge's limit, without
+    /// reading it: `nil` when the group enforces for this request (the edge refuses it, 413 `payload_too_large`,
+    /// as before); otherwise (report mode, outside the rollout) the request goes on unverified with
+    /// `payload_too_large` as its refusal, counted and logged as every unenforced refusal, so that report mode
+    /// refuses no upload it would have let through without the guard. A body over the limit without a declared
+    /// length (chunked) cannot be known so before it is read, and is refused 413 in every mode.
+    /// - Parameters:
+    ///   - lookup: Finds a header by name (the key id places the request in or out of the rollout).
+    ///   - subject: The rollout subject the application names, as for
+    ///     ``check(lookup:method:target:alternativeTargets:body:subject:client:)``.
+    public func unreadBody(lookup: (String) -> AssertionHeaders.Lookup, subject: String? = nil) -> RequestAttestation? {
+        guard policy.mode != .off else { return nil }
+        guard !enforces(lookup: lookup, subject: subject) else { return nil }
+        return reported(FlowError.payloadTooLarge)
+    }
+
     /// Decides about one request.
     ///
     /// - Parameters:
@@ -106,12 +122,13 @@ public struct RouteGuard: Sendable {
         lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String, alternativeTargets: [String],
         body: RequestBody, subject: String?, client: String?
     ) async throws(FlowError) -> RequestAttestation {
+        // Nothing is proved: under an active risk policy that asks for a step-up, as for every request unproved.
         guard policy.mode != .off else {
             return RequestAttestation(
-                group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil, stepUp: false)
+                group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil,
+                stepUp: riskPolicy.requiresStepUp(trust: nil, metric: nil))
         }
-        // An empty subject is no subject (a backend's anonymous user): the key id places the request, as without one.
-        let enforced = subject.flatMap { $0.isEmpty ? nil : $0 }.map(policy.enforces) ?? enforcesByKey(lookup)
+        let enforced = enforces(lookup: lookup, subject: subject)
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {
             let (trust, accepted) = try await prove(
@@ -133,13 +150,27 @@ public struct RouteGuard: Sendable {
             error.signal(metrics: metrics, logger: logger)
             if error.code == .rateLimited { metrics.rateLimited(DeviceTokenValidator.budgetName) }
             guard !enforced else { throw error }
-            logger.notice(
-                "unenforced request would be refused",
-                metadata: ["group": "\(policy.group)", "code": "\(error.code)"])
-            return RequestAttestation(
-                group: policy.group, trust: nil, key: nil, enforced: false, refusal: error,
-                stepUp: riskPolicy.requiresStepUp(trust: nil, metric: nil))
+            return reported(error, counted: true)
         }
+    }
+
+    /// Whether the group enforces for this request: by the subject the application names, or without one (an empty
+    /// subject is none: a backend's anonymous user) by the key id it sends (``enforcesByKey(_:)``).
+    private func enforces(lookup: (String) -> AssertionHeaders.Lookup, subject: String?) -> Bool {
+        subject.flatMap { $0.isEmpty ? nil : $0 }.map(policy.enforces) ?? enforcesByKey(lookup)
+    }
+
+    /// An unenforced request that would be refused with `error`: logged, counted (unless `counted`, by the caller
+    /// already) and let through unverified with `error` as its refusal.
+    private func reported(_ error: FlowError, counted: Bool = false) -> RequestAttestation {
+        if !counted {
+            metrics.guardOutcome(group: policy.group, mode: "report", trust: "none", code: error.code.rawValue)
+        }
+        logger.notice(
+            "unenforced request would be refused", metadata: ["group": "\(policy.group)", "code": "\(error.code)"])
+        return RequestAttestation(
+            group: policy.group, trust: nil, key: nil, enforced: false, refusal: error,
+            stepUp: riskPolicy.requiresStepUp(trust: nil, metric: nil))
     }
 
     /// Whether the group enforces for a request placed by the key id it sends: by the key's one canonical spelling;

@@ -23,6 +23,8 @@ extension FlowError.Code {
     public static let policyOSVersion = FlowError.Code(AttestKitError.Code.policyOSVersion.rawValue)
     /// A key of a macOS App ID without Apple's macOS access policy (`policy_key_access_control`).
     public static let policyKeyAccessControl = FlowError.Code(AttestKitError.Code.policyKeyAccessControl.rawValue)
+    /// A request body over the edge's limit (`payload_too_large`).
+    public static let payloadTooLarge = FlowError.Code("payload_too_large")
     /// A spent request budget (`rate_limited`).
     public static let rateLimited = FlowError.Code("rate_limited")
     /// No key has the identifier (`key_not_found`, the store's code).
@@ -38,6 +40,8 @@ extension FlowError {
     /// A request without the assertion headers, for comparisons.
     public static let assertionRequired = FlowError(
         .assertionRequired, .unauthenticated, "the request carries no assertion")
+    /// A request body over the edge's limit (413), for comparisons and for an unenforced request's refusal.
+    public static let payloadTooLarge = FlowError(.payloadTooLarge, .tooLarge, "the body is over the limit")
     /// No app is configured.
     public static let appsNotConfigured = FlowError(
         .appsNotConfigured, .notConfigured,

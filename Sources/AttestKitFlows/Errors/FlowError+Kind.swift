@@ -1,7 +1,7 @@
 extension FlowError.Kind {
     /// The HTTP status of this kind: the one table every edge (Hummingbird, Vapor, an adopter's own) answers with.
     ///
-    /// 400 malformed, 401 unauthenticated, 403 refused, 409 conflict, 404 not found, 429 rate limited, 503
+    /// 400 malformed, 401 unauthenticated, 403 refused, 409 conflict, 413 too large, 404 not found, 429 rate limited, 503
     /// unavailable or not configured, 502 upstream failure, 500 internal failure.
     public var httpStatus: Int {
         switch self {
@@ -9,6 +9,7 @@ extension FlowError.Kind {
         case .unauthenticated: 401
         case .refused: 403
         case .conflict: 409
+        case .tooLarge: 413
         case .notFound: 404
         case .rateLimited: 429
         case .unavailable, .notConfigured: 503

@@ -35,6 +35,8 @@ public struct FlowError: CodedError, Sendable {
         case refused
         /// A replay or a duplicate: a counter that did not increase, a consumed challenge, a known key (HTTP 409).
         case conflict
+        /// The request's body is over the edge's limit (HTTP 413).
+        case tooLarge
         /// The thing asked about does not exist (HTTP 404).
         case notFound
         /// A budget is spent; retry after so many seconds (HTTP 429).

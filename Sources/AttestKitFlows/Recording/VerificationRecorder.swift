@@ -201,7 +201,7 @@ public actor VerificationRecorder {
     public static func records(_ error: FlowError) -> Bool {
         switch error.kind {
         case .malformed, .refused, .conflict, .unauthenticated: true
-        case .notFound, .rateLimited, .unavailable, .notConfigured, .upstreamFailure, .internalFailure: false
+        case .notFound, .tooLarge, .rateLimited, .unavailable, .notConfigured, .upstreamFailure, .internalFailure: false
         }
     }
 

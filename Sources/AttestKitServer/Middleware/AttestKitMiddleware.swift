@@ -77,14 +77,24 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
         var request = request
         var context = context
         do {
-            let body = try await request.collectBody(upTo: bodyLimit)
             let headers = request.headers
-            let attestation = try await routeGuard.check(
-                lookup: { AttestKitHeaders.value($0, in: headers) }, method: request.method.rawValue,
-                target: request.head.path ?? "/", body: body.readableBytesView, subject: subject?(request, context),
-                client: client.map { Self.budgetKey($0(request, context)) } ?? Self.peer(of: context))
-            context.attestation = attestation
-            context.attestedKey = attestation.key
+            // A body declared over the limit, in a request the guard does not enforce: not read, let through.
+            if let length = headers[.contentLength].flatMap({ Int($0) }), length > bodyLimit,
+                let reported = routeGuard.unreadBody(
+                    lookup: { AttestKitHeaders.value($0, in: headers) }, subject: subject?(request, context))
+            {
+                context.attestation = reported
+                context.attestedKey = nil
+            } else {
+                let body = try await request.collectBody(upTo: bodyLimit)
+                let attestation = try await routeGuard.check(
+                    lookup: { AttestKitHeaders.value($0, in: headers) }, method: request.method.rawValue,
+                    target: request.head.path ?? "/", body: body.readableBytesView,
+                    subject: subject?(request, context),
+                    client: client.map { Self.budgetKey($0(request, context)) } ?? Self.peer(of: context))
+                context.attestation = attestation
+                context.attestedKey = attestation.key
+            }
         } catch let error as HTTPParserError {
             // The request broke off mid-body: Hummingbird answers 400 and closes; no answer of ours.
             throw error

@@ -89,15 +89,24 @@ public struct AttestKitMiddleware: AsyncMiddleware {
             case .policy(let policy): routeGuard = application.routeGuard(policy: policy)
             }
             guard routeGuard.readsRequests else { return try await next.respond(to: request) }
-            let body = try await VaporBody.collect(request, limit: application.configuration.bodyLimit)
             let headers = request.headers
-            let targets = VaporRequestTarget.candidates(of: request.url)
-            let attestation = try await routeGuard.check(
-                lookup: { VaporHeaders.lookup($0, in: headers) }, method: request.method.rawValue,
-                target: targets.first ?? request.url.string, alternativeTargets: Array(targets.dropFirst()),
-                body: body, subject: subject?(request),
-                client: integration.client(of: request))
-            request.attestKit.setAttestation(attestation)
+            // A body declared over the limit, in a request the guard does not enforce: not read, let through.
+            if let length = headers.first(name: .contentLength).flatMap({ Int($0) }),
+                length > application.configuration.bodyLimit,
+                let reported = routeGuard.unreadBody(
+                    lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request))
+            {
+                request.attestKit.setAttestation(reported)
+            } else {
+                let body = try await VaporBody.collect(request, limit: application.configuration.bodyLimit)
+                let targets = VaporRequestTarget.candidates(of: request.url)
+                let attestation = try await routeGuard.check(
+                    lookup: { VaporHeaders.lookup($0, in: headers) }, method: request.method.rawValue,
+                    target: targets.first ?? request.url.string, alternativeTargets: Array(targets.dropFirst()),
+                    body: body, subject: subject?(request),
+                    client: integration.client(of: request))
+                request.attestKit.setAttestation(attestation)
+            }
         } catch {
             return AttestKitAbort.response(to: error, logger: request.logger)
         }
