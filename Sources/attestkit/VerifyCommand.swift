@@ -83,14 +83,20 @@ struct VerifyCommand: AsyncParsableCommand {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let batchSize = 256
         var batch: [String] = []
+        var batchBytes = 0
         func flush() async throws {
             try await emit(batch, runner: runner, encoder: encoder)
             batch.removeAll(keepingCapacity: true)
+            batchBytes = 0
         }
         if path == "-" {
-            while let line = readLine(strippingNewline: true) {
+            // Streamed, each line bounded as a file is; a batch is evaluated once it holds the limit, so that no
+            // more than about twice the limit is ever held.
+            var lines = InputFile.Lines(limit: Self.maximumFileBytes)
+            while let line = try lines.next() {
                 batch.append(line)
-                if batch.count == batchSize { try await flush() }
+                batchBytes += line.utf8.count
+                if batch.count == batchSize || batchBytes >= Self.maximumFileBytes { try await flush() }
             }
         } else {
             let text = try InputFile.text(path, limit: Self.maximumFileBytes)

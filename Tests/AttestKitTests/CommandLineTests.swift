@@ -3,6 +3,12 @@ import AttestKitTesting
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The `attestkit` binary as a user runs it (built by `swift build --build-tests` beside the test bundle).
 @Suite struct CommandLineTests {
     static let binary: URL? = {
@@ -19,9 +25,13 @@ import Testing
         var output: String
     }
 
-    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws
-        -> Run
-    {
+    /// Runs the binary with `input` on a pipe as its standard input, or `standardInput`'s file. With a `timeout`, a
+    /// child still running after it is killed (`SIGKILL`, status 9): a wall-clock bound only to tell an answer from
+    /// a hang, so generous enough for a loaded CI machine.
+    static func run(
+        _ arguments: [String], input: String? = nil, standardInput: ChildProcess.Stream = .pipe,
+        environment: [String: String] = [:], timeout: Duration? = nil
+    ) async throws -> Run {
         struct MissingBinary: Error {}
         guard let binary else {
             Issue.record("the attestkit binary is not beside the tests: run `swift build --build-tests` first")
@@ -29,10 +39,17 @@ import Testing
         }
         let process = try ChildProcess(
             executable: binary.path, arguments: arguments,
-            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, standardInput: .pipe,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, standardInput: standardInput,
             standardOutput: .pipe)
         if let input, let pipe = process.inputPipe { try pipe.write(Array(input.utf8)) }
         process.inputPipe?.close()
+        let deadline = timeout.map { timeout in
+            Task {
+                try await Task.sleep(for: timeout)
+                _ = process.signal(SIGKILL)
+            }
+        }
+        defer { deadline?.cancel() }
         // Waited for on a thread of its own: `load` and `demo` run for seconds, and a test blocking a thread of Swift's
         // concurrency pool (two on a 2-core machine) that long stalls every test running beside it.
         let output = try await process.collectOutput()
@@ -147,13 +164,65 @@ import Testing
 
     @Test("every file a command reads is bounded: an endless input is a usage error, never held")
     func fileArgumentsAreBounded() async throws {
-        for arguments in [
-            ["receipt", "refresh", "--receipt", "/dev/zero"], ["verify", "--jsonl", "/dev/zero"],
-            ["verify", "--jsonl", "-", "--attestation-root", "/dev/zero"],
-        ] {
-            let endless = try await Self.run(arguments, input: "")
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-bounded-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let simulate = [
+            "simulate", "attestation", "--app-id", "ABCDE12345.com.example.app", "--environment", "development",
+            "--challenge", "aGVsbG8=", "--state", "/dev/zero", "--out", out.path,
+        ]
+        let cases: [(arguments: [String], standardInput: ChildProcess.Stream)] = [
+            (["receipt", "refresh", "--receipt", "/dev/zero"], .pipe), (["verify", "--jsonl", "/dev/zero"], .pipe),
+            (["verify", "--jsonl", "-", "--attestation-root", "/dev/zero"], .pipe),
+            // Standard input streamed line by line, each line bounded: /dev/zero has no line break.
+            (["verify", "--jsonl", "-"], .file("/dev/zero")),
+            // The simulator's state files (--state, and load's --device-state through the same reader).
+            (["mock-apple", "--public-key", "/dev/null", "--port", "0", "--state", "/dev/zero"], .pipe),
+            (simulate, .pipe),
+        ]
+        for (arguments, standardInput) in cases {
+            let endless = try await Self.run(
+                arguments, input: "", standardInput: standardInput, timeout: .seconds(90))
             #expect(endless.status == 64, "\(arguments): a usage error, not a crash or a hang")
         }
+    }
+
+    /// `load --target`'s failure kinds hold the code of the service's error answers, whatever it sent: the JSON
+    /// report stays JSON and the text report prints it escaped.
+    @Test func targetLoadReportsAnyErrorCodeSafely() async throws {
+        let code = "a\\b\n"
+        let service = try RefusingService(code: code)
+        defer { service.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attestkit-target-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = directory.appendingPathComponent("device.json")
+        let device = SimulatedDevice(
+            apple: try SoftwareApple(seed: Array("target load".utf8), at: Date()),
+            configuration: .init(
+                appID: try AppID("ABCDE12345.com.example.app"), environment: .development, iOS27: true))
+        try device.save(to: state)
+        let arguments = [
+            "load", "--target", "http://127.0.0.1:\(service.port)", "--device-state", state.path, "--keys", "1",
+            "--duration", "0.3",
+        ]
+        let environment = ["ATTESTKIT_LOAD_BACKEND_TOKEN": "target-load-token"]
+        let kind = "assertion: HTTP 502 \(code)"
+
+        let json = try await Self.run(arguments + ["--json"], environment: environment, timeout: .seconds(120))
+        #expect(json.status == 1, "every assertion check failed: \(json.output)")
+        let report = try #require(
+            json.output.split(separator: "\n", omittingEmptySubsequences: false).dropFirst()
+                .joined(separator: "\n").data(using: .utf8))
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: report) as? [String: Any], "\(json.output)")
+        let failures = try #require(object["failures"] as? [String: Int])
+        #expect(failures.keys.contains(kind), "\(failures)")
+        #expect(object["failed"] as? Int == failures.values.reduce(0, +))
+        #expect((object["succeeded"] as? Int ?? 0) > 0, "the challenges succeeded")
+
+        let text = try await Self.run(arguments, environment: environment, timeout: .seconds(120))
+        #expect(text.status == 1)
+        #expect(text.output.contains(" × assertion: HTTP 502 a\\b\\u{a}\n"), "\(text.output)")
+        #expect(!text.output.contains(kind), "no raw control character: \(text.output)")
     }
 
     @Test("load's --backend-target goes with --target")
@@ -255,5 +324,110 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(report["kept"] as? Bool == true)
         #expect(FileManager.default.fileExists(atPath: directory + "/demo.sqlite"))
+    }
+}
+
+/// A service that registers every key and refuses every assertion check with 502 and the error code `code`, as a
+/// broken service might: HTTP/1.1 on loopback, one thread per connection, for `load --target`.
+private final class RefusingService: @unchecked Sendable {
+    struct Failure: Error { let operation: String }
+
+    let port: Int
+    private let listener: Int32
+    private let stopped = NSLock()
+    private var isStopped = false
+
+    init(code: String) throws {
+        #if os(Linux)
+            let socketType = Int32(SOCK_STREAM.rawValue)
+        #else
+            let socketType = SOCK_STREAM
+        #endif
+        let listener = socket(AF_INET, socketType, 0)
+        guard listener >= 0 else { throw Failure(operation: "socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(listener, address, length) == 0 && listen(listener, 16) == 0
+                    && getsockname(listener, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listener)
+            throw Failure(operation: "bind")
+        }
+        self.listener = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let refusal = try JSONEncoder().encode(["error": ["code": code, "message": "refused"]])
+        Thread.detachNewThread { [self] in acceptConnections(answering: Array(refusal)) }
+    }
+
+    func stop() {
+        stopped.withLock { isStopped = true }
+    }
+
+    /// Accepts connections until ``stop()``, polling so that it sees it, then closes the listener.
+    private func acceptConnections(answering refusal: [UInt8]) {
+        defer { close(listener) }
+        while !stopped.withLock({ isStopped }) {
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 100) > 0 else { continue }
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { continue }
+            Thread.detachNewThread { Self.serve(connection, refusal: refusal) }
+        }
+    }
+
+    /// The answer to every `POST /v1/challenges`.
+    private static let challenge = Array(
+        (#"{"challengeId":"c","challenge":"AAAAAAAAAAAAAAAAAAAAAA==","purpose":"attest","#
+            + #""expiresAt":"2100-01-01T00:00:00Z"}"#).utf8)
+
+    /// Answers the requests of one connection until the client closes it.
+    private static func serve(_ connection: Int32, refusal: [UInt8]) {
+        defer { close(connection) }
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let separator = Array("\r\n\r\n".utf8)
+        while true {
+            var headEnd: Int?
+            while headEnd == nil {
+                headEnd = pending.indices.dropLast(3).first { Array(pending[$0..<$0 + 4]) == separator }.map { $0 + 4 }
+                if headEnd != nil { break }
+                let count = read(connection, &chunk, chunk.count)
+                guard count > 0 else { return }
+                pending += chunk[..<count]
+            }
+            guard let headEnd else { return }
+            let request = String(decoding: pending[..<headEnd], as: UTF8.self).lowercased()
+            let lines = request.split(separator: "\r\n")
+            let path = lines.first?.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            let length =
+                lines.first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            while pending.count < headEnd + length {
+                let count = read(connection, &chunk, chunk.count)
+                guard count > 0 else { return }
+                pending += chunk[..<count]
+            }
+            pending.removeFirst(headEnd + length)
+            let (status, body): (String, [UInt8]) =
+                switch path {
+                case "/v1/challenges": ("201 Created", challenge)
+                case "/v1/attestations": ("201 Created", Array("{}".utf8))
+                default: ("502 Bad Gateway", refusal)
+                }
+            let head = "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+            let answer = Array(head.utf8) + body
+            var written = 0
+            while written < answer.count {
+                let count = answer[written...].withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                guard count > 0 else { return }
+                written += count
+            }
+        }
     }
 }

@@ -86,17 +86,38 @@ extension SimulatedDevice {
         }
     }
 
+    /// The largest state file read (a device's keys and receipts take a few kilobytes each): a larger file, an
+    /// endless FIFO or `/dev/zero` is refused after this many bytes, never held whole.
+    package static let maximumStateBytes = 64 << 20
+
     /// Reads a device and its software Apple from a file written by ``save(to:)``.
-    /// - Throws: ``SoftwareAppleError/Code/invalidState`` for an unreadable or inconsistent file.
+    ///
+    /// At most 64 MiB are read: a larger file (or an endless one, such as a FIFO or `/dev/zero`) is refused.
+    /// - Throws: ``SoftwareAppleError/Code/invalidState`` for an unreadable, oversized or inconsistent file.
     public static func load(from url: URL) throws(SoftwareAppleError) -> SimulatedDevice {
+        let data: Data
+        do {
+            data = try BoundedFile.read(path: url.path, limit: maximumStateBytes)
+        } catch .overLimit {
+            throw SoftwareAppleError(.invalidState, "\(url.path) is over \(BoundedFile.size(maximumStateBytes))")
+        } catch {
+            throw SoftwareAppleError(.invalidState, "cannot read \(url.path)")
+        }
+        return try load(data, readFrom: url.path)
+    }
+
+    /// Reads a device and its software Apple from the bytes of a file written by ``save(to:)``, read from `path`
+    /// (named in errors) by a reader that bounds them, as `attestkit` does.
+    /// - Throws: ``SoftwareAppleError/Code/invalidState`` for an inconsistent file.
+    package static func load(_ data: Data, readFrom path: String) throws(SoftwareAppleError) -> SimulatedDevice {
         let file: StateFile
         do {
-            file = try JSONDecoder().decode(StateFile.self, from: Data(contentsOf: url))
+            file = try JSONDecoder().decode(StateFile.self, from: data)
         } catch {
-            throw SoftwareAppleError(.invalidState, "\(url.path) is not a simulator state file")
+            throw SoftwareAppleError(.invalidState, "\(path) is not a simulator state file")
         }
         guard file.format == stateFormat else {
-            throw SoftwareAppleError(.invalidState, "\(url.path) has format \(file.format), expected \(stateFormat)")
+            throw SoftwareAppleError(.invalidState, "\(path) has format \(file.format), expected \(stateFormat)")
         }
         let apple = try SoftwareApple(snapshot: file.softwareApple)
         let state = file.device
@@ -128,5 +149,49 @@ extension SimulatedDevice {
                     receipt: receipt))
         }
         return SimulatedDevice(apple: apple, configuration: configuration, keys: keys)
+    }
+}
+
+/// A file read whole, but bounded: at most `limit + 1` bytes are held, so that a huge file, an endless FIFO or
+/// `/dev/zero` is refused instead of filling memory. The one bounded reader of the simulator's state files and of
+/// every file the `attestkit` command reads. Not for adopters (`package` access).
+package enum BoundedFile {
+    /// Why a read failed.
+    package enum Failure: Error, Sendable, Hashable {
+        /// The file cannot be opened or read.
+        case unreadable
+        /// It holds more than the limit.
+        case overLimit
+    }
+
+    /// The bytes of `handle` up to its end.
+    /// - Throws: ``Failure/overLimit`` once it gives more than `limit` bytes, ``Failure/unreadable`` when a read fails.
+    package static func read(_ handle: FileHandle, limit: Int) throws(Failure) -> Data {
+        let data: Data
+        do {
+            data = try handle.read(upToCount: limit + 1) ?? Data()
+        } catch {
+            throw .unreadable
+        }
+        guard data.count <= limit else { throw .overLimit }
+        return data
+    }
+
+    /// The bytes of the file at `path`, read as ``read(_:limit:)`` reads them, then closed.
+    /// - Throws: ``Failure/unreadable`` when it cannot be opened, or as ``read(_:limit:)``.
+    package static func read(path: String, limit: Int) throws(Failure) -> Data {
+        let handle: FileHandle
+        do {
+            handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        } catch {
+            throw .unreadable
+        }
+        defer { try? handle.close() }
+        return try read(handle, limit: limit)
+    }
+
+    /// A limit for people: `64 MiB`, or `1000 bytes` when it is not a whole number of MiB.
+    package static func size(_ limit: Int) -> String {
+        limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
     }
 }

@@ -73,7 +73,7 @@ struct MockAppleCommand: AsyncParsableCommand {
 
     func run() async throws {
         let faults = try fault.map { try MockAppleFault(parsing: $0) }
-        let apple = try state.map { try SimulatedDevice.load(from: URL(fileURLWithPath: $0)).apple } ?? SoftwareApple()
+        let apple = try state.map { try SimulationArguments.readDevice($0).apple } ?? SoftwareApple()
         var logger = Logger(label: "attestkit.mock-apple")
         logger.logLevel = verbose ? .debug : .warning
         let mock = try MockAppleServer(

@@ -26,18 +26,30 @@ struct TargetLoad {
             failures.merge(other.failures, uniquingKeysWith: +)
         }
 
-        /// One line for people, then one per kind of failure.
+        /// One line for people, then one per kind of failure (a kind holds the service's error code: escaped).
         var summary: String {
             var lines = ["sent \(succeeded + failed) requests: \(succeeded) succeeded, \(failed) failed"]
-            for (kind, count) in failures.sorted(by: { $0.key < $1.key }) { lines.append("  \(count) × \(kind)") }
+            for (kind, count) in failures.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(count) × \(TerminalText.escaped(kind))")
+            }
             return lines.joined(separator: "\n")
         }
 
-        /// The outcome as one JSON object.
+        /// The outcome as one JSON object, `{"failed", "failures", "succeeded"}`, keys sorted: encoded by
+        /// `JSONEncoder`, so that any kind (a service's error code with a quote, a backslash or a control character)
+        /// stays valid JSON.
         var json: String {
-            let kinds = failures.sorted(by: { $0.key < $1.key })
-                .map { "\"\($0.key.replacingOccurrences(of: "\"", with: "'"))\":\($0.value)" }
-            return #"{"succeeded":\#(succeeded),"failed":\#(failed),"failures":{\#(kinds.joined(separator: ","))}}"#
+            struct Report: Encodable {
+                var succeeded: Int
+                var failed: Int
+                var failures: [String: Int]
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let report = Report(succeeded: succeeded, failed: failed, failures: failures)
+            // Strings and integers always encode; the fallback is never reached.
+            guard let data = try? encoder.encode(report) else { return #"{"failed":\#(failed)}"# }
+            return String(decoding: data, as: UTF8.self)
         }
     }
 

@@ -55,7 +55,7 @@ struct SimulationArguments: ParsableArguments {
         state: String?, appID: AppID, environment: AppAttestEnvironment, seed: String?, iOS27: Bool, at time: Date
     ) throws -> SimulatedDevice {
         if let state, FileManager.default.fileExists(atPath: state) {
-            let device = try SimulatedDevice.load(from: URL(fileURLWithPath: state))
+            let device = try readDevice(state)
             guard device.configuration.appID == appID, device.configuration.environment == environment else {
                 throw SimulationFailure(
                     "\(state) simulates \(device.configuration.appID) in \(device.configuration.environment.rawValue); "
@@ -74,7 +74,13 @@ struct SimulationArguments: ParsableArguments {
             throw SimulationFailure(
                 "no state file at \(path): run 'attestkit simulate attestation --state \(path)' first")
         }
-        return try SimulatedDevice.load(from: URL(fileURLWithPath: path))
+        return try readDevice(path)
+    }
+
+    /// The device of the state file at `path` (`--state`, `--device-state`), read as every file the command reads:
+    /// bounded, so that a huge file, an endless FIFO or `/dev/zero` is a usage error instead of filling memory.
+    static func readDevice(_ path: String) throws -> SimulatedDevice {
+        try SimulatedDevice.load(InputFile.read(path, limit: SimulatedDevice.maximumStateBytes), readFrom: path)
     }
 
     /// The key `--key-id` names, or the newest key of the device.
