@@ -104,6 +104,38 @@ struct EnforcementMiddlewareTests {
         }
     }
 
+    @Test("nested guards: the inner guard applies its policy to the outer guard's proof, never verifying it again")
+    func nestedGuards() async throws {
+        let server = try Self.server()
+        let router = server.buildRouter()
+        let enforce = try EnforcementPolicy(group: "enforce", mode: .enforce)
+        let report = try EnforcementPolicy(group: "report", mode: .report)
+        for (path, outer, inner) in [("enforce-report", enforce, report), ("report-enforce", report, enforce)] {
+            router.group(RouterPath(path))
+                .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: outer)))
+                .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: inner)))
+                .post("orders") { _, context in Self.describe(context) }
+        }
+        try await Application(router: router).test(.router) { client in
+            let (device, keyID) = try await RouterTests.registeredDevice(client)
+            for (path, enforced) in [("/enforce-report/orders", false), ("/report-enforce/orders", true)] {
+                // The outer guard verifies the assertion (its counter is spent); the inner one passes it on.
+                let headers = try Self.headers(device, keyID, target: path)
+                try await client.execute(uri: path, method: .post, headers: headers) { response in
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(String(buffer: response.body) == "app_attest|\(enforced)|-|key", "\(path)")
+                }
+                // The copy: refused outside (enforce-report), or reported outside and refused inside.
+                try await client.execute(uri: path, method: .post, headers: headers) { response in
+                    #expect(response.status == .conflict, "\(path)")
+                }
+            }
+            try await client.execute(uri: "/report-enforce/orders", method: .post) { response in
+                #expect(response.status == .unauthorized)
+            }
+        }
+    }
+
     @Test("a group that is not configured stops the setup, as Vapor and the decision route refuse it; a configured one has its settings")
     func unconfiguredGroups() throws {
         let server = try Self.server()

@@ -90,24 +90,47 @@ struct VaporEnforcementTests {
         }
     }
 
-    @Test("nested guards: the inner guard's decision is the request's, so a reported refusal leaves no outer key")
+    @Test("nested guards: the inner guard applies its policy to the outer guard's proof, never verifying it again")
     func nestedGuards() async throws {
         try await VaporBench.withApplication(
             configure: { _ in },
             mount: { app in
-                let outer = try EnforcementPolicy(group: "outer", mode: .enforce)
-                let inner = try EnforcementPolicy(group: "inner", mode: .report)
-                app.grouped(AttestKitMiddleware(policy: outer)).grouped(AttestKitMiddleware(policy: inner))
-                    .post("nested", "orders") { req in Self.describe(req) }
+                let (enforce, report) = (
+                    try EnforcementPolicy(group: "enforce", mode: .enforce),
+                    try EnforcementPolicy(group: "report", mode: .report)
+                )
+                let deviceCheck = try EnforcementPolicy(group: "devicecheck", mode: .enforce, minimumTrust: .deviceCheck)
+                app.grouped(AttestKitMiddleware(policy: enforce)).grouped(AttestKitMiddleware(policy: report))
+                    .post("enforce-report") { req in Self.describe(req) }
+                // The rollout Apple advises: report everywhere, enforce where it matters.
+                app.grouped(AttestKitMiddleware(policy: report)).grouped(AttestKitMiddleware(policy: enforce))
+                    .post("report-enforce") { req in Self.describe(req) }
+                app.grouped(AttestKitMiddleware(policy: report)).grouped(AttestKitMiddleware(policy: deviceCheck))
+                    .post("report-devicecheck") { req in Self.describe(req) }
             }
         ) { app in
             let (device, keyID) = try await VaporBench.register(app)
-            // The outer guard verifies the assertion; the inner one sees it again (its counter is used up) and
-            // reports the refusal: the request goes on without a verified key, as on Hummingbird.
-            let headers = try Self.headers(device, keyID, target: "/nested/orders")
-            try await app.testing().test(.POST, "/nested/orders", headers: headers) { response in
-                #expect(response.status == .ok)
-                #expect(response.body.string == "none|false|counter_not_increasing|nokey")
+            for path in ["/enforce-report", "/report-enforce", "/report-devicecheck"] {
+                // The outer guard verifies the assertion (its counter is spent); the inner one passes it on.
+                let headers = try Self.headers(device, keyID, target: path)
+                try await app.testing().test(.POST, path, headers: headers) { response in
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(response.body.string.hasPrefix("app_attest|") && response.body.string.hasSuffix("|-|key"))
+                }
+                // Sent again, the copy is refused by the outer guard, reported, and the inner guard decides on it.
+                try await app.testing().test(.POST, path, headers: headers) { response in
+                    if path == "/enforce-report" {
+                        #expect(response.status == .conflict, "\(path)")
+                    } else {
+                        #expect(response.status == .conflict, "\(path): the inner guard enforces the outer's refusal")
+                        #expect(response.body.string.contains("counter_not_increasing"), "\(path)")
+                    }
+                }
+            }
+            // Nothing presented: reported outside, refused inside where enforced.
+            try await app.testing().test(.POST, "/report-enforce") { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.body.string.contains("assertion_required"))
             }
         }
     }

@@ -91,7 +91,12 @@ public struct AttestKitMiddleware: AsyncMiddleware {
             guard routeGuard.readsRequests else { return try await next.respond(to: request) }
             let headers = request.headers
             // A body declared over the limit, in a request the guard does not enforce: not read, let through.
-            if let length = headers.first(name: .contentLength).flatMap({ Int($0) }),
+            if let previous = request.attestKit.attestation {
+                // An outer guard decided (guards nested): its proof is spent; this group's policy is applied to it.
+                request.attestKit.setAttestation(
+                    try routeGuard.check(
+                        after: previous, lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request)))
+            } else if let length = headers.first(name: .contentLength).flatMap({ Int($0) }),
                 length > application.configuration.bodyLimit,
                 let reported = routeGuard.unreadBody(
                     lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request))
