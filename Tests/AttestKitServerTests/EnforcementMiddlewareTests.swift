@@ -104,18 +104,38 @@ struct EnforcementMiddlewareTests {
         }
     }
 
+    /// A middleware of the application's own that fills the decision in itself (from a session, say).
+    struct ApplicationDecision: RouterMiddleware {
+        typealias Context = ServerRequestContext
+
+        func handle(
+            _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+        ) async throws -> Response {
+            var context = context
+            context.attestation = RequestAttestation(
+                group: "app", trust: .appAttest, key: nil, enforced: true, refusal: nil, stepUp: false)
+            return try await next(request, context)
+        }
+    }
+
     @Test("nested guards: the inner guard applies its policy to the outer guard's proof, never verifying it again")
     func nestedGuards() async throws {
         let server = try Self.server()
         let router = server.buildRouter()
         let enforce = try EnforcementPolicy(group: "enforce", mode: .enforce)
         let report = try EnforcementPolicy(group: "report", mode: .report)
-        for (path, outer, inner) in [("enforce-report", enforce, report), ("report-enforce", report, enforce)] {
+        let debug = try EnforcementPolicy(group: "debug", mode: .enforce, minimumTrust: .debug)
+        for (path, outer, inner) in [
+            ("enforce-report", enforce, report), ("report-enforce", report, enforce), ("report-debug", report, debug),
+        ] {
             router.group(RouterPath(path))
                 .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: outer)))
                 .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: inner)))
                 .post("orders") { _, context in Self.describe(context) }
         }
+        router.group("forged").add(middleware: ApplicationDecision())
+            .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: enforce)))
+            .post("orders") { _, context in Self.describe(context) }
         try await Application(router: router).test(.router) { client in
             let (device, keyID) = try await RouterTests.registeredDevice(client)
             for (path, enforced) in [("/enforce-report/orders", false), ("/report-enforce/orders", true)] {
@@ -131,6 +151,17 @@ struct EnforcementMiddlewareTests {
                 }
             }
             try await client.execute(uri: "/report-enforce/orders", method: .post) { response in
+                #expect(response.status == .unauthorized)
+            }
+            // What the outer guard did not prove (a debug token below its least trust, reported) the inner one
+            // checks itself, at its own least trust.
+            let token: HTTPFields = [try #require(HTTPField.Name(AttestKitHeaderNames.debugToken)): Self.debugToken]
+            try await client.execute(uri: "/report-debug/orders", method: .post, headers: token) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == "debug|true|-|nokey")
+            }
+            // A decision the application made itself proves nothing to a guard.
+            try await client.execute(uri: "/forged/orders", method: .post) { response in
                 #expect(response.status == .unauthorized)
             }
         }

@@ -52,6 +52,8 @@ public struct AssertionGate: Sendable {
     private let verifier = AssertionVerifier()
     /// The store, with the keys already read kept.
     let keys: KeyRecordCache
+    /// The mark this gate's guards set on what they proved (``ProofMark``).
+    package let proofMark = ProofMark()
 
     /// Forgets what the gate keeps of `keyID` (its record, for assertions verified without a read of the store), so
     /// that nothing of a key deleted or revoked through this process is read from memory again: call it after

@@ -24,6 +24,9 @@ public struct RequestAttestation: Sendable {
     /// Whether step-up is asked for because the verified assertion reports another validation category than its
     /// key's attestation did (`policy.validation-category-change` `step-up`), at ``TrustLevel/appAttest``.
     public let validationCategoryChanged: Bool
+    /// The gate whose guard proved the request (``trust`` set by a ``RouteGuard``), `nil` otherwise: what lets a
+    /// nested guard of the same gate take the proof as its own rather than verify a spent assertion again.
+    package var provedBy: ProofMark?
 
     /// Creates a decision.
     public init(

@@ -141,10 +141,12 @@ public struct RouteGuard: Sendable {
             let categoryChanged = accepted?.validationCategoryChanged ?? false
             if categoryChanged { metrics.validationCategoryChangeStepUp("guard") }
             let stepUp = riskPolicy.requiresStepUp(trust: trust, metric: accepted?.key.riskMetric) || categoryChanged
-            return RequestAttestation(
+            var decision = RequestAttestation(
                 group: policy.group, trust: trust, key: accepted?.key, enforced: enforced, refusal: nil, stepUp: stepUp,
                 bundleVersion: accepted?.bundleVersion, validationCategory: accepted?.validationCategory,
                 validationCategoryChanged: categoryChanged)
+            decision.provedBy = gate.proofMark
+            return decision
         } catch {
             metrics.guardOutcome(group: policy.group, mode: mode, trust: "none", code: error.code.rawValue)
             error.signal(metrics: metrics, logger: logger)
@@ -154,43 +156,45 @@ public struct RouteGuard: Sendable {
         }
     }
 
-    /// The decision about a request an outer guard already decided about (guards nested on one route): its proof is
-    /// not looked at again, as the assertion, its challenge or its DeviceCheck token is spent (verified again, a valid
-    /// request would be refused `counter_not_increasing`); this group's policy is applied to what the outer guard
-    /// found. A request proved at this group's least trust or above passes (its step-up asked again under this
-    /// guard's risk policy); one proved below it, or not proved (the outer guard's reported refusal), is refused
-    /// where this group enforces and reported where it does not, counted under this group as
-    /// ``check(lookup:method:target:alternativeTargets:body:subject:client:)`` counts.
+    /// The decision about a request an outer guard already proved (guards nested on one route), or `nil` when this
+    /// guard must decide itself. A proof an outer guard of the same gate found (an assertion, a DeviceCheck token:
+    /// spent, so that verified again a valid request would be refused `counter_not_increasing`) is not looked at
+    /// again: this group's policy is applied to it. A request proved at this group's least trust or above passes (its
+    /// step-up asked again under this guard's risk policy); one proved below it is refused `trust_insufficient` where
+    /// this group enforces and reported where it does not, counted under this group as
+    /// ``check(lookup:method:target:alternativeTargets:body:subject:client:)`` counts. A request the outer guard
+    /// did not prove (nothing presented, a refusal it reported, a DeviceCheck token it did not send to Apple), or a
+    /// decision not made by a guard of this gate (built by the application, another gate's), gives `nil`: the
+    /// edge checks the request in full, as if alone.
     /// - Parameters:
     ///   - previous: The outer guard's decision, on the request's context.
     ///   - lookup: Finds a header by name (the key id places the request in or out of this group's rollout).
     ///   - subject: The rollout subject the application names.
-    /// - Throws: ``FlowError`` when this group enforces for the request and refuses it: the outer guard's refusal
-    ///   (`assertion_required` without one), or `trust_insufficient`.
+    /// - Throws: ``FlowError`` `trust_insufficient` when this group enforces for the request and its proof is below
+    ///   the group's least trust.
     public func check(
         after previous: RequestAttestation, lookup: (String) -> AssertionHeaders.Lookup, subject: String? = nil
-    ) throws(FlowError) -> RequestAttestation {
-        guard policy.mode != .off else { return previous }
+    ) throws(FlowError) -> RequestAttestation? {
+        guard policy.mode != .off, let trust = previous.trust, let mark = previous.provedBy, mark === gate.proofMark
+        else { return nil }
         let enforced = enforces(lookup: lookup, subject: subject)
         let mode = enforced ? "enforce" : "report"
-        do throws(FlowError) {
-            guard let trust = previous.trust else { throw previous.refusal ?? FlowError.assertionRequired }
-            guard trust >= policy.minimumTrust else {
-                throw FlowError.trustInsufficient(trust, required: policy.minimumTrust)
-            }
-            metrics.guardOutcome(group: policy.group, mode: mode, trust: trust.rawValue, code: nil)
-            let stepUp =
-                riskPolicy.requiresStepUp(trust: trust, metric: previous.key?.riskMetric)
-                || previous.validationCategoryChanged
-            return RequestAttestation(
-                group: policy.group, trust: trust, key: previous.key, enforced: enforced, refusal: nil, stepUp: stepUp,
-                bundleVersion: previous.bundleVersion, validationCategory: previous.validationCategory,
-                validationCategoryChanged: previous.validationCategoryChanged)
-        } catch {
+        guard trust >= policy.minimumTrust else {
+            let error = FlowError.trustInsufficient(trust, required: policy.minimumTrust)
             metrics.guardOutcome(group: policy.group, mode: mode, trust: "none", code: error.code.rawValue)
             guard !enforced else { throw error }
             return reported(error, counted: true)
         }
+        metrics.guardOutcome(group: policy.group, mode: mode, trust: trust.rawValue, code: nil)
+        let stepUp =
+            riskPolicy.requiresStepUp(trust: trust, metric: previous.key?.riskMetric)
+            || previous.validationCategoryChanged
+        var decision = RequestAttestation(
+            group: policy.group, trust: trust, key: previous.key, enforced: enforced, refusal: nil, stepUp: stepUp,
+            bundleVersion: previous.bundleVersion, validationCategory: previous.validationCategory,
+            validationCategoryChanged: previous.validationCategoryChanged)
+        decision.provedBy = mark
+        return decision
     }
 
     /// Whether the group enforces for this request: by the subject the application names, or without one (an empty

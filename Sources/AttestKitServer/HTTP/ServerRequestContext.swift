@@ -11,6 +11,8 @@ public protocol AttestedRequestContext: RequestContext {
     var attestedKey: KeyRecord? { get set }
     /// What ``AttestKitMiddleware`` decided (trust level, step-up, a reported refusal). A context that does not
     /// store it gets the default, which keeps nothing: declare a stored `var attestation: RequestAttestation?`.
+    /// Nested guards need it stored: an inner guard takes the outer guard's proof from it, and without it verifies
+    /// the spent assertion again (refused `counter_not_increasing`).
     var attestation: RequestAttestation? { get set }
 }
 

@@ -78,18 +78,20 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
         var context = context
         do {
             let headers = request.headers
-            // A body declared over the limit, in a request the guard does not enforce: not read, let through.
-            if let previous = context.attestation {
-                // An outer guard decided (guards nested): its proof is spent; this group's policy is applied to it.
+            if let previous = context.attestation,
                 let attestation = try routeGuard.check(
                     after: previous, lookup: { AttestKitHeaders.value($0, in: headers) },
                     subject: subject?(request, context))
+            {
+                // An outer guard of the same gate proved the request (guards nested): its proof is spent; this
+                // group's policy is applied to it.
                 context.attestation = attestation
                 context.attestedKey = attestation.key
             } else if let length = headers[.contentLength].flatMap({ Int($0) }), length > bodyLimit,
                 let reported = routeGuard.unreadBody(
                     lookup: { AttestKitHeaders.value($0, in: headers) }, subject: subject?(request, context))
             {
+                // A body declared over the limit, in a request the guard does not enforce: not read, let through.
                 context.attestation = reported
                 context.attestedKey = nil
             } else {

@@ -5,8 +5,10 @@ public import Hummingbird
 /// metrics, each behind the check of its audience (the route's audience, exactly as on ``AttestKitServer``'s own
 /// listener).
 ///
-/// Errors are answered with the API's JSON envelope by the routes themselves (``APIError``), so the application's
-/// own middleware sees ordinary responses. The application runs the server's store and background services
+/// Errors are answered with the API's JSON envelope (``APIError``, an `HTTPResponseError` each route throws, which
+/// Hummingbird's responder turns into the response): an application's own middleware above the routes sees a
+/// refusal as that thrown error, not as a response; one that maps every error to its own answer must pass
+/// `HTTPResponseError`s on. The application runs the server's store and background services
 /// (``AttestKitServer/store``, ``AttestKitServer/receiptRefresh``, ``AttestKitServer/challengeCleanup``) in its
 /// service group, or runs the ``AttestKitServer`` itself.
 ///

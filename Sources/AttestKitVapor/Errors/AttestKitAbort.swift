@@ -30,7 +30,8 @@ public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
     }
 
     /// The answer to any error: a flow error (or an error the flows convert), a body over the limit (413
-    /// `payload_too_large`), anything else 500 `internal_error` (a bug).
+    /// `payload_too_large`), a request NIO could not parse or that broke off mid-body (400 `invalid_request`, as
+    /// Hummingbird answers it), anything else 500 `internal_error` (a bug).
     public init(any error: any Error) {
         if let error = error as? AttestKitAbort {
             self = error
@@ -38,6 +39,9 @@ public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
             self.init(error)
         } else if let abort = error as? any AbortError, abort.status == .payloadTooLarge {
             self.init(status: 413, code: "payload_too_large", reason: "the body is over the limit", retryAfter: nil)
+        } else if error is HTTPParserError {
+            self.init(
+                status: 400, code: "invalid_request", reason: "the request is malformed or broke off", retryAfter: nil)
         } else {
             self.init(status: 500, code: "internal_error", reason: "internal error", retryAfter: nil)
         }
@@ -49,6 +53,9 @@ public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
         let abort = AttestKitAbort(any: error)
         if abort.code == "internal_error", FlowError(converting: error) == nil {
             FlowError.logUnexpected(error, logger: logger)
+        } else if error is HTTPParserError {
+            // A client gone mid-body, or bytes that are not HTTP: the client's doing, not a bug.
+            logger.debug("request broke off or is malformed: answering 400", metadata: ["code": "invalid_request"])
         }
         return abort.response()
     }

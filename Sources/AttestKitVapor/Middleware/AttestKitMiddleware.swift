@@ -90,17 +90,19 @@ public struct AttestKitMiddleware: AsyncMiddleware {
             }
             guard routeGuard.readsRequests else { return try await next.respond(to: request) }
             let headers = request.headers
-            // A body declared over the limit, in a request the guard does not enforce: not read, let through.
-            if let previous = request.attestKit.attestation {
-                // An outer guard decided (guards nested): its proof is spent; this group's policy is applied to it.
-                request.attestKit.setAttestation(
-                    try routeGuard.check(
-                        after: previous, lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request)))
+            if let previous = request.attestKit.attestation,
+                let attestation = try routeGuard.check(
+                    after: previous, lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request))
+            {
+                // An outer guard of the same gate proved the request (guards nested): its proof is spent; this
+                // group's policy is applied to it.
+                request.attestKit.setAttestation(attestation)
             } else if let length = headers.first(name: .contentLength).flatMap({ Int($0) }),
                 length > application.configuration.bodyLimit,
                 let reported = routeGuard.unreadBody(
                     lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request))
             {
+                // A body declared over the limit, in a request the guard does not enforce: not read, let through.
                 request.attestKit.setAttestation(reported)
             } else {
                 let body = try await VaporBody.collect(request, limit: application.configuration.bodyLimit)
