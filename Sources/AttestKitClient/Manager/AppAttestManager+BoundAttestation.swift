@@ -120,7 +120,8 @@ extension AppAttestManager {
     /// key) and is rethrown, except, for an attestation posted before (its answer lost), the refusals that mean an
     /// earlier post registered the key, as for the manager's own key: then ``BoundRegistration/answerLost``. An
     /// attestation posted before whose challenge has expired since is posted again only to learn that: refused
-    /// otherwise, the call starts over with a new key at once.
+    /// otherwise, or answered `challenge_not_found` (the service deletes expired challenges, consumed or not, so it
+    /// tells nothing then), the call starts over with a new key at once.
     /// - Returns: The attested key and what its post came to.
     func registerBound<Answer: Sendable>(
         for binding: AttestationBinding,
@@ -142,6 +143,9 @@ extension AppAttestManager {
                 throw error.unavailable("the attestation could not be sent")
             } catch let error as AttestKitClientError
                 where Self.registeredByEarlierPost(error, postedBefore: postedBefore)
+                    // Past its expiry the service's cleanup deletes a challenge, consumed or not: `not found`
+                    // then tells nothing, and a new key is the safe answer (its binding to the app's bytes holds).
+                    && !(expired && error.serviceCode == "challenge_not_found")
             {
                 pendingAttestations[binding] = nil
                 return (made.keyID, .answerLost)
