@@ -143,9 +143,9 @@ extension AppAttestManager {
                 throw error.unavailable("the attestation could not be sent")
             } catch let error as AttestKitClientError
                 where Self.registeredByEarlierPost(error, postedBefore: postedBefore)
-                    // Past its expiry the service's cleanup deletes a challenge, consumed or not: `not found`
-                    // then tells nothing, and a new key is the safe answer (its binding to the app's bytes holds).
-                    && !(expired && error.serviceCode == "challenge_not_found")
+                // Past its expiry the service's cleanup deletes a challenge, consumed or not: `not found`
+                // then tells nothing, and a new key is the safe answer (its binding to the app's bytes holds).
+                && !(expired && error.serviceCode == "challenge_not_found")
             {
                 pendingAttestations[binding] = nil
                 return (made.keyID, .answerLost)
