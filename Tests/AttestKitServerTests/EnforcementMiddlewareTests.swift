@@ -133,6 +133,12 @@ struct EnforcementMiddlewareTests {
                 .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: inner)))
                 .post("orders") { _, context in Self.describe(context) }
         }
+        // A guard of the same gate without debug tokens of its own: a debug token (spent by nothing) is checked again.
+        let strict = RouteGuard(gate: server.application.gate, policy: debug)
+        router.group("debug-strict")
+            .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: debug)))
+            .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: strict))
+            .post("orders") { _, context in Self.describe(context) }
         router.group("forged").add(middleware: ApplicationDecision())
             .add(middleware: AttestKitMiddleware<ServerRequestContext>(guard: try server.routeGuard(policy: enforce)))
             .post("orders") { _, context in Self.describe(context) }
@@ -159,6 +165,9 @@ struct EnforcementMiddlewareTests {
             try await client.execute(uri: "/report-debug/orders", method: .post, headers: token) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body) == "debug|true|-|nokey")
+            }
+            try await client.execute(uri: "/debug-strict/orders", method: .post, headers: token) { response in
+                #expect(response.status == .unauthorized || response.status == .forbidden, "\(response.status)")
             }
             // A decision the application made itself proves nothing to a guard.
             try await client.execute(uri: "/forged/orders", method: .post) { response in

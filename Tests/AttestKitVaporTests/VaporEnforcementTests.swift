@@ -117,12 +117,13 @@ struct VaporEnforcementTests {
                     #expect(response.status == .ok, "\(path)")
                     #expect(response.body.string.hasPrefix("app_attest|") && response.body.string.hasSuffix("|-|key"))
                 }
-                // Sent again, the copy is refused by the outer guard, reported, and the inner guard decides on it.
+                // Sent again: refused by the outer guard where it enforces; elsewhere reported by it (nothing proved)
+                // and refused by the inner guard's own check.
                 try await app.testing().test(.POST, path, headers: headers) { response in
                     if path == "/enforce-report" {
                         #expect(response.status == .conflict, "\(path)")
                     } else {
-                        #expect(response.status == .conflict, "\(path): the inner guard enforces the outer's refusal")
+                        #expect(response.status == .conflict, "\(path): refused by the inner guard's own check")
                         #expect(response.body.string.contains("counter_not_increasing"), "\(path)")
                     }
                 }

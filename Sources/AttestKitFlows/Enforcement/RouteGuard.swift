@@ -163,9 +163,12 @@ public struct RouteGuard: Sendable {
     /// step-up asked again under this guard's risk policy); one proved below it is refused `trust_insufficient` where
     /// this group enforces and reported where it does not, counted under this group as
     /// ``check(lookup:method:target:alternativeTargets:body:subject:client:)`` counts. A request the outer guard
-    /// did not prove (nothing presented, a refusal it reported, a DeviceCheck token it did not send to Apple), or a
-    /// decision not made by a guard of this gate (built by the application, another gate's), gives `nil`: the
-    /// edge checks the request in full, as if alone.
+    /// did not prove (nothing presented, a refusal it reported, a DeviceCheck token it did not send to Apple), one
+    /// proved by a debug token (spent by nothing: checked again against this guard's list), a DeviceCheck proof where
+    /// this guard takes no DeviceCheck tokens, or a decision not made by a guard of this gate (built by the
+    /// application, another gate's), gives `nil`: the edge checks the request in full, as if alone. The proof is the
+    /// request's as the outer guard verified it: a middleware between the guards must not change the request's
+    /// method, target or body, and a decision must never be kept from one request for another.
     /// - Parameters:
     ///   - previous: The outer guard's decision, on the request's context.
     ///   - lookup: Finds a header by name (the key id places the request in or out of this group's rollout).
@@ -177,6 +180,13 @@ public struct RouteGuard: Sendable {
     ) throws(FlowError) -> RequestAttestation? {
         guard policy.mode != .off, let trust = previous.trust, let mark = previous.provedBy, mark === gate.proofMark
         else { return nil }
+        // Only a spent proof is taken as found: a debug token (spent by nothing) is checked again against this
+        // guard's own list, and a DeviceCheck token only where this guard would take one at all.
+        switch trust {
+        case .debug: return nil
+        case .deviceCheck where deviceTokens == nil: return nil
+        default: break
+        }
         let enforced = enforces(lookup: lookup, subject: subject)
         let mode = enforced ? "enforce" : "report"
         guard trust >= policy.minimumTrust else {

@@ -30,8 +30,8 @@ public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
     }
 
     /// The answer to any error: a flow error (or an error the flows convert), a body over the limit (413
-    /// `payload_too_large`), a request NIO could not parse or that broke off mid-body (400 `invalid_request`, as
-    /// Hummingbird answers it), anything else 500 `internal_error` (a bug).
+    /// `payload_too_large`), a body NIO could not read to its end (the client gone mid-upload: 400
+    /// `invalid_request`, the client's doing, not a bug), anything else 500 `internal_error` (a bug).
     public init(any error: any Error) {
         if let error = error as? AttestKitAbort {
             self = error
