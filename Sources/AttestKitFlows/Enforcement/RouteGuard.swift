@@ -60,6 +60,29 @@ public struct RouteGuard: Sendable {
     /// Whether the guard reads the request at all (not in mode `off`): an edge collects the body only then.
     public var readsRequests: Bool { policy.mode != .off }
 
+    /// The decision about a request that needs no read of its body, or `nil` when the edge reads the body (up to
+    /// `bodyLimit`) and calls ``check(lookup:method:target:alternativeTargets:body:subject:client:)``: an outer
+    /// guard's proof, taken as found (``check(after:lookup:subject:)``), else a body declared over the limit in a
+    /// request this group does not enforce, let through unread (``unreadBody(lookup:subject:)``). What both edges'
+    /// middlewares ask first.
+    /// - Parameters:
+    ///   - previous: The decision already on the request's context (an outer guard's), if any.
+    ///   - declaredLength: The request's `Content-Length`, if it sent one.
+    ///   - bodyLimit: The most the edge reads of a body.
+    ///   - lookup: Finds a header by name.
+    ///   - subject: The rollout subject the application names.
+    /// - Throws: What ``check(after:lookup:subject:)`` throws.
+    public func decisionBeforeBody(
+        previous: RequestAttestation?, declaredLength: Int?, bodyLimit: Int,
+        lookup: (String) -> AssertionHeaders.Lookup, subject: String?
+    ) throws(FlowError) -> RequestAttestation? {
+        if let previous, let decision = try check(after: previous, lookup: lookup, subject: subject) {
+            return decision
+        }
+        guard let declaredLength, declaredLength > bodyLimit else { return nil }
+        return unreadBody(lookup: lookup, subject: subject)
+    }
+
     /// The decision about a request whose declared body (its `Content-Length`) is over the edge's limit, without
     /// reading it: `nil` when the group enforces for this request (the edge refuses it, 413 `payload_too_large`,
     /// as before); otherwise (report mode, outside the rollout) the request goes on unverified with

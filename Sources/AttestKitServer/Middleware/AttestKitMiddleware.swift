@@ -78,32 +78,23 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
         var context = context
         do {
             let headers = request.headers
-            if let previous = context.attestation,
-                let attestation = try routeGuard.check(
-                    after: previous, lookup: { AttestKitHeaders.value($0, in: headers) },
-                    subject: subject?(request, context))
+            let named = subject?(request, context)
+            // An outer guard's proof, or a body over the limit the group does not enforce: decided without the body.
+            let attestation: RequestAttestation
+            if let decided = try routeGuard.decisionBeforeBody(
+                previous: context.attestation, declaredLength: headers[.contentLength].flatMap { Int($0) },
+                bodyLimit: bodyLimit, lookup: { AttestKitHeaders.value($0, in: headers) }, subject: named)
             {
-                // An outer guard of the same gate proved the request (guards nested): its proof is spent; this
-                // group's policy is applied to it.
-                context.attestation = attestation
-                context.attestedKey = attestation.key
-            } else if let length = headers[.contentLength].flatMap({ Int($0) }), length > bodyLimit,
-                let reported = routeGuard.unreadBody(
-                    lookup: { AttestKitHeaders.value($0, in: headers) }, subject: subject?(request, context))
-            {
-                // A body declared over the limit, in a request the guard does not enforce: not read, let through.
-                context.attestation = reported
-                context.attestedKey = nil
+                attestation = decided
             } else {
                 let body = try await request.collectBody(upTo: bodyLimit)
-                let attestation = try await routeGuard.check(
+                attestation = try await routeGuard.check(
                     lookup: { AttestKitHeaders.value($0, in: headers) }, method: request.method.rawValue,
-                    target: request.head.path ?? "/", body: body.readableBytesView,
-                    subject: subject?(request, context),
+                    target: request.head.path ?? "/", body: body.readableBytesView, subject: named,
                     client: client.map { Self.budgetKey($0(request, context)) } ?? Self.peer(of: context))
-                context.attestation = attestation
-                context.attestedKey = attestation.key
             }
+            context.attestation = attestation
+            context.attestedKey = attestation.key
         } catch let error as HTTPParserError {
             // The request broke off mid-body: Hummingbird answers 400 and closes; no answer of ours.
             throw error

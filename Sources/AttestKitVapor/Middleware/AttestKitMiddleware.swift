@@ -90,29 +90,23 @@ public struct AttestKitMiddleware: AsyncMiddleware {
             }
             guard routeGuard.readsRequests else { return try await next.respond(to: request) }
             let headers = request.headers
-            if let previous = request.attestKit.attestation,
-                let attestation = try routeGuard.check(
-                    after: previous, lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request))
+            let named = subject?(request)
+            let limit = application.configuration.bodyLimit
+            // An outer guard's proof, or a body over the limit the group does not enforce: decided without the body.
+            if let decided = try routeGuard.decisionBeforeBody(
+                previous: request.attestKit.attestation,
+                declaredLength: headers.first(name: .contentLength).flatMap { Int($0) }, bodyLimit: limit,
+                lookup: { VaporHeaders.lookup($0, in: headers) }, subject: named)
             {
-                // An outer guard of the same gate proved the request (guards nested): its proof is spent; this
-                // group's policy is applied to it.
-                request.attestKit.setAttestation(attestation)
-            } else if let length = headers.first(name: .contentLength).flatMap({ Int($0) }),
-                length > application.configuration.bodyLimit,
-                let reported = routeGuard.unreadBody(
-                    lookup: { VaporHeaders.lookup($0, in: headers) }, subject: subject?(request))
-            {
-                // A body declared over the limit, in a request the guard does not enforce: not read, let through.
-                request.attestKit.setAttestation(reported)
+                request.attestKit.setAttestation(decided)
             } else {
-                let body = try await VaporBody.collect(request, limit: application.configuration.bodyLimit)
+                let body = try await VaporBody.collect(request, limit: limit)
                 let targets = VaporRequestTarget.candidates(of: request.url)
-                let attestation = try await routeGuard.check(
-                    lookup: { VaporHeaders.lookup($0, in: headers) }, method: request.method.rawValue,
-                    target: targets.first ?? request.url.string, alternativeTargets: Array(targets.dropFirst()),
-                    body: body, subject: subject?(request),
-                    client: integration.client(of: request))
-                request.attestKit.setAttestation(attestation)
+                request.attestKit.setAttestation(
+                    try await routeGuard.check(
+                        lookup: { VaporHeaders.lookup($0, in: headers) }, method: request.method.rawValue,
+                        target: targets.first ?? request.url.string, alternativeTargets: Array(targets.dropFirst()),
+                        body: body, subject: named, client: integration.client(of: request)))
             }
         } catch {
             return AttestKitAbort.response(to: error, logger: request.logger)
