@@ -216,7 +216,6 @@ extension AppAttestManager {
             {
                 // An earlier attempt whose answer was lost consumed the challenge: it registered the key. (If it
                 // did not, the first assertion is refused as key_not_found and the key is replaced then.)
-                _ = error
             } catch let error as AttestKitClientError where !error.isTransient {
                 // Refused for good (the challenge expired, a verification failed): this attestation will never be
                 // registered, so the next attempt, after the backoff, uses a new key.
