@@ -226,7 +226,6 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             var running = 0
             var pacer = ReceiptRefreshPacer(store: store, maxPerSecond: maxPerSecond, now: now, logger: logger)
             func settle(_ result: (KeyRecord, Traded)) {
-                running -= 1
                 switch result.1 {
                 case .refreshed:
                     outcome.refreshed += 1
@@ -252,7 +251,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             }
             while next < due.count, !outcome.backedOff, !failed.isSet, !Task.isCancelled {
                 if running >= concurrency {
-                    if let result = await group.next() { settle(result) }
+                    if let result = await group.next() {
+                        running -= 1
+                        settle(result)
+                    }
                     continue
                 }
                 let record = due[next]
@@ -269,6 +271,14 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                     next += 1
                     continue
                 }
+                // Read again before its turn, not after: a read that waits for the store between the turn and the
+                // call would bunch calls the budget spaced.
+                if let settled = await recheck(record) {
+                    next += 1
+                    if settled.isFailure { failed.set() }
+                    settle((record, settled))
+                    continue
+                }
                 let admission = await pacer.admit(before: deadline)
                 if admission == .failed { outcome.backedOff = true }
                 guard admission == .admitted, !failed.isSet else { break }
@@ -280,7 +290,10 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
                     return (record, traded)
                 }
             }
-            while let result = await group.next() { settle(result) }
+            while let result = await group.next() {
+                running -= 1
+                settle(result)
+            }
         }
         // Keys not traded because Apple or the store failed (from the one that failed) or the service is stopping go
         // back at once: their receipts did nothing wrong, and another replica need not wait for the lease.
@@ -316,14 +329,6 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             // send requests the budget never counted (three a turn while Apple fails, when the fleet should send
             // fewer). The round's own back-off takes the place of retries then.
             let retry: RetryPolicy? = maxPerSecond > 0 ? RetryPolicy.none : nil
-            // The key may have been deleted (its device's data erased) or revoked since the batch was claimed, a
-            // round waiting up to half its lease for its turns: its receipt is not sent to Apple then.
-            guard let current = try await store.keyWithoutReceipt(record.keyID) else {
-                throw StoreError(.keyNotFound, "the key was deleted after it was claimed")
-            }
-            guard current.state == .active else {
-                throw StoreError(.keyRevoked, "the key was revoked after it was claimed")
-            }
             switch try await client.exchange(
                 receipt, appID: record.appID, keyID: record.keyID, logger: logger, retry: retry)
             {
@@ -372,15 +377,38 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
             try? await postpone(record.keyID, until: now() + wait)
             return .postponed
         } catch let error as StoreError {
-            metrics.receiptRefresh(error.code.rawValue)
-            if error.code == .storageUnavailable { return .failed }
-            // receipt_not_newer, key_revoked, key_not_found: nothing to store; look again later.
-            try? await postpone(record.keyID, until: now() + 86_400)
-            return .postponed
+            return await storeRefused(error, of: record)
         } catch {
             metrics.receiptRefresh("error")
             return .failed
         }
+    }
+
+    /// Reads a claimed key again just before its turn: `nil` when it is still active, otherwise what that came to.
+    /// The key may have been deleted (its device's data erased) or revoked since the batch was claimed, a round
+    /// waiting up to half its lease for its turns: its receipt is not sent to Apple then.
+    private func recheck(_ record: KeyRecord) async -> Traded? {
+        do throws(StoreError) {
+            guard let current = try await store.keyWithoutReceipt(record.keyID) else {
+                throw StoreError(.keyNotFound, "the key was deleted after it was claimed")
+            }
+            guard current.state == .active else {
+                throw StoreError(.keyRevoked, "the key was revoked after it was claimed")
+            }
+            return nil
+        } catch {
+            return await storeRefused(error, of: record)
+        }
+    }
+
+    /// What a store's refusal while trading a key comes to: an outage stops the round; anything else about the key
+    /// (`receipt_not_newer`, `key_revoked`, `key_not_found`) leaves nothing to store, and the key is looked at again
+    /// in a day.
+    private func storeRefused(_ error: StoreError, of record: KeyRecord) async -> Traded {
+        metrics.receiptRefresh(error.code.rawValue)
+        if error.code == .storageUnavailable { return .failed }
+        try? await postpone(record.keyID, until: now() + 86_400)
+        return .postponed
     }
 
     /// Reads the backlog left after a round and sets its gauges; a store that cannot answer leaves them as they were.
