@@ -85,7 +85,7 @@ struct RouteParityTests {
         var vapor: [String] = []
         let application = try AttestKitApplication(configuration: Self.configuration(), store: store, logger: logger)
         try await VaporApplication.withApp { app in
-            app.attestKit = AttestKitIntegration(application)
+            app.attestKit = try AttestKitIntegration(application)
             try app.register(collection: AttestKitRoutes())
             for (route, headers) in requests {
                 try await app.testing().test(
@@ -108,7 +108,7 @@ struct RouteParityTests {
         let application = try AttestKitApplication(
             configuration: configuration, store: MemoryAttestationStore(), logger: logger)
         try await VaporApplication.withApp { app in
-            app.attestKit = AttestKitIntegration(application)
+            app.attestKit = try AttestKitIntegration(application)
             try app.register(collection: AttestKitRoutes())
             func answer(
                 _ method: HTTPMethod, _ path: String, token: String, form: Bool = false

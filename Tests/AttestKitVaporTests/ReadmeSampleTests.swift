@@ -14,7 +14,7 @@ struct ReadmeSampleTests {
     func configure(_ app: Application, configuration: AttestKitApplication.Configuration, path: String) throws {
         let store = SQLiteAttestationStore(path: path)
         let application = try AttestKitApplication(configuration: configuration, store: store, logger: app.logger)
-        app.attestKit = AttestKitIntegration(application)
+        app.attestKit = try AttestKitIntegration(application)
         app.lifecycle.use(AttestKitLifecycle())  // runs and prepares the store (asyncBoot), runs the cleanup
         try app.register(collection: AttestKitRoutes())  // POST /v1/challenges, /v1/attestations, ...
         app.grouped(AttestKitMiddleware()).post("orders") { req async throws -> String in

@@ -229,7 +229,7 @@ struct VaporDashboardTests {
         try await withApp(configure: { app in
             app.logger.logLevel = .critical
             let registry = PrometheusCollectorRegistry()
-            app.attestKit = AttestKitIntegration(application, exposition: { registry.emitToBuffer() })
+            app.attestKit = try AttestKitIntegration(application, exposition: { registry.emitToBuffer() })
             try app.grouped("ops").register(collection: AttestKitRoutes(audiences: [.dashboard, .dashboardLogin]))
         }) { app in
             #expect(app.routes.all.count == 4)

@@ -130,6 +130,20 @@ struct VaporRoutesTests {
         }
     }
 
+    @Test(
+        "a trusted proxy holding every address is refused, as the service's configuration refuses it",
+        arguments: ["0.0.0.0/0", "::/0", "::ffff:0.0.0.0/96"])
+    func everyAddressIsNoProxy(network: String) throws {
+        let configuration = VaporBench.configuration(policy: nil, deployment: DeploymentPolicy())
+        let application = try AttestKitApplication(configuration: configuration, store: MemoryAttestationStore())
+        let proxies = [try #require(IPNetwork("10.0.0.0/8")), try #require(IPNetwork(network))]
+        #expect {
+            _ = try AttestKitIntegration(application, trustedProxies: proxies)
+        } throws: { ($0 as? ConfigurationError)?.key == "http.trusted-proxies" }
+        // A network of half the addresses is a (large) network of proxies, not every peer.
+        _ = try AttestKitIntegration(application, trustedProxies: [try #require(IPNetwork("0.0.0.0/1"))])
+    }
+
     @Test("rate-limit.ipv6-prefix-length: a subscriber's /64s behind a trusted proxy share one budget")
     func ipv6Prefix() async throws {
         try await VaporBench.withApplication(

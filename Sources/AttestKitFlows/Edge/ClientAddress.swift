@@ -27,6 +27,20 @@ public struct ClientAddress: Sendable {
         self.trustsUnixSocketPeers = trustsUnixSocketPeers
     }
 
+    /// Refuses trusted proxies that cannot be meant: a network holding every address of its family
+    /// (``IPNetwork/holdsEveryAddress``) would make every peer a proxy, so any client could name its own address in
+    /// the forwarding header and escape every per-address limit.
+    /// - Throws: ``ConfigurationError`` for `http.trusted-proxies`.
+    public static func checkTrustedProxies(_ proxies: [IPNetwork]) throws(ConfigurationError) {
+        if let network = proxies.first(where: \.holdsEveryAddress) {
+            throw ConfigurationError(
+                "http.trusted-proxies",
+                "holds \(network), every address: every peer would be trusted, so any client could name its own "
+                    + "address in the forwarding header and escape every per-address limit; list only the proxies' "
+                    + "own addresses")
+        }
+    }
+
     /// The most forwarding hops read from the headers.
     static let maximumHops = 32
     /// The most header bytes read.

@@ -28,6 +28,10 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         self.bytes = IPNetwork.masked(bytes, to: prefixLength)
     }
 
+    /// Whether the network holds every address of its family: a prefix length of 0 (`0.0.0.0/0`, `::/0`,
+    /// `::ffff:0.0.0.0/96`), which ``ClientAddress/checkTrustedProxies(_:)`` refuses as a trusted proxy.
+    public var holdsEveryAddress: Bool { prefixLength == 0 }
+
     /// `10.0.0.0/8`.
     public var description: String { "\(IPNetwork.text(of: bytes))/\(prefixLength)" }
 

@@ -59,14 +59,6 @@ extension IPNetwork: ExpressibleByConfigString, ConfigStringSetting {
         "holds an entry that is not an IP address or CIDR network"
     }
 
-    /// Whether the network holds every address of its family: a prefix length of 0 (`0.0.0.0/0`, `::/0`), which
-    /// ``ServerConfiguration/validate()`` refuses as a trusted proxy. Only a /0 holds both the lowest and the
-    /// highest address: a longer prefix fixes the first bit.
-    var holdsEveryAddress: Bool {
-        [4, 16].contains { count in
-            contains([UInt8](repeating: 0, count: count)) && contains([UInt8](repeating: 0xFF, count: count))
-        }
-    }
 }
 
 /// An `http` or `https` URL with a host (`apple.devicecheck-url`, `apple.receipt-url`), through swift-configuration's

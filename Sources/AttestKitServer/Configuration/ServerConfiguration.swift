@@ -196,13 +196,7 @@ public struct ServerConfiguration: Sendable {
     public func validate() throws(ServerConfigurationError) {
         guard (0...65_535).contains(port) else { throw ServerConfigurationError("http.port", "is 0 to 65535") }
         guard !host.isEmpty else { throw ServerConfigurationError("http.host", "is empty") }
-        if let network = trustedProxies.first(where: \.holdsEveryAddress) {
-            throw ServerConfigurationError(
-                "http.trusted-proxies",
-                "holds \(network), every address: every peer would be trusted, so any client could name its own "
-                    + "address in the forwarding header and escape every per-address limit; list only the proxies' "
-                    + "own addresses")
-        }
+        try ClientAddress.checkTrustedProxies(trustedProxies)
         try application.validate()
         try connectionLimits.validate()
         try shutdown.validate()

@@ -16,7 +16,7 @@ public import Vapor
 ///     configuration: .init(appIDs: [appID], trustAnchors: try .apple(), backendTokens: [backendToken]),
 ///     store: SQLiteAttestationStore(path: "attestkit.sqlite"),
 ///     metrics: FlowMetrics(factory: PrometheusMetricsFactory(registry: registry)), logger: app.logger)
-/// app.attestKit = AttestKitIntegration(application, exposition: { registry.emitToBuffer() })
+/// app.attestKit = try AttestKitIntegration(application, exposition: { registry.emitToBuffer() })
 /// app.lifecycle.use(AttestKitLifecycle())
 /// try app.register(collection: AttestKitRoutes())
 /// ```
@@ -49,11 +49,14 @@ public struct AttestKitIntegration: Sendable {
     ///     text of the application's metrics; without one, both answer 503 `metrics_not_configured`.
     ///   - dashboardSessionLifetime: How long a dashboard session lives, in seconds (the service's
     ///     `dashboard.session-lifetime`, 60 to 86,400; one hour by default).
+    /// - Throws: ``ConfigurationError`` for `http.trusted-proxies` when a trusted proxy is a network holding every
+    ///   address (`0.0.0.0/0`, `::/0`): any client could name its own address.
     public init(
         _ application: AttestKitApplication, trustedProxies: [IPNetwork] = [],
         clientAddressHeader: ClientAddressHeader = .xForwardedFor, trustsUnixSocketPeers: Bool = false,
         exposition: (@Sendable () -> [UInt8])? = nil, dashboardSessionLifetime: TimeInterval = 3_600
-    ) {
+    ) throws(ConfigurationError) {
+        try ClientAddress.checkTrustedProxies(trustedProxies)
         self.application = application
         self.clientAddress = ClientAddress(
             trustedProxies: trustedProxies, header: clientAddressHeader,

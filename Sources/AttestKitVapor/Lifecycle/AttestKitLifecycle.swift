@@ -11,7 +11,7 @@ public import Vapor
 /// refresh, with the application's configured intervals, metrics, logger and clock).
 ///
 /// ```swift
-/// app.attestKit = AttestKitIntegration(application)
+/// app.attestKit = try AttestKitIntegration(application)
 /// app.lifecycle.use(AttestKitLifecycle())
 /// ```
 ///

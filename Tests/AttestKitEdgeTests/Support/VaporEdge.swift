@@ -70,7 +70,7 @@ struct VaporEdge: EdgeDriver {
                 deviceCheck: DeviceCheckClient(configuration: .init(baseURL: apple.baseURL), tokens: tokens),
                 deviceCheckEnvironment: .development)
         }
-        app.attestKit = AttestKitIntegration(
+        app.attestKit = try AttestKitIntegration(
             try AttestKitApplication(configuration: settings, store: store, apple: clients, logger: app.logger))
         try app.register(collection: AttestKitRoutes())
     }

@@ -68,7 +68,7 @@ enum VaporBench {
                     logger: Logger(label: "vapor-tests", factory: { _ in SwiftLogNoOpLogHandler() }), now: now)
                 var exposition: (@Sendable () -> [UInt8])?
                 if let prometheus { exposition = { prometheus.emitToBuffer() } }
-                app.attestKit = AttestKitIntegration(
+                app.attestKit = try AttestKitIntegration(
                     application, trustedProxies: trustedProxies, trustsUnixSocketPeers: trustsUnixSocketPeers,
                     exposition: exposition)
                 app.lifecycle.use(lifecycle)

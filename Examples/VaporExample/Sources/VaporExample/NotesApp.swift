@@ -26,7 +26,7 @@ enum NotesApp {
     static func configure(
         _ app: Application, store: any AttestationStore, configuration: AttestKitApplication.Configuration
     ) throws {
-        app.attestKit = AttestKitIntegration(
+        app.attestKit = try AttestKitIntegration(
             try AttestKitApplication(configuration: configuration, store: store, logger: app.logger))
         app.lifecycle.use(AttestKitLifecycle())
         try app.register(collection: AttestKitRoutes(audiences: [.app, .probe]))
