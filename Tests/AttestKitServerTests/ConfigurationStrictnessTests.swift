@@ -42,6 +42,22 @@ struct ConfigurationStrictnessTests {
         } throws: { Self.names("policy.macos-app-ids")($0) }
     }
 
+    @Test(
+        "an empty policy.macos-app-ids over a file's list is refused: it would drop the macOS key policy",
+        arguments: ["", ",", " , "])
+    func macOSAppIDsEmptyRefused(value: String) async throws {
+        let file = try TemporaryFile(
+            json: #"{"apps": ["\#(Self.macApp)"], "policy": {"macos-app-ids": ["\#(Self.macApp)"]}}"#)
+        await #expect {
+            _ = try await ServerConfigurationSource.load(
+                environment: ["ATTESTKIT_POLICY_MACOS_APP_IDS": value], file: file.path)
+        } throws: { Self.names("policy.macos-app-ids")($0) }
+        let empty = try TemporaryFile(json: #"{"apps": ["\#(Self.macApp)"], "policy": {"macos-app-ids": []}}"#)
+        await #expect {
+            _ = try await ServerConfigurationSource.load(environment: [:], file: empty.path)
+        } throws: { Self.names("policy.macos-app-ids")($0) }
+    }
+
     @Test("policy.macos-app-ids naming one of apps loads")
     func macOSAppIDLoads() async throws {
         let loaded = try await ServerConfigurationSource.load(

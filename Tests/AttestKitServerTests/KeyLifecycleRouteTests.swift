@@ -122,4 +122,26 @@ struct KeyLifecycleRouteTests {
             #expect(try await harness.store.riskHistory(of: other.keyID, limit: 10).count == 1)
         }
     }
+
+    @Test(
+        "a DELETE answered 404 (the deletion committed before its answer was lost, then retried) still forgets the key",
+        arguments: await StoreKind.all())
+    func deleteRetriedForgets(kind: StoreKind) async throws {
+        try await ServerHarness.with(kind) { harness in
+            let device = try await TestDevice.registered(harness)
+            let before = try await device.verify(try device.verifyBody(freshness: device.now))
+            #expect(before.status == 200, "\(before)")
+            let record = try #require(try await harness.store.key(device.keyID))
+            #expect(PublicKeyCache.shared.holds(x963: record.publicKeyX963))
+            // The first DELETE's deletion committed, its answer was lost; the operator's retry finds nothing.
+            try await harness.store.deleteKey(device.keyID)
+            let path = "/v1/keys/\(device.keyID.pathComponent)"
+            let retried = try await harness.send(.DELETE, path, headers: ServerHarness.admin)
+            #expect(retried.status == 404 && retried.errorCode == "key_not_found", "\(retried)")
+            // Nothing of the key is read from memory any more, its parsed public key included.
+            #expect(!PublicKeyCache.shared.holds(x963: record.publicKeyX963))
+            let forged = try await device.verify(try device.verifyBody(freshness: device.now, fault: .wrongAppID))
+            #expect(forged.status == 403 && forged.errorCode == "key_not_found", "\(forged)")
+        }
+    }
 }

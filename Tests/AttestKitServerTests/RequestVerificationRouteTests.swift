@@ -296,6 +296,36 @@ struct RequestVerificationRouteTests {
         }
     }
 
+    @Test("an unenforced group lets through a body over the limit or an unbindable target (reported); off, anything")
+    func unenforcedLetsThrough() async throws {
+        var options = ServerHarness.Options()
+        options.enforcementGroups = ["feed": .init(mode: .report), "legacy": .init(mode: .off)]
+        try await ServerHarness.with(.sqlite, options) { harness in
+            let large = [UInt8](repeating: 0x61, count: 65_537)
+            let longTarget = "/feed?q=" + String(repeating: "a", count: 9_000)
+            let requests: [JSONValue] = [
+                Self.request([], body: large),
+                Self.request([], body: [], method: "GET", target: longTarget),
+                Self.request([], body: [], method: "M-SEARCH", target: "/feed"),
+            ]
+            let reported = ["payload_too_large", "assertion_required", "assertion_required"]
+            for (request, code) in zip(requests, reported) {
+                let feed = try await Self.decide(harness, request.setting("group", "feed"))
+                #expect(feed.allowed && !feed.enforced && feed.error?.code == code, "\(feed)")
+                let legacy = try await Self.decide(harness, request.setting("group", "legacy"))
+                #expect(legacy.allowed && !legacy.enforced && legacy.error == nil, "\(legacy)")
+                // Where the group enforces, none of them is decided about.
+                let enforced = try await harness.post("/v1/requests/verify", request)
+                #expect(enforced.status == 400, "\(enforced)")
+            }
+            // An off group does not read the client either; a reporting one still refuses what is no address.
+            let client = Self.request([]).setting("client", "fe80::1%eth0")
+            #expect(try await Self.decide(harness, client.setting("group", "legacy")).allowed)
+            let refused = try await harness.post("/v1/requests/verify", client.setting("group", "feed"))
+            #expect(refused.status == 400 && refused.errorCode == "invalid_field", "\(refused)")
+        }
+    }
+
     @Test("a storage outage is a refusal of 503 storage_unavailable (fail closed), logged and counted once")
     func storageOutage() async throws {
         try await StorageFailureTests.withSQLiteServer { harness, store, capture in

@@ -320,6 +320,25 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_ENFORCEMENT_ROLLOUT": "1.5"], key: "enforcement.rollout"),
         Refusal(environment: ["ATTESTKIT_ENFORCEMENT_MINIMUM_TRUST": "high"], key: "enforcement.minimum-trust"),
         Refusal(environment: ["ATTESTKIT_DEBUG_TOKENS": "short-debug-token"], key: "debug.tokens"),
+        // A debug token ships in test builds: never also a backend or operator credential (each long enough for
+        // both, so that only their equality is refused).
+        Refusal(
+            environment: [
+                "ATTESTKIT_ENVIRONMENTS": "development",
+                "ATTESTKIT_BACKEND_TOKENS": "shared-token-0123456789-0123456789",
+                "ATTESTKIT_DEBUG_TOKENS": "debug-token-0123456789-0123456789,shared-token-0123456789-0123456789",
+            ], key: "debug.tokens"),
+        Refusal(
+            environment: [
+                "ATTESTKIT_ENVIRONMENTS": "development", "ATTESTKIT_ADMIN_TOKEN": "admin-token-0123456789-0123456789",
+                "ATTESTKIT_DEBUG_TOKENS": "admin-token-0123456789-0123456789",
+            ], key: "debug.tokens"),
+        Refusal(
+            environment: [
+                "ATTESTKIT_ENVIRONMENTS": "development", "ATTESTKIT_ADMIN_TOKEN": token,
+                "ATTESTKIT_ADMIN_PREVIOUS_TOKENS": "previous-admin-0123456789-0123456789",
+                "ATTESTKIT_DEBUG_TOKENS": "previous-admin-0123456789-0123456789",
+            ], key: "debug.tokens"),
         Refusal(environment: ["ATTESTKIT_DASHBOARD_SESSION_LIFETIME": "5"], key: "dashboard.session-lifetime"),
         Refusal(environment: ["ATTESTKIT_DEVICECHECK_STATES": "trial-and-bans"], key: "devicecheck.states"),
         Refusal(environment: ["ATTESTKIT_BACKEND_TOKENS": "backend-token-0123456789,short"], key: "backend.tokens"),

@@ -40,6 +40,29 @@ import Testing
         }
     }
 
+    @Test func aForgottenKeyIsNoLongerHeld() throws {
+        let cache = PublicKeyCache(capacity: 4)
+        let (kept, forgotten) = (Self.x963(), Self.x963())
+        _ = try cache.key(x963: kept)
+        _ = try cache.key(x963: forgotten)
+        cache.forget(x963: forgotten)
+        #expect(cache.holds(x963: kept) && !cache.holds(x963: forgotten) && cache.count == 1)
+    }
+
+    @Test func aValueReadBeforeARemovalIsNotCachedAfterIt() {
+        let cache = BoundedCache<Int, String>(capacity: 4)
+        cache.insert("kept", for: 1)
+        // A read of key 2 starts (its mark taken), key 2 is removed meanwhile, then the read ends.
+        let mark = cache.removals
+        cache.remove(2)
+        cache.insert("stale", for: 2, unlessRemovedSince: mark)
+        #expect(cache[2] == nil)
+        // A read that saw no removal caches what it read.
+        let later = cache.removals
+        cache.insert("fresh", for: 3, unlessRemovedSince: later)
+        #expect(cache[3] == "fresh" && cache[1] == "kept")
+    }
+
     @Test func theVerifierRefusesAMalformedStoredKey() {
         var bytes = Self.x963()
         bytes[0] = 0x05

@@ -32,6 +32,16 @@ package final class PublicKeyCache: Sendable {
         return key
     }
 
+    /// Forgets the key `x963` encodes, if it is cached (a key deleted or revoked: its bytes leave the memory).
+    package func forget(x963: [UInt8]) {
+        keys.remove(x963)
+    }
+
+    /// Whether the key `x963` encodes is cached.
+    package func holds(x963: [UInt8]) -> Bool {
+        keys[x963] != nil
+    }
+
     /// How many keys are cached.
     package var count: Int { keys.count }
 }

@@ -15,6 +15,8 @@ package final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Sen
         var slots: [Key] = []
         /// The slot the next insertion takes once the ring is full.
         var oldest = 0
+        /// How many times ``BoundedCache/remove(_:)`` was called.
+        var removals = 0
     }
 
     /// Creates an empty cache of at most `capacity` values (at least 1).
@@ -27,32 +29,50 @@ package final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Sen
         state.withLock { $0.entries[key]?.value }
     }
 
+    /// How many times ``remove(_:)`` has been called: a mark for ``insert(_:for:unlessRemovedSince:)``.
+    package var removals: Int { state.withLock { $0.removals } }
+
     /// Caches `value` for `key`, replacing the value already cached for it (which keeps its place in the ring).
     package func insert(_ value: Value, for key: Key) {
+        state.withLock { state in Self.insert(value, for: key, into: &state, capacity: capacity) }
+    }
+
+    /// Caches `value` for `key` as ``insert(_:for:)`` does, unless a value was removed since `removals` was read
+    /// (any key's): a value read from its source before a removal, and cached after it, would bring back what the
+    /// removal meant to drop.
+    package func insert(_ value: Value, for key: Key, unlessRemovedSince removals: Int) {
         state.withLock { state in
-            // One lookup for a key already cached (the assertion path re-inserts its key after every advance).
-            if let index = state.entries.index(forKey: key) {
-                state.entries.values[index].value = value
-                return
-            }
-            let slot: Int
-            if state.slots.count < capacity {
-                slot = state.slots.count
-                state.slots.append(key)
-            } else {
-                slot = state.oldest
-                let evicted = state.slots[slot]
-                if state.entries[evicted]?.slot == slot { state.entries[evicted] = nil }
-                state.slots[slot] = key
-                state.oldest = (slot + 1) % capacity
-            }
-            state.entries[key] = (value, slot)
+            guard state.removals == removals else { return }
+            Self.insert(value, for: key, into: &state, capacity: capacity)
         }
+    }
+
+    private static func insert(_ value: Value, for key: Key, into state: inout State, capacity: Int) {
+        // One lookup for a key already cached (the assertion path re-inserts its key after every advance).
+        if let index = state.entries.index(forKey: key) {
+            state.entries.values[index].value = value
+            return
+        }
+        let slot: Int
+        if state.slots.count < capacity {
+            slot = state.slots.count
+            state.slots.append(key)
+        } else {
+            slot = state.oldest
+            let evicted = state.slots[slot]
+            if state.entries[evicted]?.slot == slot { state.entries[evicted] = nil }
+            state.slots[slot] = key
+            state.oldest = (slot + 1) % capacity
+        }
+        state.entries[key] = (value, slot)
     }
 
     /// Forgets the value cached for `key`, if any.
     package func remove(_ key: Key) {
-        state.withLock { _ = $0.entries.removeValue(forKey: key) }
+        state.withLock { state in
+            state.removals &+= 1
+            _ = state.entries.removeValue(forKey: key)
+        }
     }
 
     /// How many values are cached.

@@ -162,10 +162,20 @@ public struct AttestKitHTTPClient: Sendable {
     func sendWithAssertion(
         _ request: URLRequest, _ manager: AppAttestManager, over transport: any HTTPTransport
     ) async throws -> (Data, HTTPURLResponse) {
+        let (data, response, _) = try await sendAsserted(request, manager, over: transport)
+        return (data, response)
+    }
+
+    /// ``sendWithAssertion(_:_:over:)``, with the key whose assertion the service accepted (`nil` where the debug
+    /// token was sent).
+    func sendAsserted(
+        _ request: URLRequest, _ manager: AppAttestManager, over transport: any HTTPTransport
+    ) async throws -> (data: Data, response: HTTPURLResponse, keyID: String?) {
         if let debugToken = manager.configuration.activeDebugToken {
             var request = request
             request.setValue(debugToken, forHTTPHeaderField: AttestKitHeaderNames.debugToken)
-            return try await send(request, over: transport)
+            let (data, response) = try await send(request, over: transport)
+            return (data, response, nil)
         }
         var resends = 0
         var replaced = false
@@ -173,9 +183,9 @@ public struct AttestKitHTTPClient: Sendable {
             let (signed, ticket) = try await manager.signed(request)
             let refused: AttestKitClientError
             do {
-                let answer = try await send(signed, over: transport)
+                let (data, response) = try await send(signed, over: transport)
                 _ = await manager.answered(ticket, refusal: nil, accepted: true)
-                return answer
+                return (data, response, ticket.keyID)
             } catch let error as AttestKitClientError {
                 refused = error
             } catch {
@@ -186,8 +196,7 @@ public struct AttestKitHTTPClient: Sendable {
             case .done:
                 throw refused
             case .revoked:
-                throw AttestKitClientError(
-                    .keyRevoked, status: refused.status, serviceCode: refused.serviceCode, reason: refused.reason)
+                throw Self.keyRevoked(refused)
             case .resend(let replacedKey):
                 if replacedKey {
                     guard !replaced else { throw refused }
@@ -197,6 +206,12 @@ public struct AttestKitHTTPClient: Sendable {
                 resends += 1
             }
         }
+    }
+
+    /// The service's refusal `refused` of a revoked key, as ``AttestKitClientError/Code/keyRevoked``.
+    static func keyRevoked(_ refused: AttestKitClientError) -> AttestKitClientError {
+        AttestKitClientError(
+            .keyRevoked, status: refused.status, serviceCode: refused.serviceCode, reason: refused.reason)
     }
 
     /// The most times one request is sent again (overtaken by later assertions, a clock switch, a new key).

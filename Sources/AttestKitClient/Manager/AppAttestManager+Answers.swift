@@ -111,28 +111,43 @@ extension AppAttestManager {
             counterSuspects.remove(ticket.keyID)
             replaceKey(ticket.keyID, proven: proven)
             return .resend(replacedKey: true)
-        case .keyNotFound, .keyExpired, .validationCategoryChanged:
-            _ = finish(ticket, counterRefused: false)
-            guard isCurrent else { return .resend(replacedKey: false) }
-            replaceKey(ticket.keyID, proven: proven)
-            return .resend(replacedKey: true)
-        case .keyRevoked:
-            _ = finish(ticket, counterRefused: false)
-            guard isCurrent else { return .resend(replacedKey: false) }
-            if configuration.reattestAfterRevocation {
-                // A key revoked at its first assertion waits for the backoff, as any key never accepted: a service
-                // that revokes every new key must not cost two attestations a request.
-                replaceKey(ticket.keyID, proven: proven)
-                return .resend(replacedKey: true)
-            }
-            markRevoked(ticket.keyID)
-            return .revoked
         case .timestampOutsideWindow:
             _ = finish(ticket, counterRefused: false)
             guard ticket.timestamped, configuration.switchToChallengesOnClockSkew else { return .done }
             freshness = .challenge
             return .resend(replacedKey: false)
+        case let refusal?:
+            // The refusals of the key itself: `key_not_found`, `key_expired`, `policy_validation_category_changed`,
+            // `key_revoked`.
+            _ = finish(ticket, counterRefused: false)
+            return keyRefused(ticket.keyID, refusal: refusal)
         }
+    }
+
+    /// Notes that the service no longer takes the key `keyID`, and decides what follows, for a refusal of the key
+    /// itself: `key_not_found`, `key_expired` and `policy_validation_category_changed` replace the key, `key_revoked`
+    /// marks it revoked (or replaces it, with ``Configuration/reattestAfterRevocation``). A key other than the
+    /// current one was replaced already: the request is merely sent again. The one handling of these refusals, for an
+    /// assertion's (``answered(_:refusal:accepted:)``) and for a session token of the key that a backend relays the
+    /// service's refusal of (``AttestKitHTTPClient/data(withSessionToken:)``).
+    /// - Returns: ``Decision/resend(replacedKey:)``, ``Decision/revoked``, or ``Decision/done`` for a refusal that
+    ///   is not about the key.
+    func keyRefused(_ keyID: String, refusal: AttestKitClientError.VerificationRefusal) -> Decision {
+        switch refusal {
+        case .keyNotFound, .keyExpired, .validationCategoryChanged, .keyRevoked: break
+        case .counterNotIncreasing, .timestampOutsideWindow: return .done
+        }
+        guard state?.keyID == keyID else { return .resend(replacedKey: false) }
+        // Whether the service accepted an assertion of this key before (a 2xx).
+        let proven = state?.asserted == true
+        if refusal == .keyRevoked && !configuration.reattestAfterRevocation {
+            markRevoked(keyID)
+            return .revoked
+        }
+        // A key revoked at its first assertion waits for the backoff, as any key never accepted: a service that
+        // revokes every new key must not cost two attestations a request.
+        replaceKey(keyID, proven: proven)
+        return .resend(replacedKey: true)
     }
 
     /// Notes the answer to a signed request, and says whether a refusal as `counter_not_increasing` means that the

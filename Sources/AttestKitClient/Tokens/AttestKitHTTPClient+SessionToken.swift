@@ -19,7 +19,7 @@ extension AttestKitHTTPClient {
     ///   ``AttestKitClientError/Code/attestationDeferred`` (the service's ramp) or
     ///   ``AttestKitClientError/Code/keyRevoked`` when App Attest cannot sign now.
     public func sessionToken() async throws -> SessionToken {
-        try await sessionToken(replacing: nil)
+        try await sessionToken(replacing: nil).token
     }
 
     /// Forgets the cached session token: the next ``sessionToken()`` asks the service.
@@ -31,36 +31,67 @@ extension AttestKitHTTPClient {
     ///
     /// When the backend answers 401 (the token expired or is invalid there) or 409 with the error code
     /// `token_consumed` (a limited-use token consumed already, as `POST /v1/tokens/consume` answers it), the client
-    /// gets a new token and sends the request once more; a second refusal is thrown. Another 409 is the backend's
-    /// own conflict (an order that exists, say) and is thrown at once: the request is not sent again.
+    /// gets a new token and sends the request once more. When it answers 403 `key_not_found`, `key_expired` or
+    /// `key_revoked` (the service's refusal of the key the token names, as `POST /v1/tokens/consume` answers it: the
+    /// operator deleted or revoked the key, or it went unused for too long), the token is dropped and the manager
+    /// handles the refusal as for an assertion of that key: a key deleted or expired (or revoked, with
+    /// ``AppAttestManager/Configuration/reattestAfterRevocation``) is replaced, and the request sent once more with
+    /// a token of the new key; a key revoked otherwise is reported as ``AttestKitClientError/Code/keyRevoked``. The
+    /// request is sent again at most once: a second refusal is thrown (a second key refused is noted all the same,
+    /// so that the next call starts with a new key). Another 409 is the backend's own conflict (an order that
+    /// exists, say) and is thrown at once: the request is not sent again; so is any other 403.
     /// - Returns: The body and the response of a 2xx answer.
     /// - Throws: ``AttestKitClientError``, as ``sessionToken()`` and ``data(for:)``.
     public func data(withSessionToken request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        var token = try await sessionToken()
+        var entry = try await sessionToken(replacing: nil)
         var refreshed = false
         while true {
             var authorized = request
-            authorized.setValue("Bearer " + token.token, forHTTPHeaderField: "Authorization")
+            authorized.setValue("Bearer " + entry.token.token, forHTTPHeaderField: "Authorization")
             do {
                 return try await send(authorized, over: transport)
-            } catch let error as AttestKitClientError
-                where !refreshed && error.code == .httpError
-                && (error.status == 401 || (error.status == 409 && error.serviceCode == "token_consumed"))
-            {
+            } catch let error as AttestKitClientError where error.code == .httpError {
+                guard try await renews(entry, refusedWith: error), !refreshed else { throw error }
                 refreshed = true
-                token = try await sessionToken(replacing: token)
+                entry = try await sessionToken(replacing: entry.token)
             }
         }
     }
 
-    private func sessionToken(replacing refused: SessionToken?) async throws -> SessionToken {
+    /// Whether a backend's refusal of the token of `entry` calls for a new token: 401, 409 `token_consumed`, or the
+    /// service's refusal of the token's key, which the manager notes first, as for an assertion's refusal
+    /// (``AppAttestManager/keyRefused(_:refusal:)``), and after which the token is dropped.
+    /// - Throws: ``AttestKitClientError/Code/keyRevoked`` for a key revoked that the manager does not replace.
+    private func renews(_ entry: SessionTokenCache.Entry, refusedWith refused: AttestKitClientError) async throws
+        -> Bool
+    {
+        if refused.status == 401 || (refused.status == 409 && refused.serviceCode == "token_consumed") { return true }
+        guard let manager, let keyID = entry.keyID, let refusal = refused.verificationRefusal,
+            Self.keyRefusalsOfTokens.contains(refusal)
+        else { return false }
+        let decision = await manager.keyRefused(keyID, refusal: refusal)
+        await sessionTokens.drop(entry.token)
+        switch decision {
+        case .done: return false
+        case .resend: return true
+        case .revoked: throw Self.keyRevoked(refused)
+        }
+    }
+
+    /// The service's refusals of a token's key that `POST /v1/tokens/consume` answers (it looks at the key first):
+    /// the key deleted, revoked, or unused for longer than `keys.expire-after`.
+    private static let keyRefusalsOfTokens: Set<AttestKitClientError.VerificationRefusal> = [
+        .keyNotFound, .keyExpired, .keyRevoked,
+    ]
+
+    private func sessionToken(replacing refused: SessionToken?) async throws -> SessionTokenCache.Entry {
         try await sessionTokens.token(now: now(), margin: tokenRefreshMargin, refused: refused) { [self] in
             try await fetchSessionToken()
         }
     }
 
     /// `POST /v1/tokens` with an assertion over that request (or the debug token, where it is sent).
-    private func fetchSessionToken() async throws -> SessionToken {
+    private func fetchSessionToken() async throws -> SessionTokenCache.Entry {
         guard let manager else {
             throw AttestKitClientError(
                 .unsupported, reason: "session tokens need App Attest: the client has no manager")
@@ -70,7 +101,7 @@ extension AttestKitHTTPClient {
             url: service.baseURL.appendingPathComponent("v1/tokens"), timeoutInterval: service.timeout)
         request.httpMethod = "POST"
         request.httpBody = Data()
-        let (data, response) = try await sendWithAssertion(request, manager, over: service.transport)
+        let (data, response, keyID) = try await sendAsserted(request, manager, over: service.transport)
         guard data.count <= AttestKitService.maximumAnswerSize,
             let answer = try? WireJSON.decode(TokenResponse.self, from: data)
         else {
@@ -87,6 +118,7 @@ extension AttestKitHTTPClient {
         else {
             throw AttestKitClientError(.invalidResponse, reason: "the token answer has no future expiry")
         }
-        return SessionToken(token: answer.token, expiresAt: deviceExpiry)
+        let token = SessionToken(token: answer.token, expiresAt: deviceExpiry)
+        return SessionTokenCache.Entry(token: token, keyID: keyID)
     }
 }

@@ -3,8 +3,17 @@ import Foundation
 /// The session token of an ``AttestKitHTTPClient``: kept until shortly before it expires, and fetched once for
 /// all the callers that need it meanwhile (single flight).
 actor SessionTokenCache {
-    private var cached: SessionToken?
-    private var fetching: Task<SessionToken, any Error>?
+    /// A token, with the key whose assertion bought it.
+    struct Entry: Sendable, Equatable {
+        /// The token.
+        let token: SessionToken
+        /// The key the token names, `nil` for one bought with the debug token: the key a backend's refusal of the
+        /// token as `key_not_found`, `key_expired` or `key_revoked` is about.
+        let keyID: String?
+    }
+
+    private var cached: Entry?
+    private var fetching: Task<Entry, any Error>?
 
     /// The cached token when it is still good at `now` and is not `refused`, else the one a fetch under way or a
     /// new fetch (`fetch`) brings.
@@ -16,17 +25,22 @@ actor SessionTokenCache {
     ///   - fetch: Gets a new token.
     func token(
         now: Date, margin: TimeInterval, refused: SessionToken?,
-        fetch: @escaping @Sendable () async throws -> SessionToken
-    ) async throws -> SessionToken {
-        if let refused, cached == refused { cached = nil }
-        if let cached, now < cached.expiresAt.addingTimeInterval(-margin) { return cached }
+        fetch: @escaping @Sendable () async throws -> Entry
+    ) async throws -> Entry {
+        if let refused { drop(refused) }
+        if let cached, now < cached.token.expiresAt.addingTimeInterval(-margin) { return cached }
         if let fetching { return try await fetching.value }
         let task = Task { try await fetch() }
         fetching = task
         defer { fetching = nil }
-        let token = try await task.value
-        cached = token
-        return token
+        let entry = try await task.value
+        cached = entry
+        return entry
+    }
+
+    /// Drops `token` when it is still the cached one.
+    func drop(_ token: SessionToken) {
+        if cached?.token == token { cached = nil }
     }
 
     /// Drops the cached token.

@@ -46,7 +46,8 @@ extension AttestKitApplication {
         /// those routes (503 `backend_not_configured`). Each at least 16 bytes of UTF-8 (16 ASCII characters).
         public var backendTokens: [String]
         /// Debug tokens (Simulator and CI builds) that guarded routes accept instead of an assertion, at the lowest
-        /// trust level (`debug.tokens`); each 32 to 256 bytes of UTF-8. Refused while production keys are allowed.
+        /// trust level (`debug.tokens`); each 32 to 256 bytes of UTF-8, none a backend or admin token (one ships in
+        /// test builds). Refused while production keys are allowed.
         public var debugTokens: [String]
         /// The enforcement of the `default` route group, and of every other group unless it says otherwise
         /// (`enforcement.*`).
@@ -217,6 +218,14 @@ extension AttestKitApplication {
                 _ = try DebugTokens(debugTokens, environments: environments)
             } catch {
                 throw ConfigurationError("debug.tokens", error.reason)
+            }
+            // A debug token ships inside test builds of the app: it must not also be a credential of a backend or
+            // of the operator.
+            let credentials = Set(backendTokens + adminPreviousTokens + (adminToken.map { [$0] } ?? []))
+            if debugTokens.contains(where: credentials.contains) {
+                throw ConfigurationError(
+                    "debug.tokens", "must differ from the backend and admin tokens (a debug token ships in test builds)"
+                )
             }
             try enforcement.validate(key: "enforcement")
             for (name, group) in enforcementGroups.sorted(by: { $0.key < $1.key }) {

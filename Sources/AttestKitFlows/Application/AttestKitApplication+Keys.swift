@@ -29,8 +29,8 @@ extension AttestKitApplication {
     public func revokeKey(keyID: String) async throws(FlowError) -> KeyRecordResponse {
         try await perform { () async throws(FlowError) in
             let keyID = try Self.pathKeyID(keyID)
+            defer { gate.forget(keyID) }
             let record = try await keys.revoke(keyID)
-            gate.forget(keyID)
             logger.notice("key revoked", metadata: ["keyId": "\(keyID)"])
             return KeyRecordResponse(record, policy: configuration.policy.riskPolicy)
         }
@@ -43,8 +43,10 @@ extension AttestKitApplication {
     public func deleteKey(keyID: String) async throws(FlowError) {
         try await perform { () async throws(FlowError) in
             let keyID = try Self.pathKeyID(keyID)
+            // Forgotten whatever the store answered: a deletion that committed before a failure was reported (a
+            // deadline past the commit) would be answered 404 when retried.
+            defer { gate.forget(keyID) }
             try await keys.delete(keyID)
-            gate.forget(keyID)
             logger.notice("key deleted", metadata: ["keyId": "\(keyID)"])
         }
     }

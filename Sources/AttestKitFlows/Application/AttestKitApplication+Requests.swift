@@ -11,30 +11,54 @@ extension AttestKitApplication {
     /// A refusal is a decision (200, `RequestVerificationResponse.allowed` `false`, with the status and error the
     /// middleware would answer); only a request the route cannot decide about throws.
     ///
-    /// - Throws: `group_unknown` for a group that is not configured; `invalid_field` for a body, hash, method,
-    ///   target or client address that is not well formed (400).
+    /// A group in `off` mode lets every request through before anything of it is read. A request the group does
+    /// not enforce (report mode, a subject outside the rollout) is let through as the middleware lets it through:
+    /// a body over `http.body-limit`, a method or target that cannot be bound are its reported refusal.
+    ///
+    /// - Throws: `group_unknown` for a group that is not configured; `invalid_field` for a client address that is
+    ///   not one, and, where the group enforces for the request, for a body, hash, method or target that is not
+    ///   well formed (400).
     public func verifyRequest(_ request: RequestVerificationRequest) async throws(FlowError)
         -> RequestVerificationResponse
     {
         try await perform { () async throws(FlowError) in
             let routeGuard = try routeGuard(group: request.group ?? "default")
-            let body = try RequestBody(body: request.body, sha256: request.bodySha256, limit: configuration.bodyLimit)
-            do throws(RequestBindingError) {
-                try RequestBinding.check(method: request.method, target: request.target)
-            } catch {
-                throw FlowError(error)
+            let headers = Self.headerLookup(request.headers)
+            // As a middleware decides: an `off` group before it looks at the request at all; a request the group
+            // does not enforce (report mode, a subject outside the rollout) goes on with a body over the limit as its
+            // reported refusal, and with a method or target that cannot be bound left to the guard, which reports it.
+            let off = routeGuard.policy.mode == .off
+            let enforced = !off && routeGuard.enforces(lookup: headers, subject: request.subject)
+            var body = RequestBody.bytes([])
+            if !off {
+                // Unenforced, a body over the limit is read up to the route's own limit, to be reported.
+                let limit = configuration.bodyLimit
+                body = try RequestBody(
+                    body: request.body, sha256: request.bodySha256,
+                    limit: enforced ? limit : JSONBody.decisionLimit(limit))
+                if case .bytes(let bytes) = body, bytes.count > limit,
+                    let decision = routeGuard.unreadBody(lookup: headers, subject: request.subject)
+                {
+                    return Self.response(to: decision)
+                }
+            }
+            if enforced {
+                do throws(RequestBindingError) {
+                    try RequestBinding.check(method: request.method, target: request.target)
+                } catch {
+                    throw FlowError(error)
+                }
             }
             // Counted as the edges count a client: an IPv6 address by its prefix (`rate-limit.ipv6-prefix-length`), so
             // that one subscriber's prefix is one budget, and never by free text a backend passed on (a forwarded
             // header's whole value, say).
-            let client = try request.client.map { text throws(FlowError) in
+            let client = try (off ? nil : request.client).map { text throws(FlowError) in
                 let length = configuration.rateLimits.ipv6PrefixLength
                 guard let key = ClientAddress.rateLimitKey(address: text, ipv6PrefixLength: length) else {
                     throw FlowError.invalidField("client", "is not an IP address")
                 }
                 return key
             }
-            let headers = Self.headerLookup(request.headers)
             let decision: RequestAttestation
             do throws(FlowError) {
                 decision = try await routeGuard.check(
@@ -47,13 +71,18 @@ extension AttestKitApplication {
                     retryAfter: refusal.kind.retryAfter,
                     error: ErrorResponse.Detail(code: refusal.code.rawValue, message: refusal.reason))
             }
-            return RequestVerificationResponse(
-                allowed: true, group: decision.group, enforced: decision.enforced, trust: decision.trust?.rawValue,
-                keyId: decision.key?.keyID.base64, counter: decision.key?.counter, stepUp: decision.stepUp,
-                error: decision.refusal.map { ErrorResponse.Detail(code: $0.code.rawValue, message: $0.reason) },
-                bundleVersion: decision.bundleVersion, validationCategory: decision.validationCategory,
-                validationCategoryChanged: decision.validationCategoryChanged ? true : nil)
+            return Self.response(to: decision)
         }
+    }
+
+    /// The answer that lets a request through: the guard's decision, with the refusal it reported, if any.
+    private static func response(to decision: RequestAttestation) -> RequestVerificationResponse {
+        RequestVerificationResponse(
+            allowed: true, group: decision.group, enforced: decision.enforced, trust: decision.trust?.rawValue,
+            keyId: decision.key?.keyID.base64, counter: decision.key?.counter, stepUp: decision.stepUp,
+            error: decision.refusal.map { ErrorResponse.Detail(code: $0.code.rawValue, message: $0.reason) },
+            bundleVersion: decision.bundleVersion, validationCategory: decision.validationCategory,
+            validationCategoryChanged: decision.validationCategoryChanged ? true : nil)
     }
 
     /// Looks the AttestKit headers up in `headers`, by name case-insensitively: a name given twice in different

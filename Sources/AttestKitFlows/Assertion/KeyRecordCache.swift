@@ -24,13 +24,16 @@ struct KeyRecordCache: DecisionStore {
     /// The key kept for `keyID`, or the store's (kept when active).
     func key(_ keyID: KeyID) async throws(StoreError) -> KeyRecord? {
         if let cached = records[keyID] { return cached }
+        let mark = records.removals
         let found = try await store.keyWithoutReceipt(keyID)
-        if let found, found.state == .active { records.insert(found, for: keyID) }
+        if let found, found.state == .active { records.insert(found, for: keyID, unlessRemovedSince: mark) }
         return found
     }
 
-    /// Forgets the key kept for `keyID`, if any: its next read is the store's.
+    /// Forgets the key kept for `keyID`, if any, with its parsed public key: its next read is the store's. A read
+    /// or advance of the key that was under way keeps what it read from being kept again.
     func forget(_ keyID: KeyID) {
+        if let record = records[keyID] { PublicKeyCache.shared.forget(x963: record.publicKeyX963) }
         records.remove(keyID)
     }
 
@@ -39,12 +42,13 @@ struct KeyRecordCache: DecisionStore {
     func advanceCounter(
         of keyID: KeyID, to counter: UInt32, now: Date, usedSince: Date?
     ) async throws(StoreError) -> KeyRecord {
+        let mark = records.removals
         do {
             let advanced = try await store.advanceCounter(of: keyID, to: counter, now: now, usedSince: usedSince)
-            records.insert(advanced, for: keyID)
+            records.insert(advanced, for: keyID, unlessRemovedSince: mark)
             return advanced
         } catch {
-            if [.keyRevoked, .keyNotFound, .keyExpired].contains(error.code) { records.remove(keyID) }
+            if [.keyRevoked, .keyNotFound, .keyExpired].contains(error.code) { forget(keyID) }
             throw error
         }
     }

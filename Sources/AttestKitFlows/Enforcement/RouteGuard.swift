@@ -232,7 +232,7 @@ public struct RouteGuard: Sendable {
 
     /// Whether the group enforces for this request: by the subject the application names, or without one (an empty
     /// subject is none: a backend's anonymous user) by the key id it sends (``enforcesByKey(_:)``).
-    private func enforces(lookup: (String) -> AssertionHeaders.Lookup, subject: String?) -> Bool {
+    func enforces(lookup: (String) -> AssertionHeaders.Lookup, subject: String?) -> Bool {
         subject.flatMap { $0.isEmpty ? nil : $0 }.map(policy.enforces) ?? enforcesByKey(lookup)
     }
 

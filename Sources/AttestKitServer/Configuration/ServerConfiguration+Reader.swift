@@ -50,7 +50,7 @@ extension ServerConfiguration {
     /// | `assertion.timestamp-window` | `ATTESTKIT_ASSERTION_TIMESTAMP_WINDOW` | `300` seconds |
     /// | `policy.validation-categories` | `ATTESTKIT_POLICY_VALIDATION_CATEGORIES` | any: names (`app-store`, `testflight`, `development`, `enterprise`, …) or numbers, and `unreported` |
     /// | `policy.minimum-os-version` | `ATTESTKIT_POLICY_MINIMUM_OS_VERSION` | any: dotted, such as `17.4` |
-    /// | `policy.macos-app-ids` | `ATTESTKIT_POLICY_MACOS_APP_IDS` | none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy |
+    /// | `policy.macos-app-ids` | `ATTESTKIT_POLICY_MACOS_APP_IDS` | none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy; an empty list is refused (leave it out) |
     /// | `policy.minimum-bundle-version` | `ATTESTKIT_POLICY_MINIMUM_BUNDLE_VERSION` | any: dot-separated integers, such as `2.10.1` |
     /// | `policy.validation-category-change` | `ATTESTKIT_POLICY_VALIDATION_CATEGORY_CHANGE` | `refuse` (or `step-up`: accepted, asking for step-up; or `allow`: an assertion may report another category than its key's attestation) |
     /// | `policy.risk-metric-threshold` | `ATTESTKIT_POLICY_RISK_METRIC_THRESHOLD` | none |
@@ -66,7 +66,7 @@ extension ServerConfiguration {
     /// | `rate-limit.auth-failures-per-ip` | `ATTESTKIT_RATE_LIMIT_AUTH_FAILURES_PER_IP` | `10` wrong credentials a minute, every credentialed route (0: off) |
     /// | `rate-limit.ipv6-prefix-length` | `ATTESTKIT_RATE_LIMIT_IPV6_PREFIX_LENGTH` | `64`: an IPv6 client counts by its /64 in every per-address budget (32 to 64; 56 or 48 where subscribers hold a /56 or /48) |
     /// | `dashboard.session-lifetime` | `ATTESTKIT_DASHBOARD_SESSION_LIFETIME` | `3600` seconds (60 to 86400) |
-    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each 32 to 256 bytes (ASCII characters); refused while production keys are allowed |
+    /// | `debug.tokens` (secret) | `ATTESTKIT_DEBUG_TOKENS` | none: comma-separated, each 32 to 256 bytes (ASCII characters), none a backend or admin token; refused while production keys are allowed |
     /// | `enforcement.mode` | `ATTESTKIT_ENFORCEMENT_MODE` | `enforce` (or `report`, `off`) for guarded route groups |
     /// | `enforcement.rollout` | `ATTESTKIT_ENFORCEMENT_ROLLOUT` | `1`: the share of devices enforced, 0 to 1 |
     /// | `enforcement.rollout-salt` | `ATTESTKIT_ENFORCEMENT_ROLLOUT_SALT` | empty: mixed into the rollout hash |
@@ -344,8 +344,14 @@ extension ServerConfiguration {
         policy.minimumOSVersion = try settings.string("minimum-os-version")
         // Parsed as strictly as `apps` (`com.example.mac`, its Team ID left out, is no App ID); that each is one of
         // `apps` is the application configuration's check (`validate()`), for a configuration built in code too.
-        for appID in try settings.values("macos-app-ids", as: AppID.self) ?? [] {
-            policy.macOSAppIDs.insert(appID)
+        // An empty list (an environment variable set to nothing, a blank secret file) would drop the macOS key
+        // policy where a lower layer asked for it: refused, as an empty `validation-categories` is.
+        if let appIDs = try settings.values("macos-app-ids", as: AppID.self) {
+            guard !appIDs.isEmpty else {
+                throw ServerConfigurationError(
+                    settings.key("macos-app-ids"), "lists at least one App ID (leave it out when no app runs on macOS)")
+            }
+            policy.macOSAppIDs = Set(appIDs)
         }
         policy.minimumBundleVersion = try settings.string("minimum-bundle-version")
         if let change = try settings.choice(

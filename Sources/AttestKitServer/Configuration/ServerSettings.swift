@@ -128,7 +128,8 @@ extension ServerSetting {
         ServerSetting("policy.minimum-os-version", .string, default: nil, "any: dotted, such as `17.4`"),
         ServerSetting(
             "policy.macos-app-ids", .strings, default: nil,
-            "none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy"),
+            "none: App IDs of macOS apps, whose keys must carry Apple's macOS access policy; an empty list is "
+                + "refused (leave it out)"),
         ServerSetting(
             "policy.minimum-bundle-version", .string, default: nil,
             "any: dot-separated integers, such as `2.10.1`"),
@@ -167,8 +168,8 @@ extension ServerSetting {
         ServerSetting("dashboard.session-lifetime", .number, default: "3600", "`3600` seconds (60 to 86400)"),
         ServerSetting(
             "debug.tokens", .strings, default: nil, secret: true,
-            "none: comma-separated, each 32 to 256 bytes (ASCII characters); refused while production keys are "
-                + "allowed"),
+            "none: comma-separated, each 32 to 256 bytes (ASCII characters), none a backend or admin token; "
+                + "refused while production keys are allowed"),
         ServerSetting(
             "enforcement.mode", .choice, default: "enforce",
             "`enforce` (or `report`, `off`) for guarded route groups"),
