@@ -16,7 +16,7 @@ struct ChallengeCleanupServiceTests {
         let (expired, live) = ([UInt8](repeating: 1, count: 32), [UInt8](repeating: 2, count: 32))
         try await store.openDashboardSession(expired, expiresAt: t0 + 60, capacity: 32, now: t0)
         try await store.openDashboardSession(live, expiresAt: t0 + 3_600, capacity: 32, now: t0)
-        let clock = t0 + 60
+        let clock = t0 + 60 + ChallengeCleanupService.clockMargin
         let service = ChallengeCleanupService(
             store: store, interval: .seconds(60), holder: "replica-a", logger: StoreLogging.silent, now: { clock })
         #expect(await service.round() == 3)
@@ -35,8 +35,10 @@ struct ChallengeCleanupServiceTests {
                 now: { clock.now })
         }
         let (a, b) = (service("replica-a"), service("replica-b"))
+        // A challenge expired long enough ago to be deleted (issued in the past).
         func expire() async throws {
-            _ = try await store.issueChallenge(purpose: .attest, ttl: .seconds(1), now: clock.now)
+            let issued = clock.now - ChallengeCleanupService.clockMargin - 2
+            _ = try await store.issueChallenge(purpose: .attest, ttl: .seconds(1), now: issued)
             clock.now += 2
         }
         try await expire()
@@ -49,6 +51,27 @@ struct ChallengeCleanupServiceTests {
         try await expire()
         #expect(await b.round() == 1)
         #expect(await a.round() == 0, "replica-b holds it now")
+    }
+
+    @Test("a replica whose clock runs ahead, holding the lease, deletes no used-token record the others still need")
+    func clockAhead() async throws {
+        let store = MemoryAttestationStore()
+        // A token expiring at t0 + 60, used on a replica on time: its record is kept until then plus the leeway.
+        #expect(try await store.consumeToken("jti", expiresAt: t0 + 60 + 60, now: t0))
+        _ = try await store.issueChallenge(purpose: .attest, ttl: .seconds(60), now: t0)
+        // Five minutes ahead, the other replica takes the lease (the first one's has passed by its clock) and cleans
+        // up while the token is still valid on time.
+        let ahead = ChallengeCleanupService(
+            store: store, interval: .seconds(60), holder: "replica-ahead", logger: StoreLogging.silent,
+            now: { [t0] in t0 + 30 + 300 })
+        #expect(await ahead.round() == 0)
+        // So the token cannot be used a second time on the replica on time.
+        #expect(try await store.consumeToken("jti", expiresAt: t0 + 60 + 60, now: t0 + 30) == false)
+        // Past the margin, it goes.
+        let later = ChallengeCleanupService(
+            store: store, interval: .seconds(60), holder: "replica-ahead", logger: StoreLogging.silent,
+            now: { [t0] in t0 + 120 + ChallengeCleanupService.clockMargin })
+        #expect(await later.round() == 2)
     }
 
     /// A clock the test moves.

@@ -9,6 +9,12 @@ public import ServiceLifecycle
 /// Replicas sharing a store clean it up one at a time: a round runs only while this replica holds the `cleanup`
 /// lease (`JobLeaseStore` of AttestKitStore), taken or renewed at each round for three intervals, so another replica
 /// takes over within three intervals of the holder stopping.
+///
+/// A row is deleted ``clockMargin`` after it expired by this replica's clock, not at once: the lease goes to whichever
+/// replica asks once it has passed by its own clock, so a replica whose clock runs ahead tends to hold it, and it
+/// would otherwise delete the record of a used token that the others, on time, still accept (and the token could be
+/// used again), or a challenge they still honour. Every read checks a row's expiry itself, so a row kept longer
+/// changes no answer.
 public struct ChallengeCleanupService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let interval: Duration
@@ -18,6 +24,10 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
 
     /// The name of the lease the cleanup runs under.
     public static let job = "cleanup"
+
+    /// How long after its expiry, by this replica's clock, a row is deleted: ten minutes, the clock skew between
+    /// replicas the cleanup tolerates.
+    public static let clockMargin: TimeInterval = 600
 
     /// Creates the service.
     /// - Parameters:
@@ -50,8 +60,8 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
         }
     }
 
-    /// One round: delete what expired, when this replica holds the lease; a storage failure is logged and retried
-    /// next round.
+    /// One round: delete what expired ``clockMargin`` ago or earlier, when this replica holds the lease; a storage
+    /// failure is logged and retried next round.
     /// - Returns: How many challenges, token records and dashboard sessions were deleted (0 without the lease).
     @discardableResult
     public func round() async -> Int {
@@ -66,22 +76,23 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
             logger.warning("cleanup lease failed", metadata: ["code": "\(error.code)"])
             return 0
         }
+        let cutoff = time - Self.clockMargin
         do {
-            let challenges = try await store.deleteExpiredChallenges(now: time)
+            let challenges = try await store.deleteExpiredChallenges(now: cutoff)
             if challenges > 0 { logger.debug("expired challenges deleted", metadata: ["count": "\(challenges)"]) }
             deleted += challenges
         } catch {
             logger.warning("challenge cleanup failed", metadata: ["code": "\(error.code)"])
         }
         do {
-            let tokens = try await store.deleteExpiredTokens(now: time)
+            let tokens = try await store.deleteExpiredTokens(now: cutoff)
             if tokens > 0 { logger.debug("expired token records deleted", metadata: ["count": "\(tokens)"]) }
             deleted += tokens
         } catch {
             logger.warning("token record cleanup failed", metadata: ["code": "\(error.code)"])
         }
         do {
-            let sessions = try await store.deleteExpiredDashboardSessions(now: time)
+            let sessions = try await store.deleteExpiredDashboardSessions(now: cutoff)
             if sessions > 0 { logger.debug("expired dashboard sessions deleted", metadata: ["count": "\(sessions)"]) }
             deleted += sessions
         } catch {
