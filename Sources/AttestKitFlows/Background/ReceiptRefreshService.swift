@@ -386,7 +386,9 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
 
     /// Reads a claimed key again just before its turn: `nil` when it is still active, otherwise what that came to.
     /// The key may have been deleted (its device's data erased) or revoked since the batch was claimed, a round
-    /// waiting up to half its lease for its turns: its receipt is not sent to Apple then.
+    /// waiting up to half its lease for its turns: its receipt is not sent to Apple then. One deleted while it waits
+    /// for its own turn still is (read after the turn, the store's latency would bunch the calls the budget spaced);
+    /// the answer finds no key to store it in.
     private func recheck(_ record: KeyRecord) async -> Traded? {
         do throws(StoreError) {
             guard let current = try await store.keyWithoutReceipt(record.keyID) else {
