@@ -144,7 +144,7 @@ extension SoftwareApple {
     func hierarchies(stranger: Bool) throws(SoftwareAppleError) -> (AttestationHierarchy, ReceiptHierarchy) {
         guard stranger else { return (attestation, receipts) }
         return try strangers.get { () throws(SoftwareAppleError) in
-            let validity = attestation.root.certificate.notValidBefore...attestation.root.certificate.notValidAfter
+            let validity = try attestation.root.certificate.validityRange()
             return (
                 try AttestationHierarchy(seed: seed, label: "stranger", validity: validity),
                 try ReceiptHierarchy(seed: seed, label: "stranger", validity: validity)

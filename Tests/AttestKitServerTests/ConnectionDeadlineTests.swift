@@ -65,6 +65,23 @@ struct ConnectionDeadlineTests {
         }
     }
 
+    @Test("a client that pipelines requests and never reads the answers is closed once it stalls, and counted")
+    func clientThatStopsReading() async throws {
+        try await ServerHarness.with(.sqlite, Self.options) { harness in
+            let port = try #require(URL(string: harness.apiURL)?.port)
+            let connection = try await RawConnection.open(port: port, reading: false)
+            // Far more answers than the client's receive buffer, the server's socket buffer and the channel's hold
+            // (about 150 bytes each): the server stops in the middle of writing one, with every request read.
+            let batch = String(repeating: Self.health, count: 1_000)
+            for _ in 0..<200 { connection.queue(batch) }
+            let closed = try await connection.closed(within: .seconds(120))
+            #expect(closed != nil, "the server keeps a connection whose client reads nothing")
+            await connection.close()
+            let metrics = try await harness.get("/metrics").text
+            #expect(Self.counter(metrics, #"attestkit_http_connections_closed_total{reason="write_timeout"}"#) >= 1)
+        }
+    }
+
     /// Runs one stall and checks that the server closed it within its timeout, not before.
     static func check(_ stall: Stall, port: Int) async throws {
         let connection = try await RawConnection.open(port: port)

@@ -52,10 +52,15 @@ import Testing
                 .save(to: state)
             let load = ["load", "--target", harness.apiURL, "--device-state", state.path, "--keys", "1", "--duration", "1"]
             let environment = ["ATTESTKIT_LOAD_BACKEND_TOKEN": Fixture.backendToken]
+            // The load's simulated device makes its receipts and timestamps on the real clock; the harness's stands
+            // still from its start, which a loaded machine may have left minutes behind: brought to now before each run.
+            func catchUp() { harness.clock.advance(by: max(0, Date().timeIntervalSince(harness.clock.now()))) }
             // Without it the assertion checks go to the public listener, which does not serve the backend route.
+            catchUp()
             let publicOnly = try await ServeCommandLineTests.run(load, environment: environment)
             #expect(publicOnly.status != 0, "\(publicOnly.output)")
             #expect(publicOnly.output.contains("× assertion: HTTP 404"), "\(publicOnly.output)")
+            catchUp()
             let split = try await ServeCommandLineTests.run(
                 load + ["--backend-target", harness.backendURL], environment: environment)
             #expect(split.status == 0, "\(split.output)")

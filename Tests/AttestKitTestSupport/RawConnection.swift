@@ -47,11 +47,17 @@ public final class RawConnection: Sendable {
         self.openedAt = openedAt
     }
 
-    /// Connects to `port` on loopback.
-    public static func open(port: Int) async throws -> RawConnection {
+    /// Connects to `port` on loopback. With `reading` false the connection never reads what the server sends (and
+    /// asks for a small receive buffer): a client that stops reading, whose unread answers fill the server's buffers.
+    public static func open(port: Int, reading: Bool = true) async throws -> RawConnection {
         let recorder = Recorder()
         let openedAt = ContinuousClock.now
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if !reading {
+            bootstrap = bootstrap.channelOption(.autoRead, value: false)
+                .channelOption(.socketOption(.so_rcvbuf), value: 4_096)
+        }
+        let channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(recorder) }
             }
@@ -62,6 +68,11 @@ public final class RawConnection: Sendable {
     /// Sends `text` as is.
     public func send(_ text: String) async throws {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
+    }
+
+    /// Queues `text` without waiting for it to be written (a server that stopped reading never takes it all).
+    public func queue(_ text: String) {
+        channel.writeAndFlush(ByteBuffer(string: text), promise: nil)
     }
 
     /// Everything received so far, as text.

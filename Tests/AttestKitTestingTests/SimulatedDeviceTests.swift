@@ -1,8 +1,10 @@
 import AttestKit
-import AttestKitTesting
 import Crypto
 import Foundation
 import Testing
+import X509
+
+@testable import AttestKitTesting
 
 /// A simulated device behaves like `DCAppAttestService`, and AttestKit accepts what it makes only with the
 /// software Apple's roots.
@@ -160,5 +162,23 @@ import Testing
         defer { try? FileManager.default.removeItem(at: url) }
         try Data("{\"format\": \"something else\"}".utf8).write(to: url)
         #expect(throws: SoftwareAppleError(.invalidState, "")) { _ = try SimulatedDevice.load(from: url) }
+    }
+}
+
+/// A certificate of an edited state file whose window ends before it begins is refused, never trapped on.
+@Suite struct StateCertificateValidityTests {
+    @Test func aWindowEndingBeforeItBeginsIsInvalidState() throws {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("reversed") }
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        func certificate(from notBefore: Date, to notAfter: Date) throws -> Certificate {
+            try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: notBefore,
+                notValidAfter: notAfter, issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: .init(), issuerPrivateKey: .init(key))
+        }
+        let reversed = try certificate(from: start, to: start - 1)
+        #expect(throws: SoftwareAppleError(.invalidState, "")) { _ = try reversed.validityRange() }
+        #expect(try certificate(from: start, to: start + 1).validityRange() == start...(start + 1))
     }
 }

@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func refreshReturnsAReceiptWithARiskMetric() async throws {
-        let (device, keyID, _) = try Self.attestReceipt()
+        let (device, keyID, attestReceipt) = try Self.attestReceipt()
         let later = Fixture.time.addingTimeInterval(3_600)
         let refreshed = try device.refreshReceipt(for: keyID, riskMetric: 7, at: later)
         #expect(try Self.fieldOrder(refreshed) == [17, 6, 2, 3, 4, 5, 7, 12, 19, 21])
@@ -95,6 +95,11 @@ import Testing
             refreshed, appID: Fixture.appID, keyID: keyID, expectedType: .receipt, environment: .development,
             maximumAge: 300, at: later)
         #expect(verified.riskMetric == 7)
+        // The token (field 5) stays the attestation receipt's, as in every real chain of refreshes.
+        let first = try await ReceiptVerifier(anchor: Fixture.apple.trustAnchors.receipt).verify(
+            attestReceipt, appID: Fixture.appID, keyID: keyID, expectedType: .attest, environment: .development,
+            maximumAge: nil, at: Fixture.time)
+        #expect(verified.token == first.token)
         #expect(verified.creationTime == later)
         #expect(verified.notBefore == later.addingTimeInterval(86_400))
         #expect(verified.expirationTime == later.addingTimeInterval(90 * 86_400))
@@ -109,6 +114,7 @@ import Testing
         }
         let next = try device.refreshReceipt(for: keyID, riskMetric: 8, at: later.addingTimeInterval(2 * 86_400))
         #expect(next != refreshed)
+        #expect(try Receipt.parseUnverified(next).1.token == first.token)
     }
 
     /// Apple writes a receipt's times to the millisecond without the fraction's trailing zeros

@@ -4,7 +4,8 @@ public import Foundation
 extension AppAttestManager {
     /// Attests a **new** App Attest key over the service's challenge followed by bytes of the app's own (a user id, a
     /// session, a nonce of the app's), registers it (`POST /v1/attestations` with `clientData`), and makes it this
-    /// manager's key: the requests that follow are asserted with it, and the previous key is forgotten.
+    /// manager's key: the requests that follow are asserted with it, and the previous key is forgotten (its id is kept
+    /// in ``KeyState/retiredKeyIDs`` when the service may hold it, for ``keyIDsForErasure()``).
     ///
     /// The manager generates a key, fetches an `attest` challenge naming it (the service's ramp decides on it),
     /// builds `AttestationClientData` (the challenge's bytes exactly as the service issued them, then `appData`),
@@ -108,6 +109,15 @@ extension AppAttestManager {
         .unavailable, .attestationDeferred, .keyRevoked, .keyStore,
     ]
 
+    /// The state once `keyID`, attested with the app's bytes, is the manager's key: the key before it joins
+    /// ``KeyState/retiredKeyIDs`` when the service may hold it.
+    private func registeredState(_ keyID: String) -> KeyState {
+        var next = (state ?? KeyState()).withoutKey()
+        next.stage = .registered
+        next.keyID = keyID
+        return next
+    }
+
     private func attestationWithAppData(_ appData: Data) async throws -> KeyRecordResponse {
         let (keyID, registration) = try await registerBound(for: .appData(appData)) { challenge in
             do {
@@ -126,13 +136,13 @@ extension AppAttestManager {
                 throw AttestKitClientError(
                     .invalidResponse, reason: "the attestation answer does not name the key and the app's bytes")
             }
-            try save(KeyState(stage: .registered, keyID: keyID))
+            try save(registeredState(keyID))
             attestationCount += 1
             return answer
         case .answerLost:
             // Registered over the app's bytes, as asked: the key is the manager's, as after the answer. (Had the
             // earlier post not registered it, its first assertion is refused as key_not_found and it is replaced.)
-            try save(KeyState(stage: .registered, keyID: keyID))
+            try save(registeredState(keyID))
             attestationCount += 1
             throw AttestKitClientError(
                 .answerLost,

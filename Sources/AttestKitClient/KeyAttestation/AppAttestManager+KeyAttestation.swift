@@ -20,7 +20,8 @@ extension AppAttestManager {
     /// `challenge_not_found` or `key_exists` means that the lost post registered the key: nothing is attested
     /// again, and the call fails with ``AttestKitClientError/Code/answerLost`` (the answer, the app key's thumbprint
     /// and certificate, is not to be had again; the next call attests a new key). Concurrent calls for one key
-    /// share one attestation.
+    /// share one attestation. The new key's id joins ``KeyState/retiredKeyIDs`` once the service registered it, so
+    /// that ``keyIDsForErasure()`` names it (when the key store can be read and written by this manager).
     /// - Parameter publicKeyDER: The app key's SubjectPublicKeyInfo, DER (CryptoKit's `derRepresentation`).
     /// - Returns: The registered App Attest key with `KeyRecordResponse.appKey` (its thumbprint, and a
     ///   certificate when the service has a CA).
@@ -51,7 +52,7 @@ extension AppAttestManager {
             throw AttestKitClientError(
                 .invalidRequest, reason: "the app key is not the DER SubjectPublicKeyInfo of a P-256 public key")
         }
-        let (_, registration) = try await registerBound(for: .appKey(publicKeyDER)) { challenge in
+        let (keyID, registration) = try await registerBound(for: .appKey(publicKeyDER)) { challenge in
             do {
                 let clientData = try KeyAttestationClientData(challengeId: challenge.id, appKey: publicKeyDER)
                 return BoundClientData(bytes: Data(clientData.clientData), hash: Data(clientData.clientDataHash))
@@ -62,6 +63,8 @@ extension AppAttestManager {
             try await service.registerKeyAttestation(
                 keyID: keyID, attestation: attestation, challengeID: challengeID, appKey: publicKeyDER)
         }
+        // Registered (the answer lost or not): the service holds a row of the key, which an erasure must name.
+        await keepForErasure(keyID)
         switch registration {
         case .answered(let answer):
             guard answer.appKey != nil else {

@@ -8,7 +8,8 @@ public import Foundation
 /// `serverUnavailable`), a key attested but not yet registered (with its attestation object, sent again until the
 /// service registers or refuses it for good), a registered key, and a key the service reports revoked. It also
 /// carries the backoff: when the next device or service call may be made, and the service's deferral of the
-/// attestation (its ramp): when the key may ask for an attestation challenge again.
+/// attestation (its ramp): when the key may ask for an attestation challenge again. And it keeps the identifiers of
+/// the install's earlier keys the service may hold (``retiredKeyIDs``), so that an erasure can name them all.
 ///
 /// It holds no secret: the private key never leaves the Secure Enclave, and the attestation object is public
 /// material sent to the service once.
@@ -63,6 +64,17 @@ public struct KeyState: Sendable, Hashable, Codable {
     /// attestation challenge is asked for before it, and then with the same key. Not a failure: it leaves
     /// ``failures`` and ``notBefore`` alone. `nil`: not deferred (and in states stored by earlier versions).
     public var deferredUntil: Date?
+    /// The identifiers of this install's earlier keys that the service may hold, newest first, at most
+    /// ``maximumRetiredKeyIDs`` (the oldest dropped first), kept so that an erasure can name them
+    /// (``AppAttestManager/keyIDsForErasure()``): every key the manager replaced or reset once the service may have
+    /// registered it (registered, revoked, or its attestation posted, even if then refused), and every key attested
+    /// for an app key (``AppAttestManager/attestAppKey(publicKeyDER:)``, which serves that attestation only). A key
+    /// whose attestation was never sent is not kept: the service has no row of it. Each is in the key's one spelling,
+    /// standard Base64 with padding. Empty in states stored by earlier versions.
+    public var retiredKeyIDs: [String]
+
+    /// The most ``retiredKeyIDs`` a state keeps: 16.
+    public static let maximumRetiredKeyIDs = 16
 
     /// A state at `stage`, empty otherwise.
     public init(stage: Stage = .none, keyID: String? = nil) {
@@ -78,6 +90,27 @@ public struct KeyState: Sendable, Hashable, Codable {
         self.notBefore = nil
         self.deferredUntil = nil
         self.replacedAt = nil
+        self.retiredKeyIDs = []
+    }
+
+    /// Reads a state as ``encoded()`` writes it. The optional fields and ``retiredKeyIDs`` may be absent, as in
+    /// states stored by earlier versions: `nil` or empty then (a longer list than ``maximumRetiredKeyIDs`` is cut).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        stage = try container.decode(Stage.self, forKey: .stage)
+        keyID = try container.decodeIfPresent(String.self, forKey: .keyID)
+        challengeID = try container.decodeIfPresent(String.self, forKey: .challengeID)
+        challengeExpiresAt = try container.decodeIfPresent(Date.self, forKey: .challengeExpiresAt)
+        clientDataHash = try container.decodeIfPresent(Data.self, forKey: .clientDataHash)
+        attestation = try container.decodeIfPresent(Data.self, forKey: .attestation)
+        registrationPosted = try container.decodeIfPresent(Bool.self, forKey: .registrationPosted)
+        asserted = try container.decode(Bool.self, forKey: .asserted)
+        failures = try container.decode(Int.self, forKey: .failures)
+        notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
+        replacedAt = try container.decodeIfPresent(Date.self, forKey: .replacedAt)
+        deferredUntil = try container.decodeIfPresent(Date.self, forKey: .deferredUntil)
+        let retired = try container.decodeIfPresent([String].self, forKey: .retiredKeyIDs) ?? []
+        retiredKeyIDs = Array(retired.prefix(Self.maximumRetiredKeyIDs))
     }
 
     /// A registered key, as stored by earlier versions (a bare key identifier).
@@ -104,5 +137,29 @@ public struct KeyState: Sendable, Hashable, Codable {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a key state"))
         }
         return .registered(text)
+    }
+}
+
+extension KeyState {
+    /// Whether the service may hold this state's key: registered, revoked, or its attestation posted at least once
+    /// (a post whose answer was lost may have registered it; one refused did not, and naming it is harmless).
+    var keyMayBeRegistered: Bool {
+        keyID != nil && (stage == .registered || stage == .revoked || registrationPosted == true)
+    }
+
+    /// Puts `keyID` first in ``retiredKeyIDs`` (once), dropping the oldest beyond ``maximumRetiredKeyIDs``.
+    mutating func retire(_ keyID: String) {
+        var retired = retiredKeyIDs.filter { $0 != keyID }
+        retired.insert(keyID, at: 0)
+        retiredKeyIDs = Array(retired.prefix(Self.maximumRetiredKeyIDs))
+    }
+
+    /// A state without a key (``Stage/none``, nothing else set) that keeps ``retiredKeyIDs``, with this state's key
+    /// put first when the service may hold it (``keyMayBeRegistered``).
+    func withoutKey() -> KeyState {
+        var next = KeyState()
+        next.retiredKeyIDs = retiredKeyIDs
+        if keyMayBeRegistered, let keyID { next.retire(keyID) }
+        return next
     }
 }

@@ -25,16 +25,23 @@ extension AppAttestManager {
     ///
     /// Call it when the app decides to start over, as after a revocation it accepts, or after
     /// ``AttestKitClientError/Code/keyStore`` for a state the store holds and cannot read (a damaged file, a state
-    /// written by a later version): `resetKey()` replaces it without reading it. A `keyID` other than the current
-    /// one is ignored: the key was replaced already.
+    /// written by a later version): `resetKey()` replaces it without reading it (and then keeps no
+    /// ``KeyState/retiredKeyIDs``: the unreadable state held them). A `keyID` other than the current one is ignored:
+    /// the key was replaced already. The key forgotten joins ``KeyState/retiredKeyIDs`` when the service may hold it,
+    /// so that ``keyIDsForErasure()`` still names it.
     /// - Throws: ``AttestKitClientError/Code/keyStore`` when the store cannot be written (or, with a `keyID`, read),
     ///   or another manager of this process uses it (its key is left as it is).
     public func resetKey(_ keyID: String? = nil) throws {
         try checkClaim()
+        let current: KeyState?
         if let keyID {
-            guard keyID == (try loadState()).keyID else { return }
+            let loaded = try loadState()
+            guard keyID == loaded.keyID else { return }
+            current = loaded
+        } else {
+            current = try? loadState()
         }
-        try save(KeyState())
+        try save(current?.withoutKey() ?? KeyState())
     }
 
     /// Replaces `keyID` after the device or the service stopped accepting it. A key that never had an assertion
@@ -46,7 +53,7 @@ extension AppAttestManager {
     @discardableResult
     func replaceKey(_ keyID: String, proven: Bool) -> Bool {
         guard let current = state, current.keyID == keyID, current.stage == .registered else { return false }
-        var next = KeyState()
+        var next = current.withoutKey()
         next.failures = current.failures
         if !proven || replacedRecently(current) {
             next.failures += 1
@@ -106,14 +113,14 @@ extension AppAttestManager {
             switch current.stage {
             case .registered:
                 if let keyID = current.keyID { return keyID }
-                current = KeyState()
+                current = current.withoutKey()
             case .revoked:
                 guard configuration.reattestAfterRevocation else {
                     throw AttestKitClientError(
                         .keyRevoked, status: 403, serviceCode: "key_revoked",
                         reason: "the service revoked this app's key; call resetKey() to attest a new one")
                 }
-                current = KeyState()
+                current = current.withoutKey()
                 try save(current)
             case .none, .generated, .attested:
                 break
@@ -166,7 +173,9 @@ extension AppAttestManager {
         case .none, .registered, .revoked:
             do {
                 let keyID = try await provider.generateKey()
-                var next = KeyState(stage: .generated, keyID: keyID)
+                var next = state.withoutKey()
+                next.stage = .generated
+                next.keyID = keyID
                 next.failures = state.failures
                 next.replacedAt = state.replacedAt
                 return .next(next)
@@ -174,7 +183,7 @@ extension AppAttestManager {
                 return deviceFailure(error, state, during: "generating a key")
             }
         case .generated:
-            guard let keyID = state.keyID else { return .next(KeyState()) }
+            guard let keyID = state.keyID else { return .next(state.withoutKey()) }
             guard let hash = state.clientDataHash, state.challengeID != nil, freshChallenge || !challengeExpired(state)
             else {
                 // A challenge first, saved before attesting: a failure or a relaunch attests with the same hash.
@@ -203,7 +212,7 @@ extension AppAttestManager {
             }
         case .attested:
             guard let keyID = state.keyID, let attestation = state.attestation, let challengeID = state.challengeID
-            else { return .next(KeyState()) }
+            else { return .next(state.withoutKey()) }
             guard state.registrationPosted == true else {
                 state.registrationPosted = true  // saved before the post: a relaunch knows it may have arrived
                 return .next(state)
@@ -219,7 +228,7 @@ extension AppAttestManager {
             } catch let error as AttestKitClientError where !error.isTransient {
                 // Refused for good (the challenge expired, a verification failed): this attestation will never be
                 // registered, so the next attempt, after the backoff, uses a new key.
-                var next = KeyState()
+                var next = state.withoutKey()
                 next.failures = state.failures + 1
                 next.notBefore = backoff(after: next.failures)
                 next.replacedAt = state.replacedAt
@@ -231,6 +240,7 @@ extension AppAttestManager {
             // The failures stay until the service accepts an assertion of the key: a service or device that
             // refuses every new key at its first assertion meets a growing backoff, not one attestation a request.
             var registered = KeyState(stage: .registered, keyID: keyID)
+            registered.retiredKeyIDs = state.retiredKeyIDs
             registered.failures = state.failures
             registered.replacedAt = state.replacedAt
             return .next(registered)
@@ -307,7 +317,7 @@ extension AppAttestManager {
         case .invalidKey, .invalidInput:
             // The key cannot be attested (unknown to the device, or attested already): a new key, after the
             // backoff, never right away.
-            next = KeyState()
+            next = current.withoutKey()
             next.failures = current.failures + 1
             next.notBefore = backoff(after: next.failures)
             next.replacedAt = current.replacedAt

@@ -14,6 +14,11 @@ import NIOHTTPTypes
 /// - **idle** (every answer written, nothing received since): the idle timeout. A request answered before its end
 ///   (refused before its body was read) is idle from its end.
 ///
+/// Whatever the phase, a connection whose answers the client stops reading (the channel not writable: its socket's
+/// buffer and the channel's full) is closed once it has stayed so for the read timeout: a client that pipelines
+/// requests and never reads their answers would otherwise hold it for ever, with an answer suspended in the
+/// middle of its write and no deadline in force.
+///
 /// It sits after the HTTP codec, where requests are parts; the first bytes of a request that is not yet a part
 /// show as a `channelReadComplete`, which every socket read passes down the pipeline. One instance per connection;
 /// everything runs on the channel's event loop.
@@ -34,6 +39,8 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         case read = "read_timeout"
         /// No request began within the idle timeout after the last answer.
         case idle = "idle_timeout"
+        /// The client read no answer for the read timeout while answers waited to be written.
+        case write = "write_timeout"
     }
 
     private enum Phase {
@@ -51,12 +58,20 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private var unanswered = 0
     /// Whether the read in progress made the connection idle (a request's end, after its answer).
     private var idleSinceThisRead = false
-    /// The deadline in force and what its passing means, or `nil` while answering.
-    private var deadline: (at: NIODeadline, expiry: Expiry)?
+    /// The phase's deadline and what its passing means, or `nil` while answering.
+    private var phaseDeadline: (at: NIODeadline, expiry: Expiry)?
+    /// When a connection the client stopped reading from is closed, while it is not writable.
+    private var stallDeadline: NIODeadline?
+    /// The deadline in force: the earlier of the phase's and the stall's.
+    private var deadline: (at: NIODeadline, expiry: Expiry)? {
+        guard let stallDeadline else { return phaseDeadline }
+        guard let phaseDeadline, phaseDeadline.at <= stallDeadline else { return (stallDeadline, .write) }
+        return phaseDeadline
+    }
     /// The connection's timer and when it fires: never after ``deadline``.
     private var timer: (task: Scheduled<Void>, at: NIODeadline)?
 
-    private var isArmed: Bool { deadline != nil }
+    private var isArmed: Bool { phaseDeadline != nil }
 
     /// Creates the handler of one connection.
     ///
@@ -122,6 +137,17 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         context.fireChannelReadComplete()
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stallDeadline = nil
+        } else if stallDeadline == nil {
+            let at = NIODeadline.now() + readTimeout
+            stallDeadline = at
+            scheduleIfEarlier(at, context: context)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             unanswered = max(0, unanswered - 1)
@@ -134,7 +160,12 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private func arm(_ phase: Phase, context: ChannelHandlerContext) {
         self.phase = phase
         let at = NIODeadline.now() + (phase == .idle ? idleTimeout : readTimeout)
-        deadline = (at, phase == .idle ? .idle : .read)
+        phaseDeadline = (at, phase == .idle ? .idle : .read)
+        scheduleIfEarlier(at, context: context)
+    }
+
+    /// Moves the timer to `at` when it would fire later (or is not scheduled).
+    private func scheduleIfEarlier(_ at: NIODeadline, context: ChannelHandlerContext) {
         if let timer {
             guard timer.at > at else { return }
             timer.task.cancel()
@@ -142,14 +173,16 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         schedule(at, context: context)
     }
 
-    /// Leaves the deadline off (answering); a timer still scheduled finds none when it fires.
+    /// Leaves the phase's deadline off (answering); a timer still scheduled finds none when it fires, unless the
+    /// connection is stalled.
     private func disarm() {
-        deadline = nil
+        phaseDeadline = nil
     }
 
-    /// Leaves the deadline off and cancels the timer (the connection is gone).
+    /// Leaves every deadline off and cancels the timer (the connection is gone).
     private func stop() {
-        deadline = nil
+        phaseDeadline = nil
+        stallDeadline = nil
         timer?.task.cancel()
         timer = nil
     }
@@ -162,7 +195,8 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
                 self.schedule(deadline.at, context: context)
                 return
             }
-            self.deadline = nil
+            self.phaseDeadline = nil
+            self.stallDeadline = nil
             self.logger.debug(
                 "closing a stalled connection",
                 metadata: [

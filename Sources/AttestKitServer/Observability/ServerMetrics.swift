@@ -126,7 +126,7 @@ public final class ServerMetrics: Sendable {
     /// The labels of `FlowMetrics.authFailure(_:)`: the credentialed audiences and the dashboard's login form.
     static let credentialAudiences = ["backend", "operator", "monitoring", "dashboard", "dashboard_login"]
 
-    /// A connection closed by the server because the client stalled (`read_timeout`, `idle_timeout`).
+    /// A connection closed by the server because the client stalled (`read_timeout`, `idle_timeout`, `write_timeout`).
     func connectionClosed(reason: String) {
         Counter(label: "attestkit_http_connections_closed_total", dimensions: [("reason", reason)], factory: factory)
             .increment()

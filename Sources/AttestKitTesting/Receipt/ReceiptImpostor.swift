@@ -64,7 +64,7 @@ extension SoftwareApple {
     func impostorHierarchy(_ impostor: ReceiptImpostor) throws(SoftwareAppleError) -> ReceiptHierarchy {
         let label = "impostor/\(impostor.rawValue)"
         let genuineCA = receipts.intermediate.certificate
-        let validity = genuineCA.notValidBefore...genuineCA.notValidAfter
+        let validity = try genuineCA.validityRange()
         func otherCA(marker: ASN1ObjectIdentifier?) throws(SoftwareAppleError) -> SigningIdentity {
             try receipts.root.issue(
                 key: SigningKey.make(.p256, label: "\(label)/ca", seed: seed), subject: try Self.impostorCAName(),

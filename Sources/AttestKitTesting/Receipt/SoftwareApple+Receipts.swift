@@ -45,7 +45,8 @@ extension SoftwareApple {
             (Field.appID, Array(previous.appID.utf8)),
             (Field.attestedCertificate, certificate),
             (Field.clientHash, Array(String(decoding: previous.clientHash, as: UTF8.self).utf8)),
-            (Field.token, Self.token(previous.token.utf8, created)),
+            // Apple keeps the token of the key's first receipt through every refresh (every real chain does).
+            (Field.token, Array(previous.token.utf8)),
         ]
         if let environment = previous.environment { fields.append((Field.environment, Array(environment.utf8))) }
         fields += [
@@ -100,7 +101,7 @@ extension SoftwareApple {
             for: otherKey.publicKey,
             CredentialCertificate.Contents(
                 appID: appID, nonce: nonce, osVersion: osVersion, extendedKeyUsage: false, issuedAt: time,
-                validity: original.notValidBefore...original.notValidAfter),
+                validity: try original.validityRange()),
             by: attestation.intermediate)
     }
 
