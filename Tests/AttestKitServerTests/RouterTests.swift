@@ -54,6 +54,8 @@ struct RouterTests {
             ) { response in
                 #expect(response.status.code == status)
                 #expect(Self.code(response) == code)
+                // A 401 names the scheme to authenticate with (RFC 9110).
+                #expect(response.headers[.wwwAuthenticate] == #"Bearer realm="attestkit""#)
             }
         }
     }

@@ -72,6 +72,7 @@ struct VaporRoutesTests {
                     ) { response in
                         #expect(response.status == .unauthorized, "\(route) \(headers)")
                         #expect(VaporBench.code(response) == code, "\(route)")
+                        #expect(response.headers.first(name: "WWW-Authenticate") == #"Bearer realm="attestkit""#)
                     }
                 }
             }

@@ -109,6 +109,14 @@ extension FlowError {
             .init("monitoring_not_configured"), .notConfigured,
             "metrics need a backend token (backend.tokens) or the admin token (admin.token)")
     }
+    /// The `WWW-Authenticate` challenge an edge sends with a refusal for want of a credential (a 401 carries one,
+    /// RFC 9110): `Bearer realm="attestkit"` for the backend, operator and monitoring credentials (`code`
+    /// `backend_unauthorized`, `admin_unauthorized`, `monitoring_unauthorized`); `nil` for any other code.
+    public static func authenticationChallenge(forCode code: String) -> String? {
+        ["backend_unauthorized", "admin_unauthorized", "monitoring_unauthorized"].contains(code)
+            ? #"Bearer realm="attestkit""# : nil
+    }
+
     /// 401 `monitoring_unauthorized`.
     public static var monitoringUnauthorized: FlowError {
         FlowError(

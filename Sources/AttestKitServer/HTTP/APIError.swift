@@ -38,6 +38,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible, HTTP
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if let challenge = FlowError.authenticationChallenge(forCode: code) { headers[.wwwAuthenticate] = challenge }
         let body = ErrorResponse(code: code, message: message).json
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }

@@ -67,12 +67,16 @@ public struct AttestKitAbort: AbortError, AsyncResponseEncodable, Sendable {
         self.retryAfter = retryAfter
     }
 
-    /// `Content-Type`, `Cache-Control: no-store` and `Retry-After` when known.
+    /// `Content-Type`, `Cache-Control: no-store`, `Retry-After` when known, and `WWW-Authenticate` with a refusal
+    /// for want of a credential.
     public var headers: HTTPHeaders {
         var headers: HTTPHeaders = [
             "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store",
         ]
         if let retryAfter { headers.replaceOrAdd(name: "Retry-After", value: String(retryAfter)) }
+        if let challenge = FlowError.authenticationChallenge(forCode: code) {
+            headers.replaceOrAdd(name: "WWW-Authenticate", value: challenge)
+        }
         return headers
     }
 
