@@ -83,6 +83,19 @@ extension GuardedRouteTests {
     }
 
     @Test(
+        "off mode under a risk policy that steps up the unproved: every edge puts the step-up on the request",
+        arguments: await Edge.matrix())
+    func offModeStepUp(edge: Edge, backend: Backend) async throws {
+        var configuration = EdgeConfiguration()
+        configuration.enforcement.mode = .off
+        configuration.policy.stepUpWhileRiskUnknown = true
+        try await edge.run(on: backend, configuration) { app in
+            let answer = try await app.send("POST", "/orders", headers: [], body: Self.body)
+            #expect(answer.status == 200 && answer.decision == "none|false|true|-", "\(answer)")
+        }
+    }
+
+    @Test(
         "rollout: the same subjects (named by the application, or the key id sent) are enforced on every edge",
         arguments: await Edge.matrix())
     func rollout(edge: Edge, backend: Backend) async throws {

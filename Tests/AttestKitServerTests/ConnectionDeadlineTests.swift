@@ -35,6 +35,12 @@ struct ConnectionDeadlineTests {
 
     static let health = "GET /health HTTP/1.1\r\nHost: attestkit\r\n\r\n"
 
+    /// Pipelined requests whose answers, unread, fill a loopback connection's buffers many times over (each answer is
+    /// the metrics' exposition, tens of kilobytes), at little cost to the event loops other tests share.
+    static let metricsRequests = String(
+        repeating: "GET /metrics HTTP/1.1\r\nHost: attestkit\r\nAuthorization: Bearer \(Fixture.backendToken)\r\n\r\n",
+        count: 2_000)
+
     static let stalls: [Stall] = [
         Stall(name: "nothing sent", answeredFirst: false, then: nil, timeout: read),
         Stall(name: "half a request line", answeredFirst: false, then: "POST /v1/chall", timeout: read),
@@ -70,10 +76,9 @@ struct ConnectionDeadlineTests {
         try await ServerHarness.with(.sqlite, Self.options) { harness in
             let port = try #require(URL(string: harness.apiURL)?.port)
             let connection = try await RawConnection.open(port: port, reading: false)
-            // Far more answers than the client's receive buffer, the server's socket buffer and the channel's hold
-            // (about 150 bytes each): the server stops in the middle of writing one, with every request read.
-            let batch = String(repeating: Self.health, count: 1_000)
-            for _ in 0..<200 { connection.queue(batch) }
+            // Far more answers than the client's receive buffer, the server's socket buffer and the channel's hold:
+            // the server stops in the middle of writing one, with every request read.
+            connection.queue(Self.metricsRequests)
             let closed = try await connection.closed(within: .seconds(120))
             #expect(closed != nil, "the server keeps a connection whose client reads nothing")
             await connection.close()

@@ -318,10 +318,12 @@ struct RequestVerificationRouteTests {
                 let enforced = try await harness.post("/v1/requests/verify", request)
                 #expect(enforced.status == 400, "\(enforced)")
             }
-            // An off group does not read the client either; a reporting one still refuses what is no address.
+            // Nor a client that is no address (a zoned IPv6 peer): only a group that enforces refuses it.
             let client = Self.request([]).setting("client", "fe80::1%eth0")
-            #expect(try await Self.decide(harness, client.setting("group", "legacy")).allowed)
-            let refused = try await harness.post("/v1/requests/verify", client.setting("group", "feed"))
+            for group in ["legacy", "feed"] {
+                #expect(try await Self.decide(harness, client.setting("group", .string(group))).allowed, "\(group)")
+            }
+            let refused = try await harness.post("/v1/requests/verify", client)
             #expect(refused.status == 400 && refused.errorCode == "invalid_field", "\(refused)")
         }
     }

@@ -15,9 +15,8 @@ extension AttestKitApplication {
     /// not enforce (report mode, a subject outside the rollout) is let through as the middleware lets it through:
     /// a body over `http.body-limit`, a method or target that cannot be bound are its reported refusal.
     ///
-    /// - Throws: `group_unknown` for a group that is not configured; `invalid_field` for a client address that is
-    ///   not one, and, where the group enforces for the request, for a body, hash, method or target that is not
-    ///   well formed (400).
+    /// - Throws: `group_unknown` for a group that is not configured; `invalid_field`, where the group enforces for
+    ///   the request, for a body, hash, method, target or client address that is not well formed (400).
     public func verifyRequest(_ request: RequestVerificationRequest) async throws(FlowError)
         -> RequestVerificationResponse
     {
@@ -52,12 +51,13 @@ extension AttestKitApplication {
             // Counted as the edges count a client: an IPv6 address by its prefix (`rate-limit.ipv6-prefix-length`), so
             // that one subscriber's prefix is one budget, and never by free text a backend passed on (a forwarded
             // header's whole value, say).
-            let client = try (off ? nil : request.client).map { text throws(FlowError) in
-                let length = configuration.rateLimits.ipv6PrefixLength
-                guard let key = ClientAddress.rateLimitKey(address: text, ipv6PrefixLength: length) else {
-                    throw FlowError.invalidField("client", "is not an IP address")
-                }
-                return key
+            // One that is no address is refused where the group enforces; elsewhere the request goes on in the budget
+            // of the requests that name none.
+            var client: String?
+            if !off, let text = request.client {
+                client = ClientAddress.rateLimitKey(
+                    address: text, ipv6PrefixLength: configuration.rateLimits.ipv6PrefixLength)
+                if client == nil, enforced { throw FlowError.invalidField("client", "is not an IP address") }
             }
             let decision: RequestAttestation
             do throws(FlowError) {

@@ -13,8 +13,9 @@ public import ServiceLifecycle
 /// A row is deleted ``clockMargin`` after it expired by this replica's clock, not at once: the lease goes to whichever
 /// replica asks once it has passed by its own clock, so a replica whose clock runs ahead tends to hold it, and it
 /// would otherwise delete the record of a used token that the others, on time, still accept (and the token could be
-/// used again), or a challenge they still honour. Every read checks a row's expiry itself, so a row kept longer
-/// changes no answer.
+/// used again), or a challenge they still honour. A challenge or a session is read with its expiry checked, so
+/// one kept longer changes no answer; a used token's record kept longer keeps its token refused longer, past the
+/// token's own expiry (which refuses it anyway).
 public struct ChallengeCleanupService: Service, CustomStringConvertible {
     let store: any AttestationStore
     let interval: Duration

@@ -60,6 +60,16 @@ public struct RouteGuard: Sendable {
     /// Whether the guard reads the request at all (not in mode `off`): an edge collects the body only then.
     public var readsRequests: Bool { policy.mode != .off }
 
+    /// The decision of a group in mode `off`, made without looking at the request: nothing proved, nothing
+    /// enforced, a step-up asked under an active risk policy (as for every request unproved); `nil` when the group
+    /// reads requests. What the edges put on a request they let through unread, and the decision route answers.
+    public var offDecision: RequestAttestation? {
+        guard policy.mode == .off else { return nil }
+        return RequestAttestation(
+            group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil,
+            stepUp: riskPolicy.requiresStepUp(trust: nil, metric: nil))
+    }
+
     /// The decision about a request that needs no read of its body, or `nil` when the edge reads the body (up to
     /// `bodyLimit`) and calls ``check(lookup:method:target:alternativeTargets:body:subject:client:)``: an outer
     /// guard's proof, taken as found (``check(after:lookup:subject:)``), else a body declared over the limit in a
@@ -145,12 +155,7 @@ public struct RouteGuard: Sendable {
         lookup: (String) -> AssertionHeaders.Lookup, method: String, target: String, alternativeTargets: [String],
         body: RequestBody, subject: String?, client: String?
     ) async throws(FlowError) -> RequestAttestation {
-        // Nothing is proved: under an active risk policy that asks for a step-up, as for every request unproved.
-        guard policy.mode != .off else {
-            return RequestAttestation(
-                group: policy.group, trust: nil, key: nil, enforced: false, refusal: nil,
-                stepUp: riskPolicy.requiresStepUp(trust: nil, metric: nil))
-        }
+        if let offDecision { return offDecision }
         let enforced = enforces(lookup: lookup, subject: subject)
         let mode = enforced ? "enforce" : "report"
         do throws(FlowError) {

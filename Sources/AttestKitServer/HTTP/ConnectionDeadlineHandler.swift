@@ -14,10 +14,11 @@ import NIOHTTPTypes
 /// - **idle** (every answer written, nothing received since): the idle timeout. A request answered before its end
 ///   (refused before its body was read) is idle from its end.
 ///
-/// Whatever the phase, a connection whose answers the client stops reading (the channel not writable: its socket's
-/// buffer and the channel's full) is closed once it has stayed so for the read timeout: a client that pipelines
-/// requests and never reads their answers would otherwise hold it for ever, with an answer suspended in the
-/// middle of its write and no deadline in force.
+/// Whatever the phase, a connection whose answers the client does not read (the channel not writable: its socket's
+/// buffer and the channel's 64 KiB full) is closed once it has stayed so for the longer of the read and idle
+/// timeouts: a client that pipelines requests and never reads their answers would otherwise hold it for ever, with
+/// an answer suspended in the middle of its write and no deadline in force. The window is the longer one so that a
+/// slow client draining one large answer (the dashboard, the metrics) has the time a silent one would have.
 ///
 /// It sits after the HTTP codec, where requests are parts; the first bytes of a request that is not yet a part
 /// show as a `channelReadComplete`, which every socket read passes down the pipeline. One instance per connection;
@@ -39,7 +40,8 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         case read = "read_timeout"
         /// No request began within the idle timeout after the last answer.
         case idle = "idle_timeout"
-        /// The client read no answer for the read timeout while answers waited to be written.
+        /// The connection could not be written for the longer of the read and idle timeouts: the client read too
+        /// little of its answers.
         case write = "write_timeout"
     }
 
@@ -141,7 +143,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         if context.channel.isWritable {
             stallDeadline = nil
         } else if stallDeadline == nil {
-            let at = NIODeadline.now() + readTimeout
+            let at = NIODeadline.now() + max(readTimeout, idleTimeout)
             stallDeadline = at
             scheduleIfEarlier(at, context: context)
         }

@@ -73,9 +73,13 @@ public struct AttestKitMiddleware<Context: AttestedRequestContext>: RouterMiddle
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard routeGuard.readsRequests else { return try await next(request, context) }
-        var request = request
         var context = context
+        if let offDecision = routeGuard.offDecision {
+            // Unread; an outer guard's decision, if any, stays.
+            if context.attestation == nil { context.attestation = offDecision }
+            return try await next(request, context)
+        }
+        var request = request
         do {
             let headers = request.headers
             let named = subject?(request, context)

@@ -88,7 +88,11 @@ public struct AttestKitMiddleware: AsyncMiddleware {
                 }
             case .policy(let policy): routeGuard = application.routeGuard(policy: policy)
             }
-            guard routeGuard.readsRequests else { return try await next.respond(to: request) }
+            if let offDecision = routeGuard.offDecision {
+                // Unread; an outer guard's decision, if any, stays.
+                if request.attestKit.attestation == nil { request.attestKit.setAttestation(offDecision) }
+                return try await next.respond(to: request)
+            }
             let headers = request.headers
             let named = subject?(request)
             let limit = application.configuration.bodyLimit
