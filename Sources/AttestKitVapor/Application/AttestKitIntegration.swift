@@ -49,7 +49,7 @@ public struct AttestKitIntegration: Sendable {
     ///     text of the application's metrics; without one, both answer 503 `metrics_not_configured`.
     ///   - dashboardSessionLifetime: How long a dashboard session lives, in seconds (the service's
     ///     `dashboard.session-lifetime`, 60 to 86,400; one hour by default).
-    /// - Throws: ``ConfigurationError`` for `http.trusted-proxies` when a trusted proxy is a network holding every
+    /// - Throws: `ConfigurationError` for `http.trusted-proxies` when a trusted proxy is a network holding every
     ///   address (`0.0.0.0/0`, `::/0`): any client could name its own address.
     public init(
         _ application: AttestKitApplication, trustedProxies: [IPNetwork] = [],
