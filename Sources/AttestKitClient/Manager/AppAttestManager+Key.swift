@@ -11,13 +11,20 @@ extension AppAttestManager {
     ///   ``AttestKitClientError/Code/attestationDeferred`` while the service defers the attestation (its ramp:
     ///   ``AttestKitClientError/retryAfter`` says until when),
     ///   ``AttestKitClientError/Code/keyRevoked`` after the service revoked the key,
-    ///   ``AttestKitClientError/Code/keyStore`` when the store fails or another manager uses it.
+    ///   ``AttestKitClientError/Code/keyStore`` when the store fails or another manager uses it; and
+    ///   ``AttestKitClientError/Code/unavailable`` to the callers of an attempt that ``resetKey(_:)`` interrupted
+    ///   (the reset stands: nothing of that attempt is saved; a call after the reset obtains a new key).
     public func attestedKeyID() async throws -> String {
         if let state, state.stage == .registered, let keyID = state.keyID { return keyID }
         if let obtaining { return try await obtaining.value }
-        let task = Task { try await self.obtainKey() }
+        let resets = keyResets
+        let task = Task { try await self.obtainKey(since: resets) }
         obtaining = task
-        defer { if obtaining == task { obtaining = nil } }
+        keyAttempt = task
+        defer {
+            if obtaining == task { obtaining = nil }
+            if keyAttempt == task { keyAttempt = nil }
+        }
         return try await task.value
     }
 
@@ -29,6 +36,11 @@ extension AppAttestManager {
     /// ``KeyState/retiredKeyIDs``: the unreadable state held them). A `keyID` other than the current one is ignored:
     /// the key was replaced already. The key forgotten joins ``KeyState/retiredKeyIDs`` when the service may hold it,
     /// so that ``keyIDsForErasure()`` still names it.
+    ///
+    /// A reset while ``attestedKeyID()`` obtains a key wins: that attempt saves nothing more (its key, posted
+    /// already or not, is not made the manager's; one posted joins ``KeyState/retiredKeyIDs``), and its callers get
+    /// ``AttestKitClientError/Code/unavailable`` once its step under way returns. A call after the reset does not
+    /// wait for it: it obtains a new key.
     /// - Throws: ``AttestKitClientError/Code/keyStore`` when the store cannot be written (or, with a `keyID`, read),
     ///   or another manager of this process uses it (its key is left as it is).
     public func resetKey(_ keyID: String? = nil) throws {
@@ -41,6 +53,9 @@ extension AppAttestManager {
         } else {
             current = try? loadState()
         }
+        // The attempt under way works on its own copy of the state: it must not save it over the reset.
+        keyResets += 1
+        if let keyAttempt, obtaining == keyAttempt { obtaining = nil }
         try save(current?.withoutKey() ?? KeyState())
     }
 
@@ -100,7 +115,10 @@ extension AppAttestManager {
 
     // MARK: The steps
 
-    private func obtainKey() async throws -> String {
+    /// Obtains the key, from the state saved: an attempt of ``attestedKeyID()`` begun when ``keyResets`` was
+    /// `resets`, which stops, saving nothing, once a reset happened since.
+    private func obtainKey(since resets: Int) async throws -> String {
+        try checkNotReset(since: resets)
         try checkClaim()
         var current = try loadState()
         // A challenge fetched by this call is used at once, whatever the clocks say: even a device clock set so
@@ -138,7 +156,9 @@ extension AppAttestManager {
                 throw AttestKitClientError(
                     .unavailable, deviceError: .featureUnsupported, reason: "App Attest is not supported here")
             }
-            switch await advance(current, freshChallenge: freshChallenge, firstPost: firstPost) {
+            let step = await advance(current, freshChallenge: freshChallenge, firstPost: firstPost)
+            try checkNotReset(since: resets)
+            switch step {
             case .next(let next):
                 freshChallenge = next.stage == .generated && next.challengeID != current.challengeID
                 firstPost = next.registrationPosted == true && current.registrationPosted != true
@@ -156,6 +176,16 @@ extension AppAttestManager {
         try save(next)
         throw AttestKitClientError(
             .unavailable, retryAfter: next.notBefore, reason: "obtaining a key did not settle; backing off")
+    }
+
+    /// Throws ``AttestKitClientError/Code/unavailable`` when ``resetKey(_:)`` forgot the key since ``keyResets``
+    /// was `resets`: the attempt begun then must save nothing over the reset.
+    private func checkNotReset(since resets: Int) throws {
+        guard keyResets != resets else { return }
+        throw AttestKitClientError(
+            .unavailable,
+            reason: "resetKey() was called while this key was being obtained: the attempt is dropped, and the "
+                + "next request obtains a new key")
     }
 
     /// The most steps one attempt to obtain a key takes.

@@ -139,6 +139,12 @@ public actor AppAttestManager {
     var state: KeyState?
     /// The attestation under way, which concurrent callers share.
     var obtaining: Task<String, any Error>?
+    /// The attempt of ``attestedKeyID()`` under way (``obtaining`` unless it attests with app data, or a reset
+    /// detached it).
+    var keyAttempt: Task<String, any Error>?
+    /// How many times ``resetKey(_:)`` forgot the key: an attempt of ``attestedKeyID()`` started before the last
+    /// reset saves nothing more, so that the reset stands.
+    var keyResets = 0
     /// The freshness in use: the configured one, until a clock skew switches it to service challenges.
     var freshness: Freshness.Kind
 

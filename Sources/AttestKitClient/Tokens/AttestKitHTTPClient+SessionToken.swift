@@ -23,6 +23,10 @@ extension AttestKitHTTPClient {
     }
 
     /// Forgets the cached session token: the next ``sessionToken()`` asks the service.
+    ///
+    /// A request for a token under way when this is called (asked for before it) is not waited for: the callers
+    /// already waiting for it still get its token, but it is not cached, and a call made after this asks the
+    /// service anew (a sign-out or an account switch is not undone by a token requested before it).
     public func invalidateSessionToken() async {
         await sessionTokens.invalidate()
     }

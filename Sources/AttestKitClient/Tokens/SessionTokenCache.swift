@@ -14,9 +14,15 @@ actor SessionTokenCache {
 
     private var cached: Entry?
     private var fetching: Task<Entry, any Error>?
+    /// How many times ``invalidate()`` was called: a fetch started before the last one stores nothing.
+    private var generation = 0
 
     /// The cached token when it is still good at `now` and is not `refused`, else the one a fetch under way or a
     /// new fetch (`fetch`) brings.
+    ///
+    /// An ``invalidate()`` during a fetch wins: the fetch's token goes to the callers that were waiting for it
+    /// before the invalidation (they asked before it, as a caller that had the token already), but it is not
+    /// cached, and a caller arriving after the invalidation starts a fetch of its own.
     /// - Parameters:
     ///   - now: The time.
     ///   - margin: How long before its expiry a token is no longer handed out.
@@ -31,10 +37,11 @@ actor SessionTokenCache {
         if let cached, now < cached.token.expiresAt.addingTimeInterval(-margin) { return cached }
         if let fetching { return try await fetching.value }
         let task = Task { try await fetch() }
+        let started = generation
         fetching = task
-        defer { fetching = nil }
+        defer { if fetching == task { fetching = nil } }
         let entry = try await task.value
-        cached = entry
+        if generation == started { cached = entry }
         return entry
     }
 
@@ -43,6 +50,11 @@ actor SessionTokenCache {
         if cached?.token == token { cached = nil }
     }
 
-    /// Drops the cached token.
-    func invalidate() { cached = nil }
+    /// Drops the cached token, and the fetch under way: the token it brings is not cached, and the next
+    /// ``token(now:margin:refused:fetch:)`` fetches a new one.
+    func invalidate() {
+        cached = nil
+        fetching = nil
+        generation += 1
+    }
 }

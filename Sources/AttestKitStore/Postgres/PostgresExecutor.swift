@@ -28,7 +28,9 @@ struct PostgresExecutor: SQLExecutor {
     /// The group commit of counter advances.
     let commits: GroupCommit<PostgresStoreRow>
     /// The batches of key reads: the gate's reads of keys it has not kept, which a spread of many keys makes on
-    /// nearly every request, answered together by one prepared `SELECT … WHERE key_id = ANY($1)` per batch.
+    /// nearly every request, answered together by one prepared `SELECT … WHERE key_id = ANY($1)` per batch. The
+    /// reads of one key in a batch (many requests naming one key, known or not) share one answer
+    /// (``GroupCommit/sharedReads(of:)``), rather than one statement each in turn.
     let reads: GroupCommit<PostgresStoreRow>
 
     /// How many batches of counter advances (and, separately, of key reads) are sent at once: one. The writes that
@@ -78,7 +80,8 @@ struct PostgresExecutor: SQLExecutor {
         _ operation: StaticString, _ statement: SQLStatement, _ combinable: SQLCombinableWrite,
         by end: ContinuousClock.Instant?
     ) async throws(StoreError) -> [PostgresStoreRow] {
-        try await submit(operation, statement, combinable, to: reads, by: end)
+        // Marked as a read: identical reads of one batch share one answer; writes never are.
+        try await submit(operation, statement, combinable.reading(), to: reads, by: end)
     }
 
     /// Queues a statement in `batches` (the writes' or the reads') unless the store is closed, by `end` or within

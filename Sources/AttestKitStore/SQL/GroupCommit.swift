@@ -4,7 +4,8 @@
 ///
 /// PostgreSQL's key reads are batched by a second instance the same way (`PostgresExecutor.reads`): the reads of
 /// distinct keys that arrive while a batch is out combine into one lookup, and a batch of one runs without a
-/// transaction, as a write alone does.
+/// transaction, as a write alone does. Identical reads of one batch (many requests naming one key) are answered
+/// by that one lookup too, rather than one statement each (``sharedReads(of:)``).
 ///
 /// Used by SQLite's single writer. A durable commit costs one flush to disk (the WAL `fsync` under
 /// `synchronous=FULL`) whatever it holds, so a batch of many writes costs about as much as one. The writes that arrive while a batch
@@ -269,6 +270,43 @@ extension GroupCommit {
         return units
     }
 
+    /// The writes of `batch` that run (`leaders`, in order), and for each leader that is a read, the later
+    /// identical reads answered with its outcome (`followers`): a read (``SQLCombinableWrite/readOnly``) follows the
+    /// first identical one (``SQLCombinableWrite/isSameRead(as:)``, the same statement) unless a write of its kind and
+    /// target came between them. Every write leads: no two writes are ever merged, and writes of one target keep
+    /// their rounds (``units(_:of:combining:)``). Concurrent reads could not tell the shared answer from their own:
+    /// the batch took them all before running any.
+    static func sharedReads(of batch: [Write]) -> (leaders: [Int], followers: [Int: [Int]]) {
+        var leaders: [Int] = []
+        var followers: [Int: [Int]] = [:]
+        // The reads that may still lead, by kind and target: a write of that kind and target ends them.
+        var open: [String: [[UInt8]: [Int]]] = [:]
+        for (index, write) in batch.enumerated() {
+            guard let combinable = write.combinable else {
+                leaders.append(index)
+                continue
+            }
+            guard combinable.readOnly else {
+                open[combinable.kind]?[combinable.target] = nil
+                leaders.append(index)
+                continue
+            }
+            let leader = open[combinable.kind]?[combinable.target]?.first { leader in
+                let led = batch[leader]
+                return led.combinable.map { $0.isSameRead(as: combinable) } == true
+                    && led.statement.sql == write.statement.sql && led.statement.prepared == write.statement.prepared
+                    && SQLCombinableWrite.sameValues(led.statement.binds, write.statement.binds)
+            }
+            if let leader {
+                followers[leader, default: []].append(index)
+            } else {
+                open[combinable.kind, default: [:]][combinable.target, default: []].append(index)
+                leaders.append(index)
+            }
+        }
+        return (leaders, followers)
+    }
+
     /// Why a round stopped before its commit.
     private enum Interruption {
         /// The write at this index failed: it is answered with its error and left out of the next round.
@@ -289,6 +327,7 @@ extension GroupCommit {
     /// with every write alone. A statement that failed with an error for which `transient` holds (a deadlock
     /// between two writers' batches, on a database that reports one) runs again, up to ``transientRetries`` times,
     /// before it fails. When `begin` or `commit` fails, every write still in the round fails with that error.
+    /// Identical reads run once, and each gets the outcome of the first (``sharedReads(of:)``).
     static func apply(
         _ batch: [Write],
         begin: () async throws -> Void,
@@ -299,7 +338,8 @@ extension GroupCommit {
         target: (Row) -> [UInt8]? = { _ in nil }
     ) async -> [Outcome] {
         var outcomes = [Outcome?](repeating: nil, count: batch.count)
-        var remaining = Array(batch.indices)
+        let (leaders, followers) = sharedReads(of: batch)
+        var remaining = leaders
         var retries = 0
         var combining = true
         while !remaining.isEmpty {
@@ -368,6 +408,9 @@ extension GroupCommit {
             }
             applied.forEach { outcomes[$0.0] = .success($0.1) }
             remaining = []
+        }
+        for (leader, copies) in followers {
+            copies.forEach { outcomes[$0] = outcomes[leader] }
         }
         return outcomes.map { $0 ?? .failure(StoreError(.storageUnavailable, "a write of the batch was not applied")) }
     }

@@ -66,42 +66,59 @@ actor SQLiteConnectionPool {
     }
 
     /// Prepares the database if no one has yet; waits for a preparation under way.
+    ///
+    /// The preparation runs in a task of its own, which no caller's cancellation reaches: every caller waits for its
+    /// outcome, so that the first caller's task being cancelled (while the connection's open is queued, or during a
+    /// retry's pause) does not hand a cancellation to the callers that were not cancelled.
     func prepare() async throws {
         switch phase {
         case .ready:
             return
         case .closed:
             throw StoreError(.storageUnavailable, "the store is closed")
-        case .preparing(var waiters):
-            try await withCheckedThrowingContinuation { continuation in
-                waiters.append(continuation)
-                phase = .preparing(waiters)
-            }
         case .new:
             phase = .preparing([])
-            let result: Result<Void, any Error>
-            do {
-                let connection = try await openPrepared()
-                writer.opened = 1
-                writer.idle = [connection]
-                result = .success(())
-            } catch {
-                result = .failure(error)
+            // Detached: the preparation belongs to no caller and carries none of its task-local values (its deadline).
+            Task.detached { await self.runPreparation() }
+        case .preparing:
+            break
+        }
+        try await withCheckedThrowingContinuation { continuation in
+            if case .preparing(var waiters) = phase {
+                waiters.append(continuation)
+                phase = .preparing(waiters)
+            } else {
+                // Unreachable: the preparation's task runs on this actor only once this caller has suspended.
+                continuation.resume(throwing: StoreError(.storageUnavailable, "the store is closed"))
             }
-            guard case .preparing(let waiters) = phase else {
-                // Closed while preparing: the connection, if any, is closed by close().
-                if case .success = result { await closeAll() }
-                throw StoreError(.storageUnavailable, "the store is closed")
-            }
-            switch result {
-            case .success:
-                phase = .ready
-                waiters.forEach { $0.resume() }
-            case .failure(let error):
-                phase = .new
-                waiters.forEach { $0.resume(throwing: error) }
-                throw error
-            }
+        }
+    }
+
+    /// Prepares the database (``openPrepared()``) and answers every caller waiting in ``prepare()`` with the
+    /// outcome; after a failure the next caller prepares again. When the store was closed meanwhile (``close()``
+    /// answered the callers), the connection opened is closed.
+    private func runPreparation() async {
+        let result: Result<Void, any Error>
+        do {
+            let connection = try await openPrepared()
+            writer.opened = 1
+            writer.idle = [connection]
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        guard case .preparing(let waiters) = phase else {
+            // Closed while preparing: the connection, if any, is closed here.
+            if case .success = result { await closeAll() }
+            return
+        }
+        switch result {
+        case .success:
+            phase = .ready
+            waiters.forEach { $0.resume() }
+        case .failure(let error):
+            phase = .new
+            waiters.forEach { $0.resume(throwing: error) }
         }
     }
 
