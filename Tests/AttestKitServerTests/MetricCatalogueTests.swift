@@ -3,7 +3,8 @@ import Testing
 
 @testable import AttestKitServer
 
-/// Every metric the sources make has its own help text, so `/metrics` never prints the generic one.
+/// Every metric the sources make has its own help text, so `/metrics` never prints the generic one, and is named
+/// in docs/operations.md.
 struct MetricCatalogueTests {
     @Test("every metric label in Sources/ has a help text of its own in MetricCatalogue")
     func everyMetricHasItsHelp() throws {
@@ -20,5 +21,13 @@ struct MetricCatalogueTests {
         #expect(labels.count > 20, "\(labels)")
         let missing = labels.filter { MetricCatalogue.help[$0] == nil }
         #expect(missing.isEmpty, "no help text: \(missing.sorted())")
+    }
+
+    @Test("every metric of MetricCatalogue is named in docs/operations.md")
+    func everyMetricIsDocumented() throws {
+        let file = ServerSettingsTests.root.appendingPathComponent("docs/operations.md")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        let missing = MetricCatalogue.help.keys.filter { !text.contains("`\($0)`") && !text.contains("`\($0){") }
+        #expect(missing.isEmpty, "not in docs/operations.md: \(missing.sorted())")
     }
 }

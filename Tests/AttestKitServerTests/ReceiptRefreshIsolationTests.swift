@@ -102,7 +102,7 @@ struct ReceiptRefreshIsolationTests {
             let outcome = await round.value
             #expect(outcome.refreshed == 0 && outcome.postponed == 0, "\(outcome)")
             let metrics = try await harness.get("/metrics").text
-            #expect(!metrics.contains(#"attestkit_receipt_refresh_total{result="transport"}"#), "\(metrics)")
+            #expect(metrics.contains(#"attestkit_receipt_refresh_total{result="transport"} 0"#), "\(metrics)")
             #expect(!metrics.contains(#"attestkit_receipt_refresh_total{result="cancelled"}"#), "\(metrics)")
             for device in devices {
                 let record = try #require(try await harness.store.key(device.keyID))

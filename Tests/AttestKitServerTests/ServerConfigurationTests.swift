@@ -90,6 +90,12 @@ struct ServerConfigurationTests {
         let off = try await ServerConfigurationSource.load(
             flags: [:], environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "0"], file: nil)
         #expect(off.keyExpiry == nil)
+        #expect(set.maxClockSkew == 60, "storage.max-clock-skew: 60 seconds by default")
+        let skew = try await ServerConfigurationSource.load(
+            flags: [:], environment: ["ATTESTKIT_STORAGE_MAX_CLOCK_SKEW": "5"], file: nil)
+        let unchecked = try await ServerConfigurationSource.load(
+            flags: [:], environment: ["ATTESTKIT_STORAGE_MAX_CLOCK_SKEW": "0"], file: nil)
+        #expect(skew.maxClockSkew == 5 && unchecked.maxClockSkew == nil)
     }
 
     @Test("Flags over environment over file over defaults, key by key")
@@ -373,6 +379,8 @@ struct ServerConfigurationTests {
         Refusal(environment: ["ATTESTKIT_STORAGE_URL": "mysql://db"], key: "storage.url"),
         Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_BATCH": "0"], key: "receipt-refresh.batch"),
         Refusal(environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "-1"], key: "keys.expire-after"),
+        Refusal(environment: ["ATTESTKIT_STORAGE_MAX_CLOCK_SKEW": "86401"], key: "storage.max-clock-skew"),
+        Refusal(environment: ["ATTESTKIT_STORAGE_MAX_CLOCK_SKEW": "-5"], key: "storage.max-clock-skew"),
         Refusal(environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "nan"], key: "keys.expire-after"),
         Refusal(environment: ["ATTESTKIT_KEYS_EXPIRE_AFTER": "1e12"], key: "keys.expire-after"),
         Refusal(environment: ["ATTESTKIT_RECEIPT_REFRESH_ACTIVE_WITHIN": "59"], key: "receipt-refresh.active-within"),

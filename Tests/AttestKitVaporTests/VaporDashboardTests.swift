@@ -25,12 +25,23 @@ struct VaporDashboardTests {
     /// An application with the admin and backend tokens, its metrics in `registry`, which the dashboard reads.
     static func withDashboard(
         on kind: VaporStoreKind = .sqlite, clock: Clock = Clock(),
-        registry: PrometheusCollectorRegistry? = PrometheusCollectorRegistry(), _ body: (Application) async throws -> Void
+        registry: PrometheusCollectorRegistry? = PrometheusCollectorRegistry(),
+        sessionLifetime: TimeInterval = 3_600, _ body: (Application) async throws -> Void
     ) async throws {
         try await VaporBench.withApplication(
             on: kind, configure: VaporRoutesTests.credentials,
             metrics: registry.map { FlowMetrics(factory: PrometheusMetricsFactory(registry: $0)) } ?? FlowMetrics(),
-            now: clock.closure, prometheus: registry, body)
+            now: clock.closure, prometheus: registry, dashboardSessionLifetime: sessionLifetime, body)
+    }
+
+    @Test("a session lifetime that is not a number given in code: sessions of the default hour, logins still open them")
+    func nanSessionLifetime() async throws {
+        try await Self.withDashboard(sessionLifetime: .nan) { app in
+            let cookie = try await Self.login(app)
+            try await app.testing().test(.GET, "/dashboard", headers: ["Cookie": cookie]) {
+                #expect($0.status == .ok)
+            }
+        }
     }
 
     static func form(_ token: String) -> (HTTPHeaders, ByteBuffer) {

@@ -287,7 +287,8 @@ struct VaporRoutesTests {
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: "Content-Type")?.hasPrefix("text/plain") == true)
                 let text = response.body.string
-                #expect(text.contains("attestkit_verifications_total"))
+                let accepted = #"attestkit_verifications_total{kind="attestation",outcome="accepted",code=""} 1"#
+                #expect(text.contains(accepted))
                 #expect(text.contains("attestkit_keys_registered_total") || text.contains("attestkit_keys"))
             }
         }

@@ -14,11 +14,12 @@ import X509
 /// 3. the signer certificate chains through an embedded intermediate to the pinned anchor **at the receipt's
 ///    creation time** (field 12, which the signature covers), with ``leeway`` on every validity window (the
 ///    embedded copy of the root is ignored). Apple rotates the signing certificate yearly while receipts live
-///    90 days and are re-verified from storage before each exchange, so the signer is judged at the moment it
-///    signed, as for any signature with a trusted signing time. Apple Root CA - G3 also certifies, through other
-///    Apple CAs, keys that developers hold, so the intermediate must carry the extension that marks Apple's receipt
-///    CA (1.2.840.113635.100.6.2.3) and the signer the one that marks Apple's receipt signer
-///    (1.2.840.113635.100.12.15), or the receipt fails with ``AttestKitError/Code/receiptSignerNotAuthorized``;
+///    90 days and may be verified long after they were signed (a recorded verification replayed, a stored receipt
+///    checked again), so the signer is judged at the moment it signed, as for any signature with a trusted signing
+///    time. Apple Root CA - G3 also certifies, through other Apple CAs, keys that developers hold, so the
+///    intermediate must carry the extension that marks Apple's receipt CA (1.2.840.113635.100.6.2.3) and the signer
+///    the one that marks Apple's receipt signer (1.2.840.113635.100.12.15), or the receipt fails with
+///    ``AttestKitError/Code/receiptSignerNotAuthorized``;
 /// 4. its App ID is the expected one;
 /// 5. its attested certificate holds the key named by the key identifier;
 /// 6. its type is the expected one, if one is given;

@@ -12,10 +12,12 @@ extension AttestKitApplication {
         return services
     }
 
-    /// Deletes expired challenges and consumed-token records (`challenge-cleanup.interval`).
+    /// Deletes expired challenges and consumed-token records (`challenge-cleanup.interval`); pauses while this
+    /// replica's clock is too far from the store's (``clockCheck``).
     public var challengeCleanup: ChallengeCleanupService {
         ChallengeCleanupService(
-            store: store, interval: configuration.challengeCleanupInterval, holder: replica, logger: logger, now: now)
+            store: store, interval: configuration.challengeCleanupInterval, holder: replica, logger: logger,
+            clockCheck: clockCheck, now: now)
     }
 
     /// Trades receipts with Apple for fresh risk metrics (`receipt-refresh.*`), with this application's metrics;
@@ -31,7 +33,7 @@ extension AttestKitApplication {
             concurrency: configuration.receiptRefreshConcurrency,
             maxPerSecond: configuration.receiptRefreshMaxPerSecond,
             riskThreshold: configuration.policy.riskMetricThreshold, acceptance: gate.acceptance,
-            metrics: metrics, logger: logger, now: now)
+            metrics: metrics, logger: logger, clockCheck: clockCheck, now: now)
     }
 }
 

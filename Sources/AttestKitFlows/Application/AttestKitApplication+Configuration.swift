@@ -91,6 +91,11 @@ extension AttestKitApplication {
         /// The ceiling on receipt exchanges a second across every replica sharing the store
         /// (`receipt-refresh.max-per-second`, kept in the store): 0 (none) to 100000.
         public var receiptRefreshMaxPerSecond: Int = 50
+        /// The largest difference tolerated between this replica's clock and its store's, in seconds
+        /// (`storage.max-clock-skew`, 60 by default; ``ClockSkewCheck``): over it, `/ready` answers 503 `clock_skew`
+        /// and the background jobs pause. `nil`: the difference is measured and reported, never refused. Only a store
+        /// with a clock of its own (PostgreSQL) is measured. 1 to 86400 seconds.
+        public var maxClockSkew: TimeInterval? = 60
         /// How often expired challenges are deleted (`challenge-cleanup.interval`).
         public var challengeCleanupInterval: Duration
         /// Whether this replica runs the background jobs (`background.jobs`: `run`, the default, or `off`): the
@@ -273,6 +278,9 @@ extension AttestKitApplication {
             }
             guard (1...64).contains(receiptRefreshConcurrency) else {
                 throw ConfigurationError("receipt-refresh.concurrency", "is 1 to 64")
+            }
+            if let maxClockSkew, !(1...86_400).contains(maxClockSkew) {
+                throw ConfigurationError("storage.max-clock-skew", "is 0 (off) or 1 to 86400 seconds")
             }
             guard (0...100_000).contains(receiptRefreshMaxPerSecond) else {
                 throw ConfigurationError("receipt-refresh.max-per-second", "is 0 (no ceiling) to 100000")

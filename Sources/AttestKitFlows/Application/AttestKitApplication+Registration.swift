@@ -89,7 +89,7 @@ extension AttestKitApplication {
                 // objects naming an app cannot spend its budget; kept in the store, so that replicas sharing a
                 // database share it.
                 try await limitShared(
-                    "attestations/\(appID)", perMinute: configuration.rateLimits.attestationsPerApp,
+                    Self.attestationBudgetName(appID), perMinute: configuration.rateLimits.attestationsPerApp,
                     name: "attestations_per_app")
             }
             metrics.verification("attestation", code: nil, duration: ContinuousClock.now - start)
@@ -106,6 +106,15 @@ extension AttestKitApplication {
             logger.notice("attestation refused", metadata: ["code": "\(error.code)"])
             throw error
         }
+    }
+
+    /// The name of `appID`'s per-app attestation budget in the store: `attestations/` and the App ID, or, for an
+    /// App ID too long for a budget's name (over 243 bytes: App IDs may have 254), `attestations/` and the App ID's
+    /// hex SHA-256, as the ramp names its budgets: a name that does not fit would refuse every attestation of the app.
+    static func attestationBudgetName(_ appID: AppID) -> String {
+        let readable = "attestations/\(appID)"
+        guard readable.utf8.count > 256 else { return readable }
+        return "attestations/" + appID.digestHex
     }
 
     /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store

@@ -63,6 +63,8 @@ public struct AttestKitApplication: Sendable {
     let credentials: Credentials
     /// Whether this replica drains (``startDraining()``), shared by every copy of the application.
     public let drainState = DrainState()
+    /// This replica's clock against its store's (`storage.max-clock-skew`), shared by every copy of the application.
+    public let clockCheck: ClockSkewCheck
 
     /// Composes the decisions.
     ///
@@ -90,6 +92,8 @@ public struct AttestKitApplication: Sendable {
         self.logger = logger
         self.now = now
         self.replica = Self.replicaName()
+        clockCheck = ClockSkewCheck(
+            maximum: configuration.maxClockSkew, store: store, metrics: metrics, logger: logger, now: now)
         // The adopter's own rules, then the deployment's, run inside the verifier, right after Apple's checks.
         let verifierConfiguration = try? AttestationVerifier.Configuration(
             appIDs: configuration.appIDs, environments: configuration.environments,

@@ -22,6 +22,7 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
     let holder: String
     let logger: Logger
     let now: @Sendable () -> Date
+    let clockCheck: ClockSkewCheck?
 
     /// The name of the lease the cleanup runs under.
     public static let job = "cleanup"
@@ -36,11 +37,14 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
     ///   - interval: The time between rounds.
     ///   - holder: This replica's name in the store's leases (``AttestKitApplication/replica``).
     ///   - logger: Where failures are logged.
+    ///   - clockCheck: This replica's clock against the store's: a round is skipped while they differ by more than
+    ///     its maximum; `nil`: never checked.
     ///   - now: The clock (injected for tests).
     public init(
         store: any AttestationStore, interval: Duration, holder: String, logger: Logger,
-        now: @escaping @Sendable () -> Date = { Date() }
+        clockCheck: ClockSkewCheck? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.clockCheck = clockCheck
         self.store = store
         self.interval = interval
         self.holder = holder
@@ -61,11 +65,13 @@ public struct ChallengeCleanupService: Service, CustomStringConvertible {
         }
     }
 
-    /// One round: delete what expired ``clockMargin`` ago or earlier, when this replica holds the lease; a storage
-    /// failure is logged and retried next round.
+    /// One round: delete what expired ``clockMargin`` ago or earlier, when this replica holds the lease and its clock
+    /// is within the maximum of the store's (``ClockSkewCheck/allowsBackgroundWork()``); a storage failure is logged
+    /// and retried next round.
     /// - Returns: How many challenges, token records and dashboard sessions were deleted (0 without the lease).
     @discardableResult
     public func round() async -> Int {
+        if let clockCheck, !(await clockCheck.allowsBackgroundWork()) { return 0 }
         let time = now()
         var deleted = 0
         do {

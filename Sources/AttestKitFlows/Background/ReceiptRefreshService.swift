@@ -52,6 +52,7 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     let metrics: FlowMetrics
     let logger: Logger
     let now: @Sendable () -> Date
+    let clockCheck: ClockSkewCheck?
 
     /// The shared budget's name.
     static let budgetName = "receipt-refresh/apple"
@@ -93,13 +94,17 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
     ///     it waits a day, as a key without an exchange for its environment does. `nil`: every key's is.
     ///   - metrics: Where refreshes and the backlog are counted.
     ///   - logger: Where rounds, refusals and back-offs are logged (never a receipt).
+    ///   - clockCheck: This replica's clock against the store's: a round is skipped while they differ by more than
+    ///     its maximum (the claim compares the keys' times, written by every replica, with this one's clock);
+    ///     `nil`: never checked.
     ///   - now: The clock (injected for tests).
     public init(
         store: any AttestationStore, exchange: [AppAttestEnvironment: ReceiptExchangeClient], interval: Duration,
         batch: Int, lease: Duration = .seconds(300), activeWithin: TimeInterval = 30 * 86_400, concurrency: Int = 8,
         maxPerSecond: Int = 0, riskThreshold: Int?, acceptance: KeyAcceptance? = nil, metrics: FlowMetrics,
-        logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+        logger: Logger, clockCheck: ClockSkewCheck? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.clockCheck = clockCheck
         self.store = store
         self.exchange = exchange
         self.interval = interval
@@ -191,9 +196,11 @@ public struct ReceiptRefreshService: Service, CustomStringConvertible {
         [.unexpectedResponse, .responseTooLarge, .receiptInvalid].contains(code)
     }
 
-    /// One round over the keys due now.
+    /// One round over the keys due now; none while this replica's clock is too far from the store's
+    /// (``ClockSkewCheck/allowsBackgroundWork()``).
     public func round() async -> Round {
         var outcome = Round()
+        if let clockCheck, !(await clockCheck.allowsBackgroundWork()) { return outcome }
         let due: [KeyRecord]
         // Past half the lease, another replica may soon claim the keys again: the rest go back instead. Counted from
         // before the claim, as the lease is (the claim itself may wait for the store).

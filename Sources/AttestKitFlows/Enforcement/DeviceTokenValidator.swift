@@ -63,6 +63,11 @@ public final class DeviceTokenValidator: Sendable {
     /// The default of ``usedTokenRetention``: a day.
     public static let defaultUsedTokenRetention: TimeInterval = 86_400
 
+    /// `seconds` as a time this validator can keep: 0 for a time that is not a number or negative, at most a year.
+    static func bounded(_ seconds: TimeInterval) -> TimeInterval {
+        seconds.isNaN ? 0 : min(max(seconds, 0), 366 * 86_400)
+    }
+
     /// A validator calling `validate`, caching up to `capacity` answers for `ttl` seconds, starting at most
     /// `validationsPerClient` validations a minute per client (0: no limit).
     public init(
@@ -75,9 +80,12 @@ public final class DeviceTokenValidator: Sendable {
         self.capacity = max(1, capacity)
         self.answers = BoundedCache(capacity: capacity)
         self.used = BoundedCache(capacity: capacity)
+        // A time that is not a number, negative or past a year would make every use of a token fail to record
+        // (after Apple validated it): such a time counts as none, or as a year.
+        let ttl = Self.bounded(ttl)
         self.ttl = ttl
         self.budget = RateLimiter(perMinute: validationsPerClient)
-        self.usedTokenRetention = max(ttl, usedTokenRetention)
+        self.usedTokenRetention = max(ttl, Self.bounded(usedTokenRetention))
         self.now = now
         self.validate = validate
     }

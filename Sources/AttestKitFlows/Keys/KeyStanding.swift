@@ -31,9 +31,11 @@ public struct KeyStanding: Sendable, Hashable {
         if isExpired(record, at: now) { throw FlowError(StoreError.keyExpired) }
     }
 
-    /// Whether `record` went unused for longer than ``expiry`` at `now` (never without one).
+    /// Whether `record` went unused for longer than ``expiry`` at `now` (never without one). An expiry that is not a
+    /// number expires every key, as the ``AssertionGate`` refuses every assertion under it: fail closed.
     public func isExpired(_ record: KeyRecord, at now: Date) -> Bool {
-        record.isExpired(usedSince: expiry.map { now.addingTimeInterval(-$0) })
+        if let expiry, expiry.isNaN { return true }
+        return record.isExpired(usedSince: expiry.map { now.addingTimeInterval(-$0) })
     }
 
     /// Refuses what was issued for `appID` (the `appId` of a session token bought without a key: with a debug or a

@@ -17,6 +17,82 @@ public struct FlowMetrics: Sendable {
     /// Metrics recorded through `factory`.
     public init(factory: any MetricsFactory = MetricsSystem.factory) { self.factory = factory }
 
+    /// Creates, at zero, the counter series the alert rules of `deploy/prometheus/` read, so that a rate or an
+    /// increase is defined from the first scrape rather than after the first event (an alert comparing the
+    /// successes of an hour with zero has nothing to compare before the first success). Both edges call it once:
+    /// `attestkit serve` when it builds its metrics, the Vapor integration when it is built; calling it again
+    /// changes nothing.
+    ///
+    /// The series: verifications `accepted` and rejected with each watched code (replays, signatures, keys,
+    /// challenges, freshness, policy), by kind; every receipt refresh result the refresh counts (`refreshed`,
+    /// `not_modified`, `error`, each code of Apple's but `cancelled`, and the store's `key_not_found`,
+    /// `key_revoked`, `receipt_not_newer`, `storage_unavailable`); DeviceCheck calls by operation, `ok` and each
+    /// code of Apple's but `cancelled`; every rate limit; the
+    /// attestation ramp; storage errors; dropped verification bundles; wrong credentials by audience; session
+    /// tokens by trust; receipts above the risk threshold by environment. Not the guarded requests
+    /// (`attestkit_guard_requests_total`, whose groups are the adopter's), nor the gauges (set on each scrape).
+    public func initialiseSeries() {
+        for kind in ["attestation", "assertion"] {
+            zero("attestkit_verifications_total", [("kind", kind), ("outcome", "accepted"), ("code", "")])
+            for code in Self.watchedCodes {
+                zero("attestkit_verifications_total", [("kind", kind), ("outcome", "rejected"), ("code", code)])
+            }
+        }
+        let appleCodes = AppleServiceError.Code.allCases.filter { $0 != .cancelled }.map(\.rawValue)
+        let storeCodes: [StoreError.Code] = [.keyNotFound, .keyRevoked, .receiptNotNewer, .storageUnavailable]
+        for result in ["refreshed", "not_modified", "error"] + appleCodes + storeCodes.map(\.rawValue) {
+            zero("attestkit_receipt_refresh_total", [("result", result)])
+        }
+        for operation in ["query", "update", "validate"] {
+            for outcome in ["ok"] + appleCodes {
+                zero("attestkit_devicecheck_requests_total", [("operation", operation), ("outcome", outcome)])
+            }
+        }
+        for limit in Self.rateLimits {
+            zero("attestkit_rate_limited_total", [("limit", limit)])
+        }
+        zero("attestkit_attest_challenges_admitted_total", [])
+        for reason in FlowError.DeferralReason.allCases {
+            zero("attestkit_attestations_deferred_total", [("reason", reason.rawValue)])
+        }
+        zero("attestkit_storage_errors_total", [])
+        for reason in BundleDropReason.allCases {
+            zero("attestkit_verification_bundles_dropped_total", [("reason", reason.rawValue)])
+        }
+        for audience in Self.credentialAudiences {
+            zero("attestkit_auth_failures_total", [("audience", audience)])
+        }
+        for trust in TrustLevel.allCases {
+            zero("attestkit_tokens_issued_total", [("trust", trust.rawValue)])
+        }
+        for environment in AppAttestEnvironment.allCases {
+            zero("attestkit_risk_metric_above_threshold_total", [("environment", environment.rawValue)])
+        }
+    }
+
+    /// The rejection codes whose series exist from the start: replays, signatures, keys (stranded ones too),
+    /// challenges, freshness.
+    static let watchedCodes = [
+        "counter_not_increasing", "challenge_consumed", "signature_invalid", "key_not_found", "key_revoked",
+        "key_expired", "challenge_not_found", "challenge_expired", "timestamp_outside_window", "certificate_untrusted",
+        "nonce_mismatch", "app_id_mismatch", "policy_validation_category", "policy_os_version", "app_not_accepted",
+        "environment_not_accepted", "policy_bundle_version", "policy_validation_category_changed",
+    ]
+
+    /// Every rate limit ``rateLimited(_:)`` counts: the label values of `attestkit_rate_limited_total`.
+    static let rateLimits = [
+        "attestations_per_ip", "attestations_per_app", "challenges_per_ip", "auth_failures_per_ip",
+        "dashboard_logins_per_ip", DeviceTokenValidator.budgetName,
+    ]
+
+    /// The labels of ``authFailure(_:)``: the credentialed audiences and the dashboard's login form.
+    static let credentialAudiences = ["backend", "operator", "monitoring", "dashboard", "dashboard_login"]
+
+    /// Creates the counter `label` with `dimensions`, at zero (or leaves it as it is).
+    private func zero(_ label: String, _ dimensions: [(String, String)]) {
+        Counter(label: label, dimensions: dimensions, factory: factory).increment(by: 0)
+    }
+
     /// One verification (`attestation`, `assertion`, or `debug_token` at the token route) and its outcome:
     /// `accepted`, or the error code.
     public func verification(_ kind: String, code: String?, duration: Duration) {
@@ -135,6 +211,12 @@ public struct FlowMetrics: Sendable {
     /// The store answered (`true`) or not the last check (readiness, the key gauges).
     public func storage(up: Bool) {
         Gauge(label: "attestkit_storage_up", factory: factory).record(up ? 1 : 0)
+    }
+
+    /// This replica's clock minus its store's, in seconds, from the last measurement (`attestkit_clock_skew_seconds`,
+    /// ``ClockSkewCheck``).
+    public func clockSkew(seconds: Double) {
+        Gauge(label: "attestkit_clock_skew_seconds", factory: factory).record(seconds)
     }
 
     /// Sets the keys gauge (`attestkit_keys`) from the store's counts.

@@ -90,6 +90,7 @@ extension ServerConfiguration {
     /// | `receipt-refresh.max-per-second` | `ATTESTKIT_RECEIPT_REFRESH_MAX_PER_SECOND` | `50` receipt exchanges a second across every replica sharing the store (0: no ceiling; up to 100000) |
     /// | `challenge-cleanup.interval` | `ATTESTKIT_CHALLENGE_CLEANUP_INTERVAL` | `60` seconds (0.01 to 86400) |
     /// | `background.jobs` | `ATTESTKIT_BACKGROUND_JOBS` | `run` (or `off`: this replica runs no receipt refresh and no cleanup) |
+    /// | `storage.max-clock-skew` | `ATTESTKIT_STORAGE_MAX_CLOCK_SKEW` | `60` seconds off PostgreSQL's clock: `/ready` 503 `clock_skew`, jobs paused; `0`: measured only (1 to 86400) |
     /// | `storage.migrations` | `ATTESTKIT_STORAGE_MIGRATIONS` | `apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on) |
     /// | `tokens.signing-key-file` | `ATTESTKIT_TOKENS_SIGNING_KEY_FILE` | none: token routes answer 503; a PEM P-256 private key |
     /// | `tokens.previous-key-files` | `ATTESTKIT_TOKENS_PREVIOUS_KEY_FILES` | none: PEM keys still accepted and published after a rotation |
@@ -191,6 +192,7 @@ extension ServerConfiguration {
         if let jobs = try settings.choice("background.jobs", as: BackgroundJobs.self) {
             self.runsBackgroundJobs = jobs == .run
         }
+        if let skew = try storage.double("max-clock-skew") { self.maxClockSkew = skew == 0 ? nil : skew }
         if let migrations = try storage.choice("migrations", as: StorageMigrations.self) {
             self.storageMigrations = migrations == .apply ? .apply : .verify
         }

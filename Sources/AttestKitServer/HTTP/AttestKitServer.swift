@@ -46,6 +46,8 @@ public final class AttestKitServer: Service, Sendable {
     /// `ServiceGroup`, so that it gets the graceful shutdown first.
     public let drain: DrainService
     let api: AttestKitAPI
+    /// Settled once the store is prepared: the background services wait for it.
+    let preparation = StorePreparation()
     private let logger: Logger
     private let ownsStore: Bool
     private let httpClient: HTTPClient
@@ -202,10 +204,12 @@ public final class AttestKitServer: Service, Sendable {
             promise: port)
     }
 
-    /// The background services (the application's: none where `background.jobs` is `off`), and the store when the
-    /// server opened it.
+    /// The background services (the application's: none where `background.jobs` is `off`), each started once the
+    /// store is prepared (``StorePreparation``), and the store when the server opened it.
     var backgroundServices: [any Service] {
-        var services = application.backgroundServices
+        var services: [any Service] = application.backgroundServices.map {
+            AfterStorePreparation(service: $0, preparation: preparation)
+        }
         if ownsStore { services.insert(store, at: 0) }
         return services
     }
@@ -230,9 +234,10 @@ public final class AttestKitServer: Service, Sendable {
             services: services,
             onServerRunning: { channel in promise.settle(.success(channel.localAddress?.port ?? 0)) },
             logger: logger)
-        let store = self.store
+        let (store, preparation) = (self.store, self.preparation)
         application.beforeServerStarts { [logger, migrations = configuration.storageMigrations] in
             try await store.prepare()
+            preparation.settle()
             if let version = await store.schemaVersion {
                 logger.info(
                     "storage ready",

@@ -31,6 +31,8 @@ enum MetricCatalogue {
         "attestkit_device_token_validations_total":
             "DeviceCheck tokens of the fallback, by result and source (apple or cache).",
         "attestkit_storage_up": "1 when the store answered the last check, 0 when it did not.",
+        "attestkit_clock_skew_seconds":
+            "This replica's clock minus the database's at the last check, in seconds (0 within the round trip).",
         "attestkit_storage_errors_total": "Requests answered 503 because storage was unavailable.",
         "attestkit_trust_anchor_expiry_timestamp_seconds":
             "When a trust anchor (root certificate) expires, Unix seconds.",

@@ -18,73 +18,26 @@ public final class ServerMetrics: Sendable {
     public let flows: FlowMetrics
     private let factory: DocumentedMetricsFactory
 
-    /// Creates metrics over a new registry, with every series an alert rule reads present from the start (at zero).
+    /// Creates metrics over a new registry, with every series an alert rule reads present from the start (at zero:
+    /// `FlowMetrics.initialiseSeries()`, which the Vapor integration calls too).
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
+        // The duration buckets reach past the longest calls: a store call ends by `operation_timeout` (10 s by
+        // default), one to Apple by `apple.timeout` (15 s), so that a stall reads as long as it is.
         let factory = DocumentedMetricsFactory(
             registry: registry,
             durationBuckets: [
                 .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
                 .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+                .seconds(15), .seconds(30),
             ],
             valueBuckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000])
         self.factory = factory
         self.flows = FlowMetrics(factory: factory)
-        initialiseSeries()
-    }
-
-    /// Creates, at zero, the series the alert rules of `deploy/prometheus/` read, so that a rate is defined from
-    /// the first scrape rather than after the first event.
-    private func initialiseSeries() {
-        for kind in ["attestation", "assertion"] {
-            counter("attestkit_verifications_total", [("kind", kind), ("outcome", "accepted"), ("code", "")])
-            for code in Self.watchedCodes {
-                counter("attestkit_verifications_total", [("kind", kind), ("outcome", "rejected"), ("code", code)])
-            }
-        }
-        for result in ["refreshed", "not_modified", "error"] {
-            counter("attestkit_receipt_refresh_total", [("result", result)])
-        }
-        for operation in ["query", "update", "validate"] {
-            for outcome in ["ok", "rate_limited", "service_unavailable", "server_error"] {
-                counter("attestkit_devicecheck_requests_total", [("operation", operation), ("outcome", outcome)])
-            }
-        }
-        for limit in ["attestations_per_ip", "attestations_per_app", "challenges_per_ip", "auth_failures_per_ip"] {
-            counter("attestkit_rate_limited_total", [("limit", limit)])
-        }
-        counter("attestkit_attest_challenges_admitted_total", [])
-        for reason in FlowError.DeferralReason.allCases {
-            counter("attestkit_attestations_deferred_total", [("reason", reason.rawValue)])
-        }
-        counter("attestkit_storage_errors_total", [])
-        for reason in FlowMetrics.BundleDropReason.allCases {
-            counter("attestkit_verification_bundles_dropped_total", [("reason", reason.rawValue)])
-        }
-        for audience in Self.credentialAudiences {
-            counter("attestkit_auth_failures_total", [("audience", audience)])
-        }
-        for trust in TrustLevel.allCases {
-            counter("attestkit_tokens_issued_total", [("trust", trust.rawValue)])
-        }
-        for environment in AppAttestEnvironment.allCases {
-            counter("attestkit_risk_metric_above_threshold_total", [("environment", environment.rawValue)])
-        }
+        flows.initialiseSeries()
+        // Set again by every scrape (`AttestKitApplication.refreshGauges()`) and readiness probe.
         Gauge(label: "attestkit_storage_up", factory: factory).record(1)
-    }
-
-    /// The rejection codes whose series exist from the start: replays, signatures, keys (stranded ones too),
-    /// challenges, freshness.
-    static let watchedCodes = [
-        "counter_not_increasing", "challenge_consumed", "signature_invalid", "key_not_found", "key_revoked",
-        "key_expired", "challenge_not_found", "challenge_expired", "timestamp_outside_window", "certificate_untrusted",
-        "nonce_mismatch", "app_id_mismatch", "policy_validation_category", "policy_os_version", "app_not_accepted",
-        "environment_not_accepted", "policy_bundle_version", "policy_validation_category_changed",
-    ]
-
-    private func counter(_ label: String, _ dimensions: [(String, String)]) {
-        Counter(label: label, dimensions: dimensions, factory: factory).increment(by: 0)
     }
 
     /// One HTTP request answered on `route` (the route pattern, never the raw path) with `status`, in `duration`;
@@ -122,9 +75,6 @@ public final class ServerMetrics: Sendable {
             .record(anchor.certificate.notValidAfter.timeIntervalSince1970)
         }
     }
-
-    /// The labels of `FlowMetrics.authFailure(_:)`: the credentialed audiences and the dashboard's login form.
-    static let credentialAudiences = ["backend", "operator", "monitoring", "dashboard", "dashboard_login"]
 
     /// A connection closed by the server because the client stalled (`read_timeout`, `idle_timeout`, `write_timeout`).
     func connectionClosed(reason: String) {

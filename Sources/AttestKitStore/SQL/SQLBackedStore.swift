@@ -30,6 +30,12 @@ extension SQLBackedStore {
         try await sql.ping()
     }
 
+    /// Reads PostgreSQL's clock (`clock_timestamp()`) in the one round trip of a ping; SQLite pings and answers `nil`
+    /// (its clock is this process's).
+    public func databaseTime() async throws(StoreError) -> Date? {
+        try await sql.databaseTime()
+    }
+
     // MARK: ChallengeStore
 
     /// Stores a new challenge: one `INSERT … ON CONFLICT (id) DO NOTHING RETURNING`.

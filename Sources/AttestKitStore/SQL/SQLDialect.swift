@@ -35,4 +35,14 @@ enum SQLDialect: Sendable {
         case .postgres: " FOR UPDATE SKIP LOCKED"
         }
     }
+
+    /// The statement that reads the database's own clock, in milliseconds since 1970 (column `now_ms`): PostgreSQL's
+    /// `clock_timestamp()` (the time of the read itself, not of the transaction's start); `nil` for SQLite, whose
+    /// clock is this process's.
+    var clockQuery: String? {
+        switch self {
+        case .sqlite: nil
+        case .postgres: "SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT) AS now_ms"
+        }
+    }
 }

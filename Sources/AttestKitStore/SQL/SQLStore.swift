@@ -430,6 +430,20 @@ struct SQLStore<Executor: SQLExecutor>: Sendable {
         _ = try await executor.query("checking the store", SQLStatement("SELECT 1 AS one"), access: .read)
     }
 
+    /// The database's clock, in the one round trip of ``ping()`` (reading no table): `nil`, after a ping, for a
+    /// dialect whose clock is this process's (``SQLDialect/clockQuery``).
+    func databaseTime() async throws(StoreError) -> Date? {
+        guard let clockQuery = executor.dialect.clockQuery else {
+            try await ping()
+            return nil
+        }
+        let rows = try await executor.query("reading the database's clock", SQLStatement(clockQuery), access: .read)
+        guard let milliseconds = try rows.first?.integer("now_ms") else {
+            throw StoreError(.storageUnavailable, "the database did not tell its time")
+        }
+        return StoreTime.date(milliseconds)
+    }
+
     /// Key counts by environment and state: the four rows of `key_counts`, which triggers keep in step with every
     /// registration, revocation and deletion in the same transaction, so the read does not grow with the table.
     func keyCounts() async throws(StoreError) -> KeyCounts {

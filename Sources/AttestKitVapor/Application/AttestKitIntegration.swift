@@ -33,7 +33,9 @@ public struct AttestKitIntegration: Sendable {
     /// The operator dashboard: its browser sessions, history and login budget (the flows', as the service's).
     let dashboard: Dashboard
 
-    /// AttestKit over `application`.
+    /// AttestKit over `application`. Creates, at zero, the series of the application's metrics that the alert rules
+    /// of `deploy/prometheus/` read (`FlowMetrics.initialiseSeries()`), so that an alert comparing a count with zero
+    /// has a series to read from the first scrape, as with `attestkit serve`.
     ///
     /// - Parameters:
     ///   - application: The decisions, composed from their configuration, a store, Apple's clients, metrics, a
@@ -48,7 +50,7 @@ public struct AttestKitIntegration: Sendable {
     ///   - exposition: What `GET /metrics` prints and the operator dashboard (`GET /dashboard`) reads: the Prometheus
     ///     text of the application's metrics; without one, both answer 503 `metrics_not_configured`.
     ///   - dashboardSessionLifetime: How long a dashboard session lives, in seconds (the service's
-    ///     `dashboard.session-lifetime`, 60 to 86,400; one hour by default).
+    ///     `dashboard.session-lifetime`, 60 to 86,400; one hour by default, and for a value that is not a number).
     /// - Throws: `ConfigurationError` for `http.trusted-proxies` when a trusted proxy is a network holding every
     ///   address (`0.0.0.0/0`, `::/0`): any client could name its own address.
     public init(
@@ -63,8 +65,11 @@ public struct AttestKitIntegration: Sendable {
             ipv6PrefixLength: application.configuration.rateLimits.ipv6PrefixLength,
             trustsUnixSocketPeers: trustsUnixSocketPeers)
         self.exposition = exposition
+        // The series the alert rules read, at zero from the first scrape, as `attestkit serve` has them.
+        application.metrics.initialiseSeries()
         self.dashboard = Dashboard(
-            application: application, sessionLifetime: min(max(dashboardSessionLifetime, 60), 86_400))
+            application: application,
+            sessionLifetime: dashboardSessionLifetime.isNaN ? 3_600 : min(max(dashboardSessionLifetime, 60), 86_400))
     }
 
     /// The rate-limit key of the client that sent `request` (`ClientAddress`): `192.0.2.1`,

@@ -16,25 +16,37 @@ final class CountingStore: AttestationStore {
     private let beforePostpone: (@Sendable () async throws(StoreError) -> Void)?
     /// Asked before each `insertChallenge` is forwarded: what it throws is the call's failure.
     private let beforeInsertChallenge: (@Sendable () async throws(StoreError) -> Void)?
+    /// Asked before `prepare` is forwarded: what it throws is the call's failure.
+    private let beforePrepare: (@Sendable () async throws(StoreError) -> Void)?
+    /// Awaited before each `keyCounts` is forwarded, in the caller's task.
+    private let beforeKeyCounts: (@Sendable () async -> Void)?
 
     init(
         _ base: any AttestationStore, beforeStoreReceipt: (@Sendable () async -> Void)? = nil,
         beforePostpone: (@Sendable () async throws(StoreError) -> Void)? = nil,
-        beforeInsertChallenge: (@Sendable () async throws(StoreError) -> Void)? = nil
+        beforeInsertChallenge: (@Sendable () async throws(StoreError) -> Void)? = nil,
+        beforePrepare: (@Sendable () async throws(StoreError) -> Void)? = nil,
+        beforeKeyCounts: (@Sendable () async -> Void)? = nil
     ) {
+        self.beforeKeyCounts = beforeKeyCounts
+        self.beforePrepare = beforePrepare
         self.base = base
         self.beforeStoreReceipt = beforeStoreReceipt
         self.beforePostpone = beforePostpone
         self.beforeInsertChallenge = beforeInsertChallenge
     }
 
-    /// How many times `operation` (`ping`, `keyCounts`) was called.
+    /// How many times `operation` (`ping`, `keyCounts`, `acquireLease`, `claimReceiptRefreshBatch`) was called.
     func calls(_ operation: String) -> Int { counts.withLock { $0[operation, default: 0] } }
 
     private func count(_ operation: String) { counts.withLock { $0[operation, default: 0] += 1 } }
 
     func run() async throws { try await base.run() }
-    func prepare() async throws(StoreError) { try await base.prepare() }
+    func prepare() async throws(StoreError) {
+        count("prepare")
+        try await beforePrepare?()
+        try await base.prepare()
+    }
     func close() async { await base.close() }
 
     func ping() async throws(StoreError) {
@@ -44,6 +56,7 @@ final class CountingStore: AttestationStore {
 
     func keyCounts() async throws(StoreError) -> KeyCounts {
         count("keyCounts")
+        await beforeKeyCounts?()
         return try await base.keyCounts()
     }
 
@@ -101,7 +114,8 @@ final class CountingStore: AttestationStore {
     func claimReceiptRefreshBatch(
         now: Date, limit: Int, lease: Duration, activeSince: Date
     ) async throws(StoreError) -> ReceiptRefreshClaim {
-        try await base.claimReceiptRefreshBatch(now: now, limit: limit, lease: lease, activeSince: activeSince)
+        count("claimReceiptRefreshBatch")
+        return try await base.claimReceiptRefreshBatch(now: now, limit: limit, lease: lease, activeSince: activeSince)
     }
 
     func deleteKey(_ keyID: KeyID) async throws(StoreError) { try await base.deleteKey(keyID) }
@@ -110,7 +124,8 @@ final class CountingStore: AttestationStore {
     }
 
     func acquireLease(on job: String, holder: String, duration: Duration, now: Date) async throws(StoreError) -> Bool {
-        try await base.acquireLease(on: job, holder: holder, duration: duration, now: now)
+        count("acquireLease")
+        return try await base.acquireLease(on: job, holder: holder, duration: duration, now: now)
     }
 
     func openDashboardSession(_ digest: [UInt8], expiresAt: Date, capacity: Int, now: Date) async throws(StoreError) {

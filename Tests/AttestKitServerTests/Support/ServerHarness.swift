@@ -109,6 +109,9 @@ final class ServerHarness: Sendable {
         var receiptRefreshActiveWithin: TimeInterval = 30 * 86_400
         /// `ramp.*`: the attestation ramp (off by default).
         var ramp = AttestationRamp()
+        /// `storage.max-clock-skew`: off by default, since the harness's clock is a test clock that PostgreSQL's is
+        /// compared with (set it to check the comparison).
+        var maxClockSkew: TimeInterval?
     }
 
     enum Target {
@@ -236,6 +239,7 @@ final class ServerHarness: Sendable {
                 configuration.keyExpiry = options.keyExpiry
                 configuration.receiptRefreshActiveWithin = options.receiptRefreshActiveWithin
                 configuration.ramp = options.ramp
+                configuration.maxClockSkew = options.maxClockSkew
                 let server = try AttestKitServer(
                     configuration: configuration, store: store, logger: options.logger, now: clock.closure)
                 let guarded = GuardedApp(gate: server.gate, bodyLimit: options.bodyLimit, logger: silent)

@@ -56,7 +56,7 @@ enum VaporBench {
         now: @escaping @Sendable () -> Date = { Date() }, prometheus: PrometheusCollectorRegistry? = nil,
         trustedProxies: [IPNetwork] = [], trustsUnixSocketPeers: Bool = false,
         lifecycle: AttestKitLifecycle = AttestKitLifecycle(), mount: @escaping (Application) throws -> Void = { _ in },
-        _ body: (Application) async throws -> Void
+        dashboardSessionLifetime: TimeInterval = 3_600, _ body: (Application) async throws -> Void
     ) async throws {
         try await kind.withStore(schema: schema) { store in
             try await withApp(configure: { app in
@@ -70,7 +70,7 @@ enum VaporBench {
                 if let prometheus { exposition = { prometheus.emitToBuffer() } }
                 app.attestKit = try AttestKitIntegration(
                     application, trustedProxies: trustedProxies, trustsUnixSocketPeers: trustsUnixSocketPeers,
-                    exposition: exposition)
+                    exposition: exposition, dashboardSessionLifetime: dashboardSessionLifetime)
                 app.lifecycle.use(lifecycle)
                 try app.register(collection: AttestKitRoutes())
                 try mount(app)
