@@ -43,8 +43,9 @@ public protocol AttestationStore: ChallengeStore, KeyStore, RateBudgetStore, Con
     /// Reads the database's own clock in the one round trip of ``ping()``, which it stands for: what replicas sharing
     /// the store compare their clocks with, since the times one of them writes (an expiry, a lease's end, a budget's
     /// refill) are compared by the others with theirs. PostgreSQL's `clock_timestamp()`, to the millisecond.
-    /// - Returns: The database's time; `nil` for a store whose clock is this process's (the memory store, SQLite,
-    ///   and the default of a store that does not say), which only pings.
+    /// - Returns: The database's time; `nil` for a store whose clock is this process's (the memory store, SQLite),
+    ///   which only pings. No default: a store that wraps another must forward it, or the replicas' clocks are no
+    ///   longer checked behind it.
     /// - Throws: As ``ping()``.
     func databaseTime() async throws(StoreError) -> Date?
 
@@ -57,12 +58,6 @@ public protocol AttestationStore: ChallengeStore, KeyStore, RateBudgetStore, Con
 }
 
 extension AttestationStore {
-    /// Pings (``ping()``) and answers `nil`: a store whose clock is this process's.
-    public func databaseTime() async throws(StoreError) -> Date? {
-        try await ping()
-        return nil
-    }
-
     /// `nil`: a store without a versioned schema.
     public var schemaVersion: SchemaVersion? {
         get async { nil }

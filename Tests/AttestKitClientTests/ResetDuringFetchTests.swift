@@ -175,6 +175,25 @@ struct ResetDuringFetchTests {
         #expect(try await app.manager.keyIDsForErasure() == [next, posted])
     }
 
+    @Test("a reset while a key attested with app data is posted wins: that key is not made the manager's")
+    func resetDuringAppDataAttestation() async throws {
+        let app = App()
+        let manager = app.manager
+        let attesting = Task { try await manager.attestKey(appData: Data("order 42".utf8)) }
+        await app.transport.gate.arrival()
+        try await manager.resetKey()
+        await app.transport.gate.open()
+
+        let interrupted = await #expect(throws: AttestKitClientError.self) { try await attesting.value }
+        #expect(interrupted?.code == .unavailable, "\(String(describing: interrupted))")
+        #expect(await manager.keyState?.stage != .registered, "the reset stands")
+        #expect(app.store.registeredKeyID == nil)
+
+        let next = try await manager.attestedKeyID()
+        #expect(app.provider.calls.generateKey == 2)
+        #expect(app.store.registeredKeyID == next)
+    }
+
     @Test("a call after a reset does not wait for the attestation it interrupted, which saves nothing over it")
     func callAfterResetObtainsANewKey() async throws {
         let app = App()

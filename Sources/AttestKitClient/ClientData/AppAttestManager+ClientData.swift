@@ -73,7 +73,8 @@ extension AppAttestManager {
             throw AttestKitClientError(
                 .unavailable, retryAfter: notBefore, reason: "App Attest is backing off after a failure")
         }
-        let attesting = Task { try await self.attestationWithAppData(appData) }
+        let resets = keyResets
+        let attesting = Task { try await self.attestationWithAppData(appData, since: resets) }
         appDataAttestations[appData] = attesting
         // What a request waiting for a key (``attestedKeyID()``) gets: the key, or an error of that method's contract,
         // so that a refusal of these bytes' attestation (`httpError`, `invalidResponse`) makes the request fall back
@@ -118,7 +119,9 @@ extension AppAttestManager {
         return next
     }
 
-    private func attestationWithAppData(_ appData: Data) async throws -> KeyRecordResponse {
+    /// Attests a new key bound to `appData` and makes it the manager's, unless ``resetKey(_:)`` was called since
+    /// ``keyResets`` was `resets` (the reset stands: ``AttestKitClientError/Code/unavailable``).
+    private func attestationWithAppData(_ appData: Data, since resets: Int) async throws -> KeyRecordResponse {
         let (keyID, registration) = try await registerBound(for: .appData(appData)) { challenge in
             do {
                 let clientData = try AttestationClientData(challenge: challenge.bytes, appData: appData)
@@ -136,12 +139,14 @@ extension AppAttestManager {
                 throw AttestKitClientError(
                     .invalidResponse, reason: "the attestation answer does not name the key and the app's bytes")
             }
+            try checkNotReset(since: resets)
             try save(registeredState(keyID))
             attestationCount += 1
             return answer
         case .answerLost:
             // Registered over the app's bytes, as asked: the key is the manager's, as after the answer. (Had the
             // earlier post not registered it, its first assertion is refused as key_not_found and it is replaced.)
+            try checkNotReset(since: resets)
             try save(registeredState(keyID))
             attestationCount += 1
             throw AttestKitClientError(

@@ -37,8 +37,9 @@ extension AppAttestManager {
     /// the key was replaced already. The key forgotten joins ``KeyState/retiredKeyIDs`` when the service may hold it,
     /// so that ``keyIDsForErasure()`` still names it.
     ///
-    /// A reset while ``attestedKeyID()`` obtains a key wins: that attempt saves nothing more (its key, posted
-    /// already or not, is not made the manager's; one posted joins ``KeyState/retiredKeyIDs``), and its callers get
+    /// A reset while ``attestedKeyID()`` or ``attestKey(appData:)`` obtains a key wins: that attempt saves nothing
+    /// more (its key, posted already or not, is not made the manager's; one posted by ``attestedKeyID()`` joins
+    /// ``KeyState/retiredKeyIDs``, one posted with app data does not), and its callers get
     /// ``AttestKitClientError/Code/unavailable`` once its step under way returns. A call after the reset does not
     /// wait for it: it obtains a new key.
     /// - Throws: ``AttestKitClientError/Code/keyStore`` when the store cannot be written (or, with a `keyID`, read),
@@ -53,9 +54,10 @@ extension AppAttestManager {
         } else {
             current = try? loadState()
         }
-        // The attempt under way works on its own copy of the state: it must not save it over the reset.
+        // The attempt under way (of ``attestedKeyID()`` or of ``attestKey(appData:)``) works on its own copy of the
+        // state: it must not save it over the reset, and a call after the reset does not wait for it.
         keyResets += 1
-        if let keyAttempt, obtaining == keyAttempt { obtaining = nil }
+        obtaining = nil
         try save(current?.withoutKey() ?? KeyState())
     }
 
@@ -180,7 +182,7 @@ extension AppAttestManager {
 
     /// Throws ``AttestKitClientError/Code/unavailable`` when ``resetKey(_:)`` forgot the key since ``keyResets``
     /// was `resets`: the attempt begun then must save nothing over the reset.
-    private func checkNotReset(since resets: Int) throws {
+    func checkNotReset(since resets: Int) throws {
         guard keyResets != resets else { return }
         throw AttestKitClientError(
             .unavailable,

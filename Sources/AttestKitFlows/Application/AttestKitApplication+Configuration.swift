@@ -280,7 +280,8 @@ extension AttestKitApplication {
                 throw ConfigurationError("receipt-refresh.concurrency", "is 1 to 64")
             }
             if let maxClockSkew, !(1...86_400).contains(maxClockSkew) {
-                throw ConfigurationError("storage.max-clock-skew", "is 0 (off) or 1 to 86400 seconds")
+                throw ConfigurationError(
+                    "storage.max-clock-skew", "is 1 to 86400 seconds, or off (0 in the configuration, nil in code)")
             }
             guard (0...100_000).contains(receiptRefreshMaxPerSecond) else {
                 throw ConfigurationError("receipt-refresh.max-per-second", "is 0 (no ceiling) to 100000")

@@ -81,11 +81,13 @@ public final class DeviceTokenValidator: Sendable {
         self.answers = BoundedCache(capacity: capacity)
         self.used = BoundedCache(capacity: capacity)
         // A time that is not a number, negative or past a year would make every use of a token fail to record
-        // (after Apple validated it): such a time counts as none, or as a year.
+        // (after Apple validated it): such a cache time counts as none (or a year), such a retention as the default
+        // (never shorter: it is what keeps a used token refused).
         let ttl = Self.bounded(ttl)
         self.ttl = ttl
         self.budget = RateLimiter(perMinute: validationsPerClient)
-        self.usedTokenRetention = max(ttl, Self.bounded(usedTokenRetention))
+        self.usedTokenRetention = max(
+            ttl, usedTokenRetention.isNaN ? Self.defaultUsedTokenRetention : Self.bounded(usedTokenRetention))
         self.now = now
         self.validate = validate
     }

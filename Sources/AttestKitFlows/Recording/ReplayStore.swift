@@ -22,6 +22,7 @@ struct ReplayStore: AttestationStore {
     func run() async throws {}
     func prepare() async throws(StoreError) {}
     func ping() async throws(StoreError) {}
+    func databaseTime() async throws(StoreError) -> Date? { nil }
     func close() async {}
     func insertChallenge(_ challenge: StoredChallenge) async throws(StoreError) { throw Self.notRecorded }
 

@@ -228,8 +228,8 @@ extension ServerSetting {
             "`run` (or `off`: this replica runs no receipt refresh and no cleanup)"),
         ServerSetting(
             "storage.max-clock-skew", .number, default: "60",
-            "`60` seconds off PostgreSQL's clock: `/ready` 503 `clock_skew`, jobs paused; `0`: measured only (1 to 86400)"
-        ),
+            "`60` seconds off PostgreSQL's clock: `/ready` 503 `clock_skew`, jobs paused; "
+                + "`0`: measured only (1 to 86400)"),
         ServerSetting(
             "storage.migrations", .choice, default: "apply",
             "`apply` the missing migrations at start (or `verify`: apply none, refuse a schema this release cannot run on)"

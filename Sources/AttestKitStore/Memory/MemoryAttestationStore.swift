@@ -35,6 +35,12 @@ public actor MemoryAttestationStore: AttestationStore {
         try checkOpen()
     }
 
+    /// Answers `nil` while the store is open: its clock is this process's.
+    public func databaseTime() throws(StoreError) -> Date? {
+        try checkOpen()
+        return nil
+    }
+
     /// Drops every record; further calls fail.
     public func close() {
         closed = true

@@ -54,6 +54,11 @@ final class CountingStore: AttestationStore {
         try await base.ping()
     }
 
+    func databaseTime() async throws(StoreError) -> Date? {
+        count("ping")
+        return try await base.databaseTime()
+    }
+
     func keyCounts() async throws(StoreError) -> KeyCounts {
         count("keyCounts")
         await beforeKeyCounts?()
