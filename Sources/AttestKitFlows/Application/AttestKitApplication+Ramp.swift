@@ -55,7 +55,7 @@ extension AttestKitApplication {
     /// The name of the ceiling's daily budget of `appID` in the store: `ramp/` and the hex SHA-256 of the App ID
     /// (bounded, whatever the App ID's length), to which ``RateBudget/daily(name:ceiling:now:)`` adds the day.
     static func rampBudgetName(_ appID: AppID) -> String {
-        "ramp/" + appID.digestHex
+        "ramp/" + Hex.encode(appID.rpIDHash)
     }
 
     /// The accepted app `text` names.

@@ -114,7 +114,7 @@ extension AttestKitApplication {
     static func attestationBudgetName(_ appID: AppID) -> String {
         let readable = "attestations/\(appID)"
         guard readable.utf8.count > 256 else { return readable }
-        return "attestations/" + appID.digestHex
+        return "attestations/" + Hex.encode(appID.rpIDHash)
     }
 
     /// Takes one request from the store's shared budget `budget` (`perMinute` 0: no limit), or throws 429; a store
