@@ -121,5 +121,11 @@ struct ClockSkewTests {
             maximum: nil, store: MemoryAttestationStore(), metrics: FlowMetrics(), logger: ServerHarness.silent,
             now: { Date() })
         #expect(!unchecked.exceeds(86_400))
+        // A maximum or a skew that is not a number refuses, and its message does not trap.
+        let strange = ClockSkewCheck(
+            maximum: .nan, store: MemoryAttestationStore(), metrics: FlowMetrics(), logger: ServerHarness.silent,
+            now: { Date() })
+        #expect(strange.exceeds(1) && strange.exceeds(.nan))
+        #expect(strange.refusal(.nan).code == .clockSkew && strange.refusal(-.infinity).code == .clockSkew)
     }
 }

@@ -70,12 +70,19 @@ public final class ClockSkewCheck: Sendable {
 
     /// The refusal `/ready` answers for `skew`: 503 `clock_skew`, naming the difference and the maximum.
     func refusal(_ skew: TimeInterval) -> FlowError {
-        let seconds = Int(min(abs(skew).rounded(.up), 1e12))
-        let limit = Int(min(maximum ?? 0, 1e12))
+        let seconds = Self.wholeSeconds(skew)
+        let limit = Self.wholeSeconds(maximum ?? 0)
         return FlowError(
             .clockSkew, .unavailable(retryAfter: nil),
             "this replica's clock is \(seconds) s \(skew > 0 ? "ahead of" : "behind") the database's "
                 + "(at most \(limit) s: storage.max-clock-skew)")
+    }
+
+    /// `seconds` as a whole number for a message: its magnitude rounded up, at most 10¹²; 0 for one that is not a
+    /// number (a maximum or a clock given so in code must not trap).
+    static func wholeSeconds(_ seconds: TimeInterval) -> Int {
+        guard !seconds.isNaN else { return 0 }
+        return Int(min(abs(seconds).rounded(.up), 1e12))
     }
 
     /// Whether a background job may run a round now: the store's clock was read and this replica's is within
